@@ -1,0 +1,356 @@
+#pragma once
+
+/// \file
+/// DataflowGraph<G>: a post-DFS indexed, post-dominator annotated view of a user IR.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "collage/graph/dataflow_traits.hpp"
+#include "collage/graph/op_kind.hpp"
+#include "collage/support/index_set.hpp"
+#include "collage/support/index_span.hpp"
+#include "collage/support/result.hpp"
+
+namespace collage {
+
+/// An immutable index over the part of a user IR reachable from its result nodes.
+///
+/// Nodes are numbered in post-DFS order (inputs in argument order, roots in order), so every
+/// node's inputs have smaller indexes than the node: index order is a topological order. For each
+/// node it records the IR handle, inputs (argument order, repeats kept) and outputs (consumers,
+/// ascending, no repeats), whether it is external (a result), its scope, its immediate
+/// post-dominator and its depth in the post-dominator tree.
+///
+/// The post-dominator tree is rooted at a virtual sink that every result node flows into;
+/// `ipdom(i) == npos` means the sink. Memory is O(nodes + edges) plus an O(n log n) jump table
+/// for post-dominator queries; nothing is n².
+///
+/// The graph refers to the IR (it keeps `&ir`): the IR must outlive it.
+template <class G>
+class DataflowGraph {
+  static_assert(is_dataflow_graph_v<G>,
+                "collage::dataflow_traits<G> is not specialised for this graph type, or is incomplete. Fix: "
+                "specialise collage::dataflow_traits<YourGraph> with `using node_handle = ...;` (hashable, "
+                "equality-comparable), `static Range roots(const YourGraph&)` and `static Range inputs(const "
+                "YourGraph&, node_handle)`; see collage/graph/dataflow_traits.hpp.");
+
+ public:
+  /// The traits in use (a placeholder when G does not model them, so only the assert fires).
+  using traits = std::conditional_t<is_dataflow_graph_v<G>, dataflow_traits<G>, detail::placeholder_traits<G>>;
+  using node_handle = typename traits::node_handle;
+  using access = detail::traits_access<G, traits>;
+
+  /// Indexes the IR reachable from `ir`'s roots. Fails, naming a node, when the IR has a cycle.
+  static Result<DataflowGraph> build(const G& ir) {
+    DataflowGraph graph(ir);
+    if (Status status = graph.index_nodes(); !status.ok()) return Error{status.message()};
+    graph.link_outputs();
+    graph.annotate_nodes();
+    graph.compute_post_dominators();
+    return graph;
+  }
+
+  /// Number of nodes.
+  std::size_t size() const { return handles_.size(); }
+  const G& ir() const { return *ir_; }
+
+  /// The IR handle of node i.
+  const node_handle& handle(std::size_t i) const { return handles_[i]; }
+  /// The index of an IR node, or npos when it is not reachable from the roots.
+  std::size_t index_of(const node_handle& n) const {
+    auto it = index_.find(n);
+    return it == index_.end() ? npos : it->second;
+  }
+
+  /// Inputs of node i in argument order (an input used twice appears twice).
+  IndexSpan inputs(std::size_t i) const { return span(input_offsets_, input_flat_, i); }
+  /// Consumers of node i, ascending, each once.
+  IndexSpan outputs(std::size_t i) const { return span(output_offsets_, output_flat_, i); }
+  /// Result nodes, in the order the traits list them (each once).
+  IndexSpan roots() const { return roots_; }
+
+  bool is_external(std::size_t i) const { return flags_[i] & kExternal; }
+  bool is_inlinable(std::size_t i) const { return flags_[i] & kInlinable; }
+  bool is_tuple(std::size_t i) const { return flags_[i] & kTuple; }
+  bool is_projection(std::size_t i) const { return flags_[i] & kProjection; }
+  bool is_constant(std::size_t i) const { return flags_[i] & kConstant; }
+  /// False for nodes that can be left to the host at no cost (inputs-free helpers, tuples, ...).
+  bool needs_kernel(std::size_t i) const { return flags_[i] & kNeedsKernel; }
+  OpKind kind(std::size_t i) const { return kinds_[i]; }
+  /// The field a projection node selects.
+  std::size_t projection_index(std::size_t i) const { return access::projection_index(*ir_, handles_[i]); }
+  /// The operator name the traits give (empty when they give none).
+  std::string op_name(std::size_t i) const { return access::op_name(*ir_, handles_[i]); }
+  /// The traits' label, else the op name, else "%i".
+  std::string label(std::size_t i) const {
+    std::string l = access::label(*ir_, handles_[i]);
+    return l.empty() ? "%" + std::to_string(i) : l;
+  }
+
+  /// Dense scope id of node i (0 when the traits define no scopes), numbered by first appearance.
+  std::size_t scope(std::size_t i) const { return scopes_[i]; }
+  std::size_t num_scopes() const { return num_scopes_; }
+
+  /// Immediate post-dominator of node i, or npos for the virtual sink.
+  std::size_t ipdom(std::size_t i) const { return decode(jumps_[i]); }
+  /// Depth of node i in the post-dominator tree (the sink is 0; nodes it directly dominates are 1).
+  std::size_t pdom_depth(std::size_t i) const { return depth_[i]; }
+
+  /// Whether every path from node b to the results passes through node a (a node post-dominates
+  /// itself). O(log n).
+  bool post_dominates(std::size_t a, std::size_t b) const {
+    if (depth_[b] < depth_[a]) return false;
+    return lift(b, depth_[b] - depth_[a]) == a;
+  }
+
+  /// The nearest common post-dominator of a and b (npos for the sink). O(log n).
+  std::size_t common_post_dominator(std::size_t a, std::size_t b) const { return decode(lca(a, b)); }
+
+  /// Whether there is a dataflow path from `from` to `to` (a node reaches itself). Visits only
+  /// nodes with indexes between the two.
+  bool reaches(std::size_t from, std::size_t to) const {
+    if (from == to) return true;
+    if (from > to) return false;
+    std::vector<bool> seen(to - from + 1, false);
+    std::vector<std::size_t> stack{from};
+    while (!stack.empty()) {
+      std::size_t n = stack.back();
+      stack.pop_back();
+      for (std::size_t o : outputs(n)) {
+        if (o == to) return true;
+        if (o < to && !seen[o - from]) {
+          seen[o - from] = true;
+          stack.push_back(o);
+        }
+      }
+    }
+    return false;
+  }
+
+  /// Whether no path leaves `inside` and re-enters it. One sweep over the index range spanned by
+  /// `inside`; scratch memory proportional to that range.
+  bool is_convex(const IndexSet& inside) const {
+    const std::size_t lo = inside.first_inside();
+    if (lo == npos) return true;
+    const std::size_t hi = inside.last_inside();
+    // tainted[i - lo]: node i is outside and reachable from inside through outside nodes only.
+    std::vector<bool> tainted(hi - lo + 1, false);
+    for (std::size_t i = lo; i <= hi; ++i) {
+      const bool in = inside.contains(i);
+      for (std::size_t j : inputs(i)) {
+        if (j < lo) continue;
+        if (tainted[j - lo]) {
+          if (in) return false;
+          tainted[i - lo] = true;
+        } else if (!in && inside.contains(j)) {
+          tainted[i - lo] = true;
+        }
+      }
+    }
+    return true;
+  }
+
+  /// The empty IndexSet over this graph's nodes.
+  IndexSet empty_set() const { return IndexSet(size()); }
+
+ private:
+  enum Flag : std::uint8_t {
+    kExternal = 1,
+    kInlinable = 2,
+    kTuple = 4,
+    kProjection = 8,
+    kConstant = 16,
+    kNeedsKernel = 32,
+  };
+  static constexpr std::uint32_t kSink = ~std::uint32_t{0};
+
+  explicit DataflowGraph(const G& ir) : ir_(&ir) {}
+
+  static IndexSpan span(const std::vector<std::size_t>& offsets, const std::vector<std::size_t>& flat,
+                        std::size_t i) {
+    return IndexSpan(flat.data() + offsets[i], offsets[i + 1] - offsets[i]);
+  }
+  static std::size_t decode(std::uint32_t v) { return v == kSink ? npos : v; }
+
+  /// Iterative post-order DFS from the roots: assigns indexes and records inputs.
+  Status index_nodes() {
+    constexpr std::size_t kOnStack = npos - 1;
+    struct Frame {
+      node_handle node;
+      std::vector<node_handle> inputs;
+      std::size_t next = 0;
+    };
+    std::vector<Frame> stack;
+    auto open = [&](const node_handle& n) {
+      index_.emplace(n, kOnStack);
+      Frame frame{n, {}, 0};
+      for (auto&& in : traits::inputs(*ir_, n)) frame.inputs.push_back(static_cast<node_handle>(in));
+      stack.push_back(std::move(frame));
+    };
+    input_offsets_.push_back(0);
+    std::vector<node_handle> root_handles;
+    for (auto&& r : traits::roots(*ir_)) root_handles.push_back(static_cast<node_handle>(r));
+    for (const node_handle& root : root_handles) {
+      if (index_.count(root) != 0) continue;
+      open(root);
+      while (!stack.empty()) {
+        Frame& top = stack.back();
+        if (top.next < top.inputs.size()) {
+          node_handle in = top.inputs[top.next++];
+          auto it = index_.find(in);
+          if (it == index_.end()) {
+            open(in);
+          } else if (it->second == kOnStack) {
+            std::string name = access::label(*ir_, in);
+            return Error{"the dataflow graph has a cycle through node '" +
+                         (name.empty() ? std::string("<unnamed>") : name) + "'"};
+          }
+          continue;
+        }
+        const std::size_t index = handles_.size();
+        index_[top.node] = index;
+        for (const node_handle& in : top.inputs) input_flat_.push_back(index_.find(in)->second);
+        input_offsets_.push_back(input_flat_.size());
+        handles_.push_back(std::move(top.node));
+        stack.pop_back();
+      }
+    }
+    if (handles_.size() >= kSink) return Error{"the dataflow graph has too many nodes (at most 2^32 - 2)"};
+    std::vector<bool> is_root(handles_.size(), false);
+    for (const node_handle& root : root_handles) {
+      std::size_t i = index_.find(root)->second;
+      if (!is_root[i]) roots_.push_back(i);
+      is_root[i] = true;
+    }
+    flags_.assign(handles_.size(), 0);
+    for (std::size_t r : roots_) flags_[r] |= kExternal;
+    return Status::success();
+  }
+
+  /// Builds the consumer lists (CSR) from the input lists.
+  void link_outputs() {
+    const std::size_t n = size();
+    std::vector<std::size_t> count(n, 0);
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j : distinct_inputs(i)) ++count[j];
+    }
+    output_offsets_.assign(n + 1, 0);
+    for (std::size_t i = 0; i < n; ++i) output_offsets_[i + 1] = output_offsets_[i] + count[i];
+    output_flat_.assign(output_offsets_[n], 0);
+    std::vector<std::size_t> fill(output_offsets_.begin(), output_offsets_.end() - 1);
+    for (std::size_t i = 0; i < n; ++i) {
+      for (std::size_t j : distinct_inputs(i)) output_flat_[fill[j]++] = i;
+    }
+  }
+
+  /// The inputs of node i without repeats, in first-appearance order.
+  std::vector<std::size_t> distinct_inputs(std::size_t i) const {
+    std::vector<std::size_t> result;
+    for (std::size_t j : inputs(i)) {
+      if (std::find(result.begin(), result.end(), j) == result.end()) result.push_back(j);
+    }
+    return result;
+  }
+
+  /// Caches the optional traits answers (kind, flags, scope) per node.
+  void annotate_nodes() {
+    const std::size_t n = size();
+    kinds_.resize(n);
+    scopes_.assign(n, 0);
+    using ScopeKey = std::decay_t<decltype(scope_key(std::declval<const node_handle&>()))>;
+    std::unordered_map<ScopeKey, std::size_t> scope_ids;
+    for (std::size_t i = 0; i < n; ++i) {
+      const node_handle& h = handles_[i];
+      kinds_[i] = access::kind(*ir_, h);
+      if (access::is_inlinable(*ir_, h)) flags_[i] |= kInlinable;
+      if (access::is_tuple(*ir_, h)) flags_[i] |= kTuple;
+      if (access::is_projection(*ir_, h)) flags_[i] |= kProjection;
+      if (access::is_constant(*ir_, h)) flags_[i] |= kConstant;
+      if (access::needs_kernel(*ir_, h)) flags_[i] |= kNeedsKernel;
+      scopes_[i] = scope_ids.emplace(scope_key(h), scope_ids.size()).first->second;
+    }
+    num_scopes_ = scope_ids.size();
+  }
+  auto scope_key(const node_handle& h) const {
+    if constexpr (access::has_scopes) {
+      return traits::scope(*ir_, h);
+    } else {
+      (void)h;
+      return 0;
+    }
+  }
+
+  /// Immediate post-dominators in one pass from the last index down (consumers come later in
+  /// post-DFS order, so theirs are known), with binary-lifting jump tables for O(log n) queries.
+  void compute_post_dominators() {
+    const std::size_t n = size();
+    std::size_t levels = 1;
+    while ((std::size_t{1} << levels) < n + 1) ++levels;
+    jumps_.assign(n * levels, kSink);
+    levels_ = levels;
+    depth_.assign(n, 0);
+    for (std::size_t i = n; i-- > 0;) {
+      std::uint32_t dom = kSink;
+      if (!is_external(i)) {
+        IndexSpan outs = outputs(i);
+        dom = static_cast<std::uint32_t>(outs[0]);
+        for (std::size_t k = 1; k < outs.size() && dom != kSink; ++k) dom = lca(dom, outs[k]);
+      }
+      depth_[i] = dom == kSink ? 1 : depth_[dom] + 1;
+      jumps_[i] = dom;
+      for (std::size_t k = 1; k < levels; ++k) {
+        std::uint32_t mid = jump(k - 1, i);
+        jumps_[k * n + i] = mid == kSink ? kSink : jump(k - 1, mid);
+      }
+    }
+  }
+  std::uint32_t jump(std::size_t level, std::size_t i) const { return jumps_[level * size() + i]; }
+  /// The ancestor of i that is `steps` levels up (kSink past the top).
+  std::uint32_t lift(std::size_t i, std::size_t steps) const {
+    std::uint32_t v = static_cast<std::uint32_t>(i);
+    for (std::size_t k = 0; steps != 0 && v != kSink; ++k, steps >>= 1) {
+      if (steps & 1U) v = jump(k, v);
+    }
+    return v;
+  }
+  std::uint32_t lca(std::size_t a, std::size_t b) const {
+    if (depth_[a] < depth_[b]) std::swap(a, b);
+    std::uint32_t x = lift(a, depth_[a] - depth_[b]);
+    std::uint32_t y = static_cast<std::uint32_t>(b);
+    if (x == y) return x;
+    for (std::size_t k = levels_; k-- > 0;) {
+      std::uint32_t jx = jump(k, x);
+      std::uint32_t jy = jump(k, y);
+      if (jx != jy) {
+        x = jx;
+        y = jy;
+      }
+    }
+    return jump(0, x);
+  }
+
+  const G* ir_;
+  std::vector<node_handle> handles_;
+  std::unordered_map<node_handle, std::size_t> index_;
+  std::vector<std::size_t> input_offsets_;
+  std::vector<std::size_t> input_flat_;
+  std::vector<std::size_t> output_offsets_;
+  std::vector<std::size_t> output_flat_;
+  std::vector<std::size_t> roots_;
+  std::vector<std::uint8_t> flags_;
+  std::vector<OpKind> kinds_;
+  std::vector<std::size_t> scopes_;
+  std::size_t num_scopes_ = 0;
+  std::vector<std::uint32_t> jumps_;  // level-major: jumps_[k * n + i] is the 2^k-th post-dominator of i
+  std::size_t levels_ = 0;
+  std::vector<std::size_t> depth_;
+};
+
+}  // namespace collage

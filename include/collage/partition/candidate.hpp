@@ -1,0 +1,38 @@
+#pragma once
+
+/// \file
+/// Candidate: a sub-graph a target could run, produced by a partition rule.
+
+#include <optional>
+#include <string>
+#include <tuple>
+
+#include "collage/partition/sub_graph.hpp"
+#include "collage/support/cost.hpp"
+
+namespace collage {
+
+/// A sub-graph, the target (backend) that could run it, the rule that proposed it, and its cost
+/// once an oracle has estimated it.
+struct Candidate {
+  SubGraph sub_graph;
+  std::string target;
+  std::string rule_name;
+  /// Empty until estimated.
+  std::optional<Cost> cost;
+
+  /// Identity for de-duplication: same inside set, same nesting, same target.
+  friend bool operator==(const Candidate& a, const Candidate& b) {
+    return a.target == b.target && a.sub_graph == b.sub_graph;
+  }
+  friend bool operator!=(const Candidate& a, const Candidate& b) { return !(a == b); }
+  /// The deterministic candidate order: by sub-graph (first inside index first), then target,
+  /// then rule name.
+  friend bool operator<(const Candidate& a, const Candidate& b) {
+    if (a.sub_graph != b.sub_graph) return a.sub_graph < b.sub_graph;
+    return std::tie(a.target, a.rule_name) < std::tie(b.target, b.rule_name);
+  }
+  std::string to_string() const { return target + ":" + rule_name + ":" + sub_graph.to_string(); }
+};
+
+}  // namespace collage

@@ -1,0 +1,91 @@
+#pragma once
+
+/// \file
+/// Cost: the additive, totally ordered cost of running a candidate on a backend.
+
+#include <cmath>
+#include <limits>
+#include <ostream>
+#include <sstream>
+#include <string>
+
+namespace collage {
+
+/// The cost of a candidate (or a sum of candidates). One of:
+///  - a known value v >= 0 (Zero is the value 0),
+///  - Unknown: the oracle could not tell (stored as NaN),
+///  - Invalid: the candidate cannot run at all (stored as +inf).
+///
+/// Order (a strict total order; NaN never reaches a comparison):
+///   every known value (ascending) < Unknown < Invalid, and Unknown == Unknown.
+/// So an Unknown candidate is chosen only when no known alternative exists, and a priority queue
+/// keyed by Cost stays a valid heap.
+///
+/// Addition:
+///   Invalid + x = Invalid;  Unknown + known = Unknown;  known + known = their sum
+///   (a sum that overflows to +inf is Invalid). Addition is commutative, associative and monotone
+///   under the order above: a <= b implies a + c <= b + c.
+class Cost {
+ public:
+  /// Zero cost.
+  constexpr Cost() = default;
+
+  static constexpr Cost zero() { return Cost(0.0); }
+  static constexpr Cost unknown() { return Cost(std::numeric_limits<double>::quiet_NaN()); }
+  static constexpr Cost invalid() { return Cost(std::numeric_limits<double>::infinity()); }
+
+  /// A known cost. NaN gives Unknown; +inf, a negative value or -inf gives Invalid, so that no
+  /// negative cost can reach a shortest-path search.
+  static Cost value(double v) {
+    if (std::isnan(v)) return unknown();
+    if (v < 0.0 || std::isinf(v)) return invalid();
+    return Cost(v);
+  }
+
+  bool is_known() const { return std::isfinite(value_); }
+  bool is_unknown() const { return std::isnan(value_); }
+  bool is_invalid() const { return std::isinf(value_); }
+  bool is_zero() const { return value_ == 0.0; }
+
+  /// The raw value: the cost when known, NaN when Unknown, +inf when Invalid.
+  constexpr double raw() const { return value_; }
+
+  friend Cost operator+(Cost a, Cost b) {
+    if (a.is_invalid() || b.is_invalid()) return invalid();
+    if (a.is_unknown() || b.is_unknown()) return unknown();
+    return value(a.value_ + b.value_);
+  }
+  Cost& operator+=(Cost that) { return *this = *this + that; }
+
+  friend bool operator<(Cost a, Cost b) {
+    int ra = a.rank();
+    int rb = b.rank();
+    if (ra != rb) return ra < rb;
+    return ra == 0 && a.value_ < b.value_;
+  }
+  friend bool operator==(Cost a, Cost b) { return a.rank() == b.rank() && (a.rank() != 0 || a.value_ == b.value_); }
+  friend bool operator!=(Cost a, Cost b) { return !(a == b); }
+  friend bool operator>(Cost a, Cost b) { return b < a; }
+  friend bool operator<=(Cost a, Cost b) { return !(b < a); }
+  friend bool operator>=(Cost a, Cost b) { return !(a < b); }
+
+  /// "12.5", "unknown" or "invalid"; known values print with 12 significant digits.
+  std::string to_string() const {
+    if (is_unknown()) return "unknown";
+    if (is_invalid()) return "invalid";
+    std::ostringstream os;
+    os.precision(12);
+    os << value_;
+    return os.str();
+  }
+  friend std::ostream& operator<<(std::ostream& os, Cost c) { return os << c.to_string(); }
+
+ private:
+  constexpr explicit Cost(double v) : value_(v) {}
+  /// 0 known, 1 unknown, 2 invalid: the coarse key of the total order.
+  int rank() const { return is_unknown() ? 1 : (is_invalid() ? 2 : 0); }
+
+  double value_ = 0.0;
+};
+
+}  // namespace collage

@@ -1,0 +1,282 @@
+#include "collage/partition/sub_graph.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "collage/partition/candidate.hpp"
+#include "collage/partition/extraction.hpp"
+#include "common/expr_ir.hpp"
+
+namespace collage {
+namespace {
+
+using testing_ir::Expr;
+using testing_ir::ExprGraph;
+using Graph = DataflowGraph<ExprGraph>;
+
+/// Builds an IR, indexes it, and makes sub-graphs from IR handles.
+struct Fixture {
+  ExprGraph ir;
+  std::optional<Graph> graph;
+
+  const Graph& build() {
+    auto r = Graph::build(ir);
+    EXPECT_TRUE(r.ok());
+    graph.emplace(std::move(r).value());
+    return *graph;
+  }
+  std::size_t at(const Expr* e) const { return graph->index_of(e); }
+  IndexSet set(std::initializer_list<const Expr*> nodes) const {
+    IndexSet s(graph->size());
+    for (const Expr* e : nodes) s.add(at(e));
+    return s;
+  }
+  SubGraph sub(std::initializer_list<const Expr*> nodes) const { return SubGraph(*graph, set(nodes)); }
+};
+
+const SubGraphConfig kOneExit{1, false, 0};
+
+TEST(SubGraphRfc, SingleOp) {
+  Fixture f;
+  auto x = f.ir.var("x");
+  auto r = f.ir.call("relu", {x});
+  f.ir.output(r);
+  f.build();
+  SubGraph s = f.sub({r});
+  EXPECT_EQ(s.check(*f.graph, kOneExit), Validity::valid);
+  EXPECT_EQ(s.depth(), 1u);
+  EXPECT_EQ(s.entry(), f.set({r}));
+  EXPECT_EQ(s.exit(), f.set({r}));
+  EXPECT_EQ(s.input(), f.set({x}));
+  EXPECT_TRUE(s.output().empty());
+  EXPECT_EQ(s.kind(), OpKind::elemwise);
+  EXPECT_EQ(s.label(), "relu");
+}
+
+TEST(SubGraphRfc, TwoIndependentOpsNeedTwoExits) {
+  Fixture f;
+  auto x = f.ir.var("x");
+  auto a = f.ir.call("relu", {x});
+  auto b = f.ir.call("abs", {x});
+  f.ir.output(f.ir.call("add", {a, b}));
+  f.build();
+  SubGraph s = f.sub({a, b});
+  EXPECT_EQ(s.exit(), f.set({a, b}));
+  EXPECT_EQ(s.check(*f.graph, kOneExit), Validity::too_many_exits);
+  EXPECT_EQ(s.check(*f.graph, SubGraphConfig{2, false, 0}), Validity::valid);
+}
+
+TEST(SubGraphRfc, ChainHasDepthThree) {
+  Fixture f;
+  auto x = f.ir.var("x");
+  auto w = f.ir.constant("w");
+  auto b = f.ir.constant("b");
+  auto conv = f.ir.call("conv2d", {x, w});
+  auto add = f.ir.call("add", {conv, b});
+  auto relu = f.ir.call("relu", {add});
+  f.ir.output(relu);
+  f.build();
+  SubGraph s = f.sub({conv, add, relu});
+  EXPECT_EQ(s.depth(), 3u);
+  EXPECT_EQ(s.check(*f.graph, kOneExit), Validity::valid);
+  EXPECT_EQ(s.check(*f.graph, SubGraphConfig{1, false, 2}), Validity::too_deep);
+  EXPECT_EQ(s.kind(), OpKind::anchor);
+  EXPECT_EQ(s.label(), "conv2d+add+relu");
+  EXPECT_EQ(s.input(), f.set({x, w, b}));
+  EXPECT_EQ(s.entry(), f.set({conv, add}));
+  EXPECT_EQ(f.sub({conv, add}).depth(), 2u);
+}
+
+struct Diamond : Fixture {
+  const Expr *x, *conv, *relu, *abs, *join;
+  Diamond() {
+    x = ir.var("x");
+    conv = ir.call("conv2d", {x, ir.constant("w")});
+    relu = ir.call("relu", {conv});
+    abs = ir.call("abs", {conv});
+    join = ir.call("add", {relu, abs});
+    ir.output(join);
+    build();
+  }
+};
+
+TEST(SubGraphRfc, DiamondWithJoinIsValid) {
+  Diamond d;
+  SubGraph s = d.sub({d.conv, d.relu, d.abs, d.join});
+  EXPECT_EQ(s.check(*d.graph, kOneExit), Validity::valid);
+  EXPECT_EQ(s.depth(), 3u);
+}
+
+TEST(SubGraphRfc, DiamondWithoutJoinHasTwoExits) {
+  Diamond d;
+  SubGraph s = d.sub({d.conv, d.relu, d.abs});
+  EXPECT_EQ(s.exit(), d.set({d.relu, d.abs}));
+  EXPECT_EQ(s.check(*d.graph, kOneExit), Validity::too_many_exits);
+  EXPECT_EQ(s.output(), d.set({d.join}));
+}
+
+TEST(SubGraphRfc, TapIsInvalidUnlessAllowed) {
+  // 5 conv; 6 relu(5); 7 add(6, 5)
+  Fixture f;
+  auto conv = f.ir.call("conv2d", {f.ir.var("x"), f.ir.constant("w")});
+  auto relu = f.ir.call("relu", {conv});
+  auto add = f.ir.call("add", {relu, conv});
+  f.ir.output(add);
+  f.build();
+  SubGraph s = f.sub({conv, relu});
+  EXPECT_EQ(s.exit(), f.set({conv, relu}));
+  EXPECT_EQ(s.check(*f.graph, SubGraphConfig{2, false, 0}), Validity::tap);
+  EXPECT_EQ(s.check(*f.graph, SubGraphConfig{2, true, 0}), Validity::valid);
+  EXPECT_EQ(f.sub({conv, relu, add}).check(*f.graph, kOneExit), Validity::valid);
+}
+
+TEST(SubGraphRfc, PathThroughOutsideBreaksConvexity) {
+  // 3 add(a, b); 4 add(3, b); 5 add(4, b)
+  Fixture f;
+  auto a = f.ir.var("a");
+  auto b = f.ir.var("b");
+  auto n3 = f.ir.call("add", {a, b});
+  auto n4 = f.ir.call("add", {n3, b});
+  auto n5 = f.ir.call("add", {n4, b});
+  f.ir.output(n5);
+  f.build();
+  EXPECT_EQ(f.sub({n3, n5}).check(*f.graph, SubGraphConfig{}), Validity::not_convex);
+  EXPECT_FALSE(f.sub({n3, n5}).is_valid(*f.graph, kOneExit));
+  EXPECT_EQ(f.sub({n3, n4, n5}).check(*f.graph, kOneExit), Validity::valid);
+}
+
+TEST(SubGraph, InlinableNodesAreNeverInputs) {
+  Fixture f;
+  auto x = f.ir.var("x");
+  auto two = f.ir.scalar("two");
+  auto ref = f.ir.op_ref("callee");
+  auto m = f.ir.call("multiply", {x, two, ref});
+  f.ir.output(m);
+  f.build();
+  SubGraph s = f.sub({m});
+  EXPECT_EQ(s.input(), f.set({x}));
+  ExtractionView view = extract(*f.graph, s);
+  EXPECT_EQ(view.params, std::vector<std::size_t>{f.at(x)});
+  EXPECT_EQ(view.inlined, (std::vector<std::size_t>{f.at(two), f.at(ref)}));
+  SubGraph only_scalar_input = f.sub({m});
+  EXPECT_TRUE(only_scalar_input.entry().contains(f.at(m)));
+}
+
+TEST(SubGraph, ScopesMustAgree) {
+  Fixture f;
+  auto a = f.ir.call("relu", {f.ir.var("x")});
+  f.ir.current_scope = 1;
+  auto b = f.ir.call("abs", {a});
+  f.ir.output(b);
+  f.build();
+  EXPECT_EQ(f.sub({a, b}).check(*f.graph, kOneExit), Validity::multiple_scopes);
+  EXPECT_EQ(f.sub({b}).check(*f.graph, kOneExit), Validity::valid);
+}
+
+TEST(SubGraph, EmptyIsInvalid) {
+  Diamond d;
+  EXPECT_EQ(SubGraph(*d.graph, d.graph->empty_set()).check(*d.graph, {}), Validity::empty);
+}
+
+TEST(SubGraph, NestedGroupsAndAttrs) {
+  Diamond d;
+  SubGraph relu = d.sub({d.relu});
+  SubGraph abs = d.sub({d.abs});
+  SubGraph composite = relu.with_attrs(*d.graph, {{"Composite", "my.relu"}});
+  ASSERT_EQ(composite.nested().size(), 1u);
+  EXPECT_EQ(composite.nested()[0].attr("Composite"), "my.relu");
+  EXPECT_EQ(composite.nested()[0].attr("Missing"), "");
+  EXPECT_EQ(composite.inside(), relu.inside());
+  EXPECT_NE(composite, relu);  // nesting is part of identity
+
+  SubGraph both = composite.disjoint_union(*d.graph, abs);
+  EXPECT_EQ(both.inside(), d.set({d.relu, d.abs}));
+  EXPECT_EQ(both.nested().size(), 1u);
+  EXPECT_EQ(both.check(*d.graph, SubGraphConfig{2, false, 0}), Validity::valid);
+
+  // A nested group that sticks out, or two that overlap, make the sub-graph invalid.
+  SubGraph outer(*d.graph, d.set({d.relu}), "", {NestedSubGraph{d.sub({d.relu, d.abs}), {}}});
+  EXPECT_EQ(outer.check(*d.graph, SubGraphConfig{2, false, 0}), Validity::nested_not_inside);
+  SubGraph overlap(*d.graph, d.set({d.relu, d.abs}), "",
+                   {NestedSubGraph{d.sub({d.relu}), {{"A", "1"}}}, NestedSubGraph{d.sub({d.relu}), {{"B", "2"}}}});
+  EXPECT_EQ(overlap.check(*d.graph, SubGraphConfig{2, false, 0}), Validity::nested_overlap);
+  SubGraph bad_nested(*d.graph, d.set({d.conv, d.relu, d.abs, d.join}), "",
+                      {NestedSubGraph{d.sub({d.conv, d.join}), {}}});
+  EXPECT_EQ(bad_nested.check(*d.graph, kOneExit), Validity::nested_invalid);
+  EXPECT_EQ(composite.to_string(), "relu{3}[Composite=my.relu:relu{3}]");
+}
+
+TEST(SubGraph, TouchingNeedsAnEdgeAndAConvexUnion) {
+  Diamond d;
+  const Graph& g = *d.graph;
+  EXPECT_TRUE(d.sub({d.conv}).are_touching(g, d.sub({d.relu})));
+  EXPECT_TRUE(d.sub({d.relu}).are_touching(g, d.sub({d.conv})));  // either direction
+  EXPECT_TRUE(d.sub({d.conv}).feeds_into(d.sub({d.relu})));
+  EXPECT_FALSE(d.sub({d.relu}).feeds_into(d.sub({d.conv})));
+  EXPECT_FALSE(d.sub({d.relu}).are_touching(g, d.sub({d.abs})));  // no edge
+  EXPECT_FALSE(d.sub({d.conv}).are_touching(g, d.sub({d.join})) &&
+               !g.is_convex(d.set({d.conv, d.join})));
+  EXPECT_FALSE(d.sub({d.conv, d.relu}).are_touching(g, d.sub({d.join})));  // union skips abs
+  EXPECT_TRUE(d.sub({d.conv, d.relu, d.abs}).are_touching(g, d.sub({d.join})));
+  EXPECT_FALSE(d.sub({d.conv, d.relu}).are_touching(g, d.sub({d.relu, d.join})));  // overlap
+}
+
+TEST(SubGraph, SubstIntoAnotherGraph) {
+  Diamond a;
+  Diamond b;  // same shape, fresh IR
+  std::vector<std::size_t> map(a.graph->size());
+  for (std::size_t i = 0; i < map.size(); ++i) map[i] = i;
+  SubGraph s = a.sub({a.relu, a.join}).with_attrs(*a.graph, {{"Primitive", "1"}});
+  SubGraph t = s.subst(*b.graph, map);
+  EXPECT_EQ(t.inside(), b.set({b.relu, b.join}));
+  EXPECT_EQ(t.nested().size(), 1u);
+  EXPECT_EQ(t.nested()[0].attr("Primitive"), "1");
+  EXPECT_EQ(t.exit(), b.set({b.join}));
+}
+
+TEST(SubGraph, OrderAndHashAreConsistent) {
+  Diamond d;
+  std::vector<SubGraph> subs = {d.sub({d.join}), d.sub({d.conv, d.relu}), d.sub({d.conv}),
+                                d.sub({d.relu}), d.sub({d.conv}).with_attrs(*d.graph, {{"K", "v"}})};
+  std::set<SubGraph> ordered(subs.begin(), subs.end());
+  EXPECT_EQ(ordered.size(), subs.size());
+  EXPECT_EQ(ordered.begin()->first_inside(), d.at(d.conv));
+  EXPECT_EQ(d.sub({d.conv}).hash(), d.sub({d.conv}).hash());
+  EXPECT_FALSE(d.sub({d.conv}) < d.sub({d.conv}));
+}
+
+TEST(Extraction, ParamsInFirstUseOrderResultsInEvaluationOrder) {
+  Fixture f;
+  auto x = f.ir.var("x");
+  auto y = f.ir.var("y");
+  auto a = f.ir.call("add", {y, x});
+  auto b = f.ir.call("multiply", {a, x});
+  auto c = f.ir.call("relu", {a});
+  f.ir.output(b);
+  f.ir.output(c);
+  f.build();
+  SubGraph s = f.sub({a, b, c}).with_attrs(*f.graph, {{"Composite", "fused"}});
+  ExtractionView view = extract(*f.graph, s);
+  EXPECT_EQ(view.params, (std::vector<std::size_t>{f.at(y), f.at(x)}));
+  EXPECT_EQ(view.body, (std::vector<std::size_t>{f.at(a), f.at(b), f.at(c)}));
+  EXPECT_EQ(view.results, (std::vector<std::size_t>{f.at(b), f.at(c)}));
+  ASSERT_EQ(view.groups.size(), 1u);
+  EXPECT_EQ(view.groups[0].attrs, (Attrs{{"Composite", "fused"}}));
+  EXPECT_EQ(view.groups[0].body, view.body);
+}
+
+TEST(Candidate, IdentityAndOrder) {
+  Diamond d;
+  Candidate a{d.sub({d.conv}), "cuda", "native", std::nullopt};
+  Candidate b{d.sub({d.conv}), "cuda", "other_rule", Cost::value(3)};
+  Candidate c{d.sub({d.conv}), "cpu", "native", std::nullopt};
+  EXPECT_EQ(a, b);  // same sub-graph and target: a duplicate whatever the rule
+  EXPECT_NE(a, c);
+  EXPECT_LT(c, a);  // by target after the sub-graph
+  EXPECT_LT(a, b);  // then by rule name
+  EXPECT_EQ(c.to_string(), "cpu:native:conv2d{2}");
+}
+
+}  // namespace
+}  // namespace collage

@@ -1,0 +1,171 @@
+#include "collage/support/index_set.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <set>
+#include <unordered_set>
+
+namespace collage {
+namespace {
+
+TEST(IndexSet, EmptyUniverse) {
+  IndexSet s;
+  EXPECT_EQ(s.universe(), 0u);
+  EXPECT_TRUE(s.empty());
+  EXPECT_EQ(s.count(), 0u);
+  EXPECT_EQ(s.first_inside(), npos);
+  EXPECT_EQ(s.last_inside(), npos);
+  EXPECT_EQ(s.first_outside(), npos);
+  EXPECT_EQ(s.to_string(), "{}");
+}
+
+TEST(IndexSet, AddRemoveContains) {
+  IndexSet s(200);
+  s.add(0);
+  s.add(63);
+  s.add(64);
+  s.add(199);
+  EXPECT_TRUE(s.contains(0));
+  EXPECT_TRUE(s[63]);
+  EXPECT_TRUE(s[64]);
+  EXPECT_TRUE(s[199]);
+  EXPECT_FALSE(s[1]);
+  EXPECT_EQ(s.count(), 4u);
+  s.remove(63);
+  EXPECT_FALSE(s[63]);
+  EXPECT_EQ(s.count(), 3u);
+  s.add(64);  // idempotent
+  EXPECT_EQ(s.count(), 3u);
+  s.clear();
+  EXPECT_TRUE(s.empty());
+  EXPECT_EQ(s.universe(), 200u);
+}
+
+TEST(IndexSet, FirstLastNextOutside) {
+  IndexSet s(130, {5, 64, 129});
+  EXPECT_EQ(s.first_inside(), 5u);
+  EXPECT_EQ(s.last_inside(), 129u);
+  EXPECT_EQ(s.next_inside(5), 64u);
+  EXPECT_EQ(s.next_inside(64), 129u);
+  EXPECT_EQ(s.next_inside(129), npos);
+  EXPECT_EQ(s.next_inside_from(64), 64u);
+  EXPECT_EQ(s.next_inside_from(200), npos);
+  EXPECT_EQ(s.first_outside(), 0u);
+  IndexSet full = IndexSet::full(130);
+  EXPECT_EQ(full.first_outside(), npos);
+  full.remove(77);
+  EXPECT_EQ(full.first_outside(), 77u);
+  EXPECT_EQ(IndexSet::full(64).first_outside(), npos);
+  EXPECT_EQ(IndexSet::range(10, 3, 6).to_string(), "{3..5}");
+}
+
+TEST(IndexSet, SetAlgebra) {
+  IndexSet a(100, {1, 2, 3, 70});
+  IndexSet b(100, {3, 4, 70, 99});
+  EXPECT_EQ((a | b), IndexSet(100, {1, 2, 3, 4, 70, 99}));
+  EXPECT_EQ((a & b), IndexSet(100, {3, 70}));
+  EXPECT_EQ((a - b), IndexSet(100, {1, 2}));
+  EXPECT_TRUE(a.intersects(b));
+  EXPECT_FALSE(a.is_disjoint(b));
+  EXPECT_TRUE((a - b).is_disjoint(b));
+  EXPECT_TRUE((a & b).is_subset_of(a));
+  EXPECT_TRUE((a & b).is_subset_of(b));
+  EXPECT_FALSE(a.is_subset_of(b));
+  EXPECT_TRUE(IndexSet(100).is_subset_of(a));
+  IndexSet c = a;
+  c |= b;
+  c -= a;
+  EXPECT_EQ(c, IndexSet(100, {4, 99}));
+  c &= IndexSet(100, {99});
+  EXPECT_EQ(c, IndexSet(100, {99}));
+}
+
+TEST(IndexSet, Printing) {
+  EXPECT_EQ(IndexSet(10, {0, 2, 3, 4, 7}).to_string(), "{0,2..4,7}");
+  EXPECT_EQ(IndexSet(10, {1, 2}).to_string(), "{1,2}");
+  EXPECT_EQ(IndexSet(10, {1, 2, 3}).to_string(), "{1..3}");
+  EXPECT_EQ(IndexSet(10, {9}).to_string(), "{9}");
+  EXPECT_EQ(IndexSet(100, {62, 63, 64, 65, 99}).to_string(), "{62..65,99}");
+  std::ostringstream os;
+  os << IndexSet(5, {0, 4});
+  EXPECT_EQ(os.str(), "{0,4}");
+}
+
+TEST(IndexSet, IterationAndVector) {
+  IndexSet s(300, {299, 0, 128, 64});
+  std::vector<std::size_t> seen;
+  for (std::size_t i : s) seen.push_back(i);
+  EXPECT_EQ(seen, (std::vector<std::size_t>{0, 64, 128, 299}));
+  EXPECT_EQ(s.to_vector(), seen);
+  EXPECT_EQ(std::distance(s.begin(), s.end()), 4);
+}
+
+TEST(IndexSet, OrderIsTotalAndLexicographic) {
+  // Lexicographic over the ascending index sequence: {0,5} < {1} and {0} < {0,1}.
+  EXPECT_LT(IndexSet(10, {0, 5}), IndexSet(10, {1}));
+  EXPECT_LT(IndexSet(10, {0}), IndexSet(10, {0, 1}));
+  EXPECT_LT(IndexSet(10), IndexSet(10, {9}));
+  EXPECT_FALSE(IndexSet(10, {3}) < IndexSet(10, {3}));
+  // Consistent with std::set<std::size_t>'s order on random sets.
+  std::mt19937_64 rng(7);
+  for (int trial = 0; trial < 2000; ++trial) {
+    std::size_t universe = 1 + rng() % 150;
+    IndexSet a(universe);
+    IndexSet b(universe);
+    std::set<std::size_t> sa;
+    std::set<std::size_t> sb;
+    for (std::size_t i = 0; i < universe; ++i) {
+      if (rng() % 3 == 0) { a.add(i); sa.insert(i); }
+      if (rng() % 3 == 0) { b.add(i); sb.insert(i); }
+    }
+    EXPECT_EQ(a < b, sa < sb);
+    EXPECT_EQ(b < a, sb < sa);
+    EXPECT_EQ(a == b, sa == sb);
+    EXPECT_EQ(a.count(), sa.size());
+  }
+}
+
+TEST(IndexSet, HashAndEquality) {
+  IndexSet a(100, {1, 50});
+  IndexSet b(100, {50, 1});
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(a.hash(), b.hash());
+  EXPECT_NE(a, IndexSet(101, {1, 50}));  // different universes differ
+  std::unordered_set<IndexSet> sets{a, b, IndexSet(100, {2})};
+  EXPECT_EQ(sets.size(), 2u);
+}
+
+TEST(IndexSet, Subst) {
+  IndexSet s(5, {0, 2, 4});
+  std::vector<std::size_t> map{3, 1, 7, 0, npos};
+  EXPECT_EQ(s.subst(8, map), IndexSet(8, {3, 7}));
+}
+
+TEST(IndexSet, RandomOpsAgreeWithStdSet) {
+  std::mt19937_64 rng(11);
+  for (int trial = 0; trial < 500; ++trial) {
+    std::size_t universe = 1 + rng() % 400;
+    IndexSet a(universe);
+    IndexSet b(universe);
+    std::set<std::size_t> sa;
+    std::set<std::size_t> sb;
+    for (int k = 0; k < 40; ++k) {
+      std::size_t i = rng() % universe;
+      if (rng() % 2) { a.add(i); sa.insert(i); } else { b.add(i); sb.insert(i); }
+    }
+    std::set<std::size_t> u = sa;
+    u.insert(sb.begin(), sb.end());
+    EXPECT_EQ((a | b).to_vector(), std::vector<std::size_t>(u.begin(), u.end()));
+    bool meet = false;
+    for (std::size_t i : sa) meet = meet || sb.count(i) != 0;
+    EXPECT_EQ(a.intersects(b), meet);
+    std::size_t probe = rng() % universe;
+    auto it = sa.upper_bound(probe);
+    EXPECT_EQ(a.next_inside(probe), it == sa.end() ? npos : *it);
+    EXPECT_EQ(a.last_inside(), sa.empty() ? npos : *sa.rbegin());
+  }
+}
+
+}  // namespace
+}  // namespace collage
