@@ -136,6 +136,35 @@ TEST(IndexSet, HashAndEquality) {
   EXPECT_EQ(sets.size(), 2u);
 }
 
+TEST(IndexSet, WindowGrowsBothWaysAndShrinks) {
+  IndexSet s(1000000);
+  s.add(500000);
+  s.add(3);        // grows the window to the front
+  s.add(999999);   // and to the back
+  EXPECT_EQ(s.to_string(), "{3,500000,999999}");
+  s.remove(3);
+  s.remove(999999);
+  EXPECT_EQ(s, IndexSet(1000000, {500000}));  // canonical again after trimming
+  EXPECT_EQ(s.hash(), IndexSet(1000000, {500000}).hash());
+  EXPECT_EQ(s.first_outside(), 0u);
+  s.remove(500000);
+  EXPECT_TRUE(s.empty());
+  EXPECT_EQ(s, IndexSet(1000000));
+  IndexSet a(1000, {10, 900});
+  IndexSet b(1000, {500, 900});
+  EXPECT_EQ(a & b, IndexSet(1000, {900}));
+  EXPECT_EQ(a - b, IndexSet(1000, {10}));
+  EXPECT_TRUE(IndexSet(1000, {900}).is_subset_of(a));
+  EXPECT_FALSE(IndexSet(1000, {500}).intersects(a));
+  EXPECT_LT(IndexSet(1000, {10}), IndexSet(1000, {10, 900}));
+  EXPECT_LT(IndexSet(1000, {10, 900}), IndexSet(1000, {11}));
+  EXPECT_EQ(IndexSet::range(1000, 60, 70).to_string(), "{60..69}");
+  EXPECT_EQ(IndexSet::range(1000, 60, 70).count(), 10u);
+  EXPECT_EQ(IndexSet::full(130).count(), 130u);
+  IndexSet f = IndexSet::full(128);
+  EXPECT_EQ(f.first_outside(), npos);
+}
+
 TEST(IndexSet, Subst) {
   IndexSet s(5, {0, 2, 4});
   std::vector<std::size_t> map{3, 1, 7, 0, npos};

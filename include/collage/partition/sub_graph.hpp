@@ -34,7 +34,8 @@ struct NestedSubGraph;
 /// Inlinable nodes (op references, scalar constants) are copied into a partition rather than
 /// passed in, so they are never inputs. Also cached: the depth (nodes on the longest path inside:
 /// a singleton is 1, a chain of k nodes is k), the kind (the largest OpKind of inside nodes that
-/// execute: inlinable nodes and constants do not count), a label, and nested groups.
+/// execute: inlinable nodes and constants do not count, tuples and projections count as
+/// injective), a label, and nested groups.
 ///
 /// A SubGraph does not point at its graph; operations that need the graph take it as an argument,
 /// which must be the graph the sub-graph was made over.
@@ -43,7 +44,7 @@ class SubGraph {
   SubGraph() = default;
 
   /// Computes the cached sets of `inside` over `graph`. An empty label is replaced by the op names
-  /// of the inside nodes that need a kernel, joined with '+'. (Overloads rather than default
+  /// of the inside nodes that need a kernel (of all inside nodes when none does), joined with '+'. (Overloads rather than default
   /// arguments: NestedSubGraph is incomplete here.)
   template <class G>
   SubGraph(const DataflowGraph<G>& graph, IndexSet inside, std::string label,
@@ -183,10 +184,18 @@ SubGraph::SubGraph(const DataflowGraph<G>& graph, IndexSet inside, std::string l
       }
     }
     if (!graph.is_inlinable(i) && !graph.is_constant(i)) {
-      kind_ = any_kind ? std::max(kind_, graph.kind(i)) : graph.kind(i);
+      // As in TVM's Collage, building or projecting a tuple counts as injective work.
+      const OpKind k = (graph.is_tuple(i) || graph.is_projection(i)) ? OpKind::injective : graph.kind(i);
+      kind_ = any_kind ? std::max(kind_, k) : k;
       any_kind = true;
     }
     if (label_.empty() && graph.needs_kernel(i)) {
+      if (!derived_label.empty()) derived_label += '+';
+      derived_label += graph.op_name(i);
+    }
+  }
+  if (label_.empty() && derived_label.empty()) {  // no kernel inside: name what is there
+    for (std::size_t i : inside_) {
       if (!derived_label.empty()) derived_label += '+';
       derived_label += graph.op_name(i);
     }

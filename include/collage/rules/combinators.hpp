@@ -1,0 +1,133 @@
+#pragma once
+
+/// \file
+/// Combinators that wrap, join and filter the candidates of sub-rules: composite, primitive,
+/// union_of, only_valid.
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collage/partition/sub_graph_config.hpp"
+#include "collage/rules/partition_rule.hpp"
+
+namespace collage {
+namespace detail {
+
+/// Rewrites each candidate of a sub-rule by wrapping its sub-graph in a nested attribute group.
+template <class G>
+class WrapRule final : public RuleImpl<G> {
+ public:
+  /// `attrs` for every candidate; when `compiler_attr` is set, ("Compiler", target) is added.
+  WrapRule(std::string name, PartitionRule<G> sub, Attrs attrs, bool compiler_attr, std::string description)
+      : name_(std::move(name)),
+        sub_(std::move(sub)),
+        attrs_(std::move(attrs)),
+        compiler_attr_(compiler_attr),
+        description_(std::move(description)) {}
+
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const std::string& target) const override {
+    std::vector<Candidate> result = sub_.all_candidates(graph, target);
+    Attrs attrs = attrs_;
+    if (compiler_attr_) attrs.emplace_back("Compiler", target);
+    for (Candidate& c : result) {
+      c.sub_graph = c.sub_graph.with_attrs(graph, attrs);
+      c.rule_name = name_ + "." + c.rule_name;
+    }
+    canonicalize(result);
+    return result;
+  }
+  std::string describe() const override { return description_ + "(" + sub_.describe() + ")"; }
+  const std::string& name() const override { return name_; }
+
+ private:
+  std::string name_;
+  PartitionRule<G> sub_;
+  Attrs attrs_;
+  bool compiler_attr_;
+  std::string description_;
+};
+
+template <class G>
+class UnionRule final : public RuleImpl<G> {
+ public:
+  explicit UnionRule(std::vector<PartitionRule<G>> subs) : subs_(std::move(subs)), name_("union") {}
+
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const std::string& target) const override {
+    std::vector<Candidate> result;
+    for (const PartitionRule<G>& sub : subs_) {
+      std::vector<Candidate> part = sub.all_candidates(graph, target);
+      result.insert(result.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
+    }
+    canonicalize(result);
+    return result;
+  }
+  std::string describe() const override {
+    std::string out = "union(";
+    for (std::size_t k = 0; k < subs_.size(); ++k) out += (k == 0 ? "" : ", ") + subs_[k].describe();
+    return out + ")";
+  }
+  const std::string& name() const override { return name_; }
+
+ private:
+  std::vector<PartitionRule<G>> subs_;
+  std::string name_;
+};
+
+template <class G>
+class OnlyValidRule final : public RuleImpl<G> {
+ public:
+  OnlyValidRule(PartitionRule<G> sub, SubGraphConfig config) : sub_(std::move(sub)), config_(config) {}
+
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const std::string& target) const override {
+    std::vector<Candidate> result = sub_.all_candidates(graph, target);
+    result.erase(std::remove_if(result.begin(), result.end(),
+                                [&](const Candidate& c) { return !c.sub_graph.is_valid(graph, config_); }),
+                 result.end());
+    return result;
+  }
+  std::string describe() const override {
+    return "only_valid(" + sub_.describe() + ", {max_exits " + std::to_string(config_.max_exits) + ", taps " +
+           (config_.allow_taps ? "allowed" : "forbidden") + ", max_depth " + std::to_string(config_.max_depth) + "})";
+  }
+  const std::string& name() const override { return sub_.name(); }
+
+ private:
+  PartitionRule<G> sub_;
+  SubGraphConfig config_;
+};
+
+}  // namespace detail
+
+/// Wraps each candidate of `sub` in a nested "Composite=name" group (a function the backend
+/// recognises by name, as in TVM's pattern tables).
+template <class G>
+PartitionRule<G> composite(std::string name, PartitionRule<G> sub) {
+  std::string description = "composite[" + name + "]";
+  Attrs attrs{{"Composite", name}};
+  return make_rule<G, detail::WrapRule<G>>("composite", std::move(sub), std::move(attrs), false,
+                                           std::move(description));
+}
+
+/// Marks each candidate of `sub` as a Primitive partition (one kernel). For an external backend
+/// (`external`), the group also carries ("Compiler", target) so the rewrite hands it to that
+/// backend's compiler.
+template <class G>
+PartitionRule<G> primitive(PartitionRule<G> sub, bool external = true) {
+  return make_rule<G, detail::WrapRule<G>>("primitive", std::move(sub), Attrs{{"Primitive", "1"}}, external,
+                                           external ? "primitive" : "primitive[native]");
+}
+
+/// Every candidate of every sub-rule (duplicates removed).
+template <class G>
+PartitionRule<G> union_of(std::vector<PartitionRule<G>> subs) {
+  return make_rule<G, detail::UnionRule<G>>(std::move(subs));
+}
+
+/// The candidates of `sub` that are valid under `config`.
+template <class G>
+PartitionRule<G> only_valid(PartitionRule<G> sub, SubGraphConfig config) {
+  return make_rule<G, detail::OnlyValidRule<G>>(std::move(sub), config);
+}
+
+}  // namespace collage

@@ -1,0 +1,68 @@
+#pragma once
+
+/// \file
+/// PartitionRule<G>: a composable producer of candidate partitions, as a value type over a small
+/// virtual interface.
+
+#include <algorithm>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collage/graph/dataflow_graph.hpp"
+#include "collage/partition/candidate.hpp"
+
+namespace collage {
+
+/// Sorts candidates into the library's deterministic order and drops duplicates (same sub-graph
+/// and nesting, same target); of duplicates the one with the smallest rule name stays.
+inline void canonicalize(std::vector<Candidate>& candidates) {
+  std::sort(candidates.begin(), candidates.end());
+  candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+}
+
+namespace detail {
+
+/// What every rule implements. Implementations are immutable once built, so rules share them.
+template <class G>
+class RuleImpl {
+ public:
+  virtual ~RuleImpl() = default;
+  /// Every candidate this rule proposes for `target` over `graph`, canonical (see canonicalize).
+  virtual std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const std::string& target) const = 0;
+  /// The rule written out as a tree, e.g. "only_valid(combine(op_kind(anchor), [all], 3), ...)".
+  virtual std::string describe() const = 0;
+  /// The name stamped on the candidates this rule creates.
+  virtual const std::string& name() const = 0;
+};
+
+}  // namespace detail
+
+/// A rule that proposes candidate partitions (sub-graph + target + rule name). Rules compose: base
+/// rules find nodes or matches, combinators wrap, join, filter and grow the candidates of their
+/// sub-rules. Copying a rule is cheap (it shares the immutable implementation).
+template <class G>
+class PartitionRule {
+ public:
+  explicit PartitionRule(std::shared_ptr<const detail::RuleImpl<G>> impl) : impl_(std::move(impl)) {}
+
+  /// Every candidate for `target` over `graph`: sorted by first inside index (then sub-graph,
+  /// target, rule name), without duplicates.
+  std::vector<Candidate> all_candidates(const DataflowGraph<G>& graph, const std::string& target) const {
+    return impl_->candidates(graph, target);
+  }
+  std::string describe() const { return impl_->describe(); }
+  const std::string& name() const { return impl_->name(); }
+
+ private:
+  std::shared_ptr<const detail::RuleImpl<G>> impl_;
+};
+
+/// Builds a rule from an implementation type and its constructor arguments.
+template <class G, class Impl, class... Args>
+PartitionRule<G> make_rule(Args&&... args) {
+  return PartitionRule<G>(std::make_shared<const Impl>(std::forward<Args>(args)...));
+}
+
+}  // namespace collage

@@ -1,0 +1,93 @@
+#include "collage/rules/base_rules.hpp"
+
+#include <gtest/gtest.h>
+
+#include "collage/rules/combinators.hpp"
+#include "common/expr_ir.hpp"
+#include "common/rules_fixture.hpp"
+
+namespace collage {
+namespace {
+
+using testing_ir::ExprGraph;
+using testing_ir::RulesFixture;
+
+TEST(OpKindRule, OneCandidatePerOperatorUpToTheKind) {
+  RulesFixture f;
+  auto x = f.ir.var("x");
+  auto conv = f.ir.call("conv2d", {x, f.ir.constant("w")});
+  auto add = f.ir.call("add", {conv, f.ir.scalar("one")});
+  auto relu = f.ir.call("relu", {add});
+  auto sm = f.ir.call("softmax", {relu});
+  f.ir.output(sm);
+  f.build();
+  EXPECT_EQ(f.describe(op_kind<ExprGraph>(OpKind::anchor), "tvm"),
+            f.lines({"tvm:op_kind:conv2d{" + f.idx(conv) + "}", "tvm:op_kind:add{" + f.idx(add) + "}",
+                     "tvm:op_kind:relu{" + f.idx(relu) + "}"}));
+  EXPECT_EQ(f.describe(op_kind<ExprGraph>(OpKind::elemwise), "tvm"),
+            f.lines({"tvm:op_kind:relu{" + f.idx(relu) + "}"}));
+}
+
+TEST(OpPredicateRule, PredicateAndConstants) {
+  RulesFixture f;
+  auto x = f.ir.var("x");
+  auto w = f.ir.constant("w");
+  auto dense = f.ir.call("dense", {x, w});
+  auto relu = f.ir.call("relu", {dense});
+  f.ir.output(relu);
+  f.build();
+  auto is_dense = [](const DataflowGraph<ExprGraph>& g, std::size_t i) { return g.op_name(i) == "dense"; };
+  EXPECT_EQ(f.describe(op_predicate<ExprGraph>("cublas", is_dense), "cublas"),
+            f.lines({"cublas:cublas:dense{" + f.idx(dense) + "}"}));
+  EXPECT_EQ(f.describe(op_predicate<ExprGraph>("cublas", is_dense, true), "cublas"),
+            f.lines({"cublas:cublas:dense{" + f.idx(w) + "," + f.idx(dense) + "}"}));
+}
+
+TEST(HostRule, ZeroCostSingletonsForNodesWithoutKernels) {
+  RulesFixture f;
+  auto x = f.ir.var("x");
+  auto a = f.ir.call("relu", {x});
+  auto t = f.ir.tuple({a, x});
+  auto p = f.ir.get_item(t, 0);
+  f.ir.output(p);
+  f.build();
+  auto host_candidates = host<ExprGraph>().all_candidates(*f.graph, "host");
+  ASSERT_EQ(host_candidates.size(), 3u);
+  for (const Candidate& c : host_candidates) {
+    ASSERT_TRUE(c.cost.has_value());
+    EXPECT_TRUE(c.cost->is_zero());
+  }
+  EXPECT_EQ(f.describe(host<ExprGraph>(), "host"),
+            f.lines({"host:host:x{" + f.idx(x) + "}", "host:host:tuple{" + f.idx(t) + "}",
+                     "host:host:get_item{" + f.idx(p) + "}"}));
+  (void)a;
+}
+
+TEST(Combinators, CompositePrimitiveUnionOnlyValid) {
+  RulesFixture f;
+  auto x = f.ir.var("x");
+  auto a = f.ir.call("relu", {x});
+  auto b = f.ir.call("abs", {x});
+  f.ir.output(f.ir.call("add", {a, b}));
+  f.build();
+  auto relus = op_predicate<ExprGraph>("relu", [](const auto& g, std::size_t i) { return g.op_name(i) == "relu"; });
+  auto abses = op_predicate<ExprGraph>("abs", [](const auto& g, std::size_t i) { return g.op_name(i) == "abs"; });
+  const std::string ia = f.idx(a);
+  const std::string ib = f.idx(b);
+  EXPECT_EQ(f.describe(composite("lib.relu", relus), "lib"),
+            f.lines({"lib:composite.relu:relu{" + ia + "}[Composite=lib.relu:relu{" + ia + "}]"}));
+  EXPECT_EQ(f.describe(primitive(relus), "trt"),
+            f.lines({"trt:primitive.relu:relu{" + ia + "}[Compiler=trt,Primitive=1:relu{" + ia + "}]"}));
+  EXPECT_EQ(f.describe(primitive(relus, false), "tvm"),
+            f.lines({"tvm:primitive.relu:relu{" + ia + "}[Primitive=1:relu{" + ia + "}]"}));
+  // union: ordered by first inside index, duplicates (same sub-graph and target) removed.
+  EXPECT_EQ(f.describe(union_of<ExprGraph>({abses, relus, relus}), "t"),
+            f.lines({"t:relu:relu{" + ia + "}", "t:abs:abs{" + ib + "}"}));
+  auto both = op_predicate<ExprGraph>("both", [](const auto& g, std::size_t i) { return g.needs_kernel(i); });
+  EXPECT_EQ(f.describe(only_valid(both, SubGraphConfig{1, false, 0}), "t").size(), 3u);
+  EXPECT_EQ(only_valid(both, SubGraphConfig{1, false, 0}).describe(),
+            "only_valid(op_predicate(both), {max_exits 1, taps forbidden, max_depth 0})");
+}
+
+}  // namespace
+}  // namespace collage
