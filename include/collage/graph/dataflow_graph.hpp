@@ -88,6 +88,9 @@ class DataflowGraph {
   std::size_t projection_index(std::size_t i) const { return access::projection_index(*ir_, handles_[i]); }
   /// The operator name the traits give (empty when they give none).
   std::string op_name(std::size_t i) const { return access::op_name(*ir_, handles_[i]); }
+  /// What makes node i interchangeable with another for costing (traits' signature, else
+  /// "op_name/kind").
+  std::string signature(std::size_t i) const { return access::signature(*ir_, handles_[i]); }
   /// The traits' label, else the op name, else "%i".
   std::string label(std::size_t i) const {
     std::string l = access::label(*ir_, handles_[i]);

@@ -21,6 +21,8 @@
 ///   static bool is_constant(const G&, node_handle);        [false] tensor constants
 ///   static bool needs_kernel(const G&, node_handle);       [not inlinable, tuple, projection or constant]
 ///   static Scope scope(const G&, node_handle);             [one scope] any ==/std::hash type
+///   static std::string signature(const G&, node_handle);   [op_name + "/" + kind] what makes two
+///       nodes interchangeable for costing: op, attributes, shapes, dtypes. Cost caches key on it.
 ///
 /// Range is anything a range-for can walk whose elements convert to node_handle.
 
@@ -107,6 +109,7 @@ COLLAGE_DETAIL_OPTIONAL(projection_index)
 COLLAGE_DETAIL_OPTIONAL(is_constant)
 COLLAGE_DETAIL_OPTIONAL(needs_kernel)
 COLLAGE_DETAIL_OPTIONAL(scope)
+COLLAGE_DETAIL_OPTIONAL(signature)
 #undef COLLAGE_DETAIL_OPTIONAL
 
 /// Stands in for the traits of a type that does not model them, so that the one static_assert in
@@ -185,6 +188,14 @@ struct traits_access {
       return Traits::needs_kernel(g, n);
     } else {
       return !(is_inlinable(g, n) || is_tuple(g, n) || is_projection(g, n) || is_constant(g, n));
+    }
+  }
+  /// What makes two nodes interchangeable for costing (see the file comment).
+  static std::string signature(const G& g, const node_handle& n) {
+    if constexpr (has_signature<G, Traits>::value) {
+      return std::string(Traits::signature(g, n));
+    } else {
+      return op_name(g, n) + "/" + std::string(to_string(kind(g, n)));
     }
   }
   static constexpr bool has_scopes = has_scope<G, Traits>::value;

@@ -319,7 +319,10 @@ class PatternMatcher {
     if (!graph_.is_inlinable(i)) {
       // Every node of an argument's match is an input (transitively) of i, so has a smaller
       // post-DFS index: appending keeps each set sorted.
+      // A common suffix can reorder sets where one was a prefix of another ({1} < {1,3} but
+      // {1,3,4} < {1,4}): sort again.
       for (Inside& inside : result) inside.push_back(i);
+      if (result.size() > 1) canonicalize(result);
     }
     return result;
   }
@@ -419,7 +422,9 @@ class PatternParser {
       if (name.empty()) return fail(pos_, "expected a predicate name after '?'");
       pos_ += name.size();
       auto it = predicates_.find(name);
-      if (it == predicates_.end()) return fail(name_pos, "unknown predicate '" + std::string(name) + "' " + known_predicates());
+      if (it == predicates_.end()) {
+        return fail(name_pos, "unknown predicate '" + std::string(name) + "' " + known_predicates());
+      }
       node.tag = PatternTag::predicate;
       node.name = std::string(name);
       node.predicate = it->second;
