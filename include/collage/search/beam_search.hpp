@@ -1,0 +1,109 @@
+#pragma once
+
+/// \file
+/// Beam search: a bounded-width search for graphs whose exact state space is too large.
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <unordered_map>
+#include <vector>
+
+#include "collage/search/frontier.hpp"
+#include "collage/support/result.hpp"
+
+namespace collage {
+
+/// Options of the beam search.
+struct BeamSearchOptions {
+  /// States kept per step.
+  std::size_t width = 64;
+};
+
+/// A bounded-width search. States are grouped by their first uncovered kernel node v and
+/// processed in ascending v; of each group the `width` best (cost so far plus the A* bound) are
+/// expanded, by the candidates whose first kernel node is v. Each step covers v, so the search
+/// takes at most one step per kernel node. Results are acyclic and valid but not necessarily
+/// optimal: candidates whose inputs are produced after v are never tried from v's group.
+/// Deterministic. Fails when every state of some group has no applicable candidate.
+template <class G>
+Result<Partitioning> beam_search(const SearchProblem<G>& problem, const BeamSearchOptions& options = {}) {
+  const auto started = std::chrono::steady_clock::now();
+  detail::Frontier<G> frontier(problem);
+  double bound_total = 0;
+  for (std::size_t i = 0; i < problem.graph().size(); ++i) bound_total += problem.min_share(i);
+
+  // The chosen items of expanded states, as a tree of (parent, item) links: one entry per
+  // expanded state, so memory stays proportional to width times steps.
+  struct Link {
+    std::size_t parent;
+    std::size_t item;
+  };
+  std::vector<Link> links{Link{npos, npos}};
+  struct Node {
+    detail::SearchState state;
+    double cost = 0;
+    std::size_t parent_link = 0;
+    std::size_t item = npos;  // the last choice (npos for the start)
+  };
+  auto score = [&](const Node& n) { return n.cost + std::max(0.0, bound_total - n.state.covered_share); };
+  // Groups by first uncovered kernel node; within a group, one node per covered set.
+  std::map<std::size_t, std::vector<Node>> groups;
+  std::map<std::size_t, std::unordered_map<CoveredSet, std::size_t>> group_index;
+  auto add = [&](Node n) {
+    const std::size_t v = frontier.first_uncovered_kernel(n.state.covered);
+    auto& members = groups[v];
+    auto& index = group_index[v];
+    auto [it, inserted] = index.emplace(n.state.covered, members.size());
+    if (inserted) {
+      members.push_back(std::move(n));
+    } else if (n.cost < members[it->second].cost) {
+      members[it->second] = std::move(n);
+    }
+  };
+  SearchStats stats;
+  stats.algorithm = "beam";
+  add(Node{frontier.start(), 0, 0, npos});
+  auto link_of = [&](const Node& n) {
+    if (n.item == npos) return n.parent_link;
+    links.push_back(Link{n.parent_link, n.item});
+    return links.size() - 1;
+  };
+  while (!groups.empty()) {
+    auto group = groups.begin();
+    const std::size_t v = group->first;
+    std::vector<Node> members = std::move(group->second);
+    groups.erase(group);
+    group_index.erase(v);
+    stats.states_generated += members.size();
+    std::stable_sort(members.begin(), members.end(),
+                     [&](const Node& a, const Node& b) { return score(a) < score(b); });
+    if (members.size() > options.width) members.resize(options.width);
+    if (v == npos) {  // every kernel node covered: the best member wins
+      std::vector<std::size_t> path;
+      for (std::size_t at = link_of(members.front()); links[at].item != npos; at = links[at].parent) {
+        path.push_back(links[at].item);
+      }
+      std::reverse(path.begin(), path.end());
+      Partitioning result = frontier.assemble(path);
+      stats.candidates = problem.size();
+      stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      result.stats = stats;
+      return result;
+    }
+    auto [first, last] = problem.starting_at(v);
+    for (const Node& member : members) {
+      ++stats.states_expanded;
+      const std::size_t link = link_of(member);
+      for (std::size_t item = first; item < last; ++item) {
+        std::optional<detail::SearchState> next = frontier.apply(member.state, item);
+        if (!next) continue;
+        add(Node{std::move(*next), member.cost + problem[item].effective.raw(), link, item});
+      }
+    }
+  }
+  return Error{"beam search found no complete partitioning (every kept state reached a node whose "
+               "candidates need inputs that are not yet produced); try exact search or a wider beam"};
+}
+
+}  // namespace collage

@@ -1,0 +1,102 @@
+#pragma once
+
+/// \file
+/// Exact search: A* over covered-node states; the cheapest acyclic partitioning over the given
+/// candidates.
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "collage/search/frontier.hpp"
+#include "collage/support/indexed_priority_queue.hpp"
+#include "collage/support/result.hpp"
+
+namespace collage {
+
+/// Options of the exact search.
+struct ExactSearchOptions {
+  /// Give up (with an error) after creating this many states; 0 means no limit.
+  std::size_t max_states = 5000000;
+};
+
+/// The cheapest partitioning of `problem` whose quotient is acyclic, by A* over covered-node
+/// states (see detail::Frontier) with the admissible, consistent bound "each uncovered kernel
+/// node costs at least its cheapest share of a candidate". Exact over the given candidates.
+/// Deterministic: ties go to the state created first. Fails when no complete partitioning exists
+/// or the state limit is reached.
+template <class G>
+Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSearchOptions& options = {}) {
+  const auto started = std::chrono::steady_clock::now();
+  detail::Frontier<G> frontier(problem);
+  double bound_total = 0;
+  for (std::size_t i = 0; i < problem.graph().size(); ++i) bound_total += problem.min_share(i);
+
+  struct Record {
+    detail::SearchState state;
+    double cost = 0;
+    std::uint32_t parent = 0;
+    std::uint32_t via = 0;
+    bool closed = false;
+  };
+  std::vector<Record> records;
+  std::unordered_map<CoveredSet, std::uint32_t> ids;
+  IndexedPriorityQueue<double> open;
+  auto estimate = [&](const Record& r) { return r.cost + std::max(0.0, bound_total - r.state.covered_share); };
+
+  records.push_back(Record{frontier.start(), 0, 0, 0, false});
+  ids.emplace(records[0].state.covered, 0);
+  open.push(0, estimate(records[0]));
+  SearchStats stats;
+  stats.algorithm = "exact";
+  while (!open.empty()) {
+    const std::size_t id = open.pop().first;
+    records[id].closed = true;
+    if (frontier.is_goal(records[id].state)) {
+      std::vector<std::size_t> items;
+      for (std::size_t at = id; at != 0; at = records[at].parent) items.push_back(records[at].via);
+      std::reverse(items.begin(), items.end());
+      Partitioning result = frontier.assemble(items);
+      stats.candidates = problem.size();
+      stats.states_generated = records.size();
+      stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+      result.stats = stats;
+      return result;
+    }
+    ++stats.states_expanded;
+    const std::vector<std::uint32_t> ready = records[id].state.ready;
+    for (std::uint32_t r : ready) {
+      auto [first, last] = problem.starting_at(r);
+      for (std::size_t item = first; item < last; ++item) {
+        std::optional<detail::SearchState> next = frontier.apply(records[id].state, item);
+        if (!next) continue;
+        const double cost = records[id].cost + problem[item].effective.raw();
+        auto found = ids.find(next->covered);
+        if (found == ids.end()) {
+          if (options.max_states != 0 && records.size() >= options.max_states) {
+            return Error{"exact search gave up after " + std::to_string(records.size()) +
+                         " states; use beam search for this graph or raise max_states"};
+          }
+          const auto new_id = static_cast<std::uint32_t>(records.size());
+          ids.emplace(next->covered, new_id);
+          records.push_back(Record{std::move(*next), cost, static_cast<std::uint32_t>(id),
+                                   static_cast<std::uint32_t>(item), false});
+          open.push(new_id, estimate(records.back()));
+        } else {
+          Record& old = records[found->second];
+          if (old.closed || cost >= old.cost) continue;
+          old.cost = cost;
+          old.parent = static_cast<std::uint32_t>(id);
+          old.via = static_cast<std::uint32_t>(item);
+          open.decrease(found->second, estimate(old));
+        }
+      }
+    }
+  }
+  return Error{"no complete partitioning exists over the given candidates (some node cannot be covered "
+               "without a cycle)"};
+}
+
+}  // namespace collage

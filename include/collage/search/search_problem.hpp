@@ -1,0 +1,168 @@
+#pragma once
+
+/// \file
+/// SearchProblem: costed candidates indexed for the searchers, and the covered-set state they
+/// share.
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collage/graph/dataflow_graph.hpp"
+#include "collage/partition/candidate.hpp"
+#include "collage/support/cost.hpp"
+#include "collage/support/result.hpp"
+
+namespace collage {
+
+/// How the search treats candidates whose cost is Unknown.
+///
+/// The documented rule: an Unknown candidate costs a fallback M larger than every possible total of
+/// known costs (M = 1 + 2 * the sum of all known candidate costs). So a partitioning with fewer
+/// Unknown candidates is always preferred, and among equals the known costs decide; Unknown
+/// candidates are used only where nothing known covers their nodes.
+struct SearchCosts {
+  /// Added to every candidate of a target (a per-partition transition cost), by target name.
+  std::map<std::string, double> penalty;
+};
+
+/// The searchers' view of a partitioning problem: every usable candidate with its effective cost,
+/// indexed by its first kernel node. Nodes that need no kernel are never required: a searcher may
+/// leave them to the host at zero cost.
+template <class G>
+class SearchProblem {
+ public:
+  /// Builds the problem from costed candidates (a candidate without a cost counts as Unknown).
+  /// Invalid candidates and candidates without a kernel node are dropped. Fails, naming the node
+  /// and the targets tried, when some kernel node has no usable candidate.
+  static Result<SearchProblem> build(const DataflowGraph<G>& graph, std::vector<Candidate> candidates,
+                                     const SearchCosts& costs = {}) {
+    SearchProblem p(graph);
+    std::vector<std::string> targets;
+    for (const Candidate& c : candidates) targets.push_back(c.target);
+    std::sort(targets.begin(), targets.end());
+    targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+
+    double known_sum = 0;
+    for (Candidate& c : candidates) {
+      Cost cost = c.cost.value_or(Cost::unknown());
+      if (cost.is_invalid()) continue;
+      std::size_t first_kernel = npos;
+      std::size_t kernels = 0;
+      for (std::size_t i : c.sub_graph.inside()) {
+        if (graph.needs_kernel(i)) {
+          if (first_kernel == npos) first_kernel = i;
+          ++kernels;
+        }
+      }
+      if (kernels == 0) continue;
+      auto pen = costs.penalty.find(c.target);
+      if (pen != costs.penalty.end()) cost += Cost::value(pen->second);
+      if (cost.is_known()) known_sum += cost.raw();
+      p.items_.push_back(Item{std::move(c), cost, Cost(), first_kernel, kernels});
+    }
+    p.unknown_fallback_ = Cost::value(1.0 + 2.0 * known_sum);
+    std::stable_sort(p.items_.begin(), p.items_.end(),
+                     [](const Item& a, const Item& b) { return a.first_kernel < b.first_kernel; });
+    p.by_first_.assign(graph.size() + 1, 0);
+    for (const Item& item : p.items_) ++p.by_first_[item.first_kernel + 1];
+    for (std::size_t i = 0; i < graph.size(); ++i) p.by_first_[i + 1] += p.by_first_[i];
+
+    // Effective costs, and the cheapest share of a candidate's cost per kernel node it covers
+    // (the A* lower bound).
+    p.min_share_.assign(graph.size(), -1.0);
+    for (Item& item : p.items_) {
+      item.effective = item.cost.is_unknown() ? p.unknown_fallback_ : item.cost;
+      const double share = item.effective.raw() / static_cast<double>(item.kernels);
+      for (std::size_t i : item.candidate.sub_graph.inside()) {
+        if (!graph.needs_kernel(i)) continue;
+        if (p.min_share_[i] < 0 || share < p.min_share_[i]) p.min_share_[i] = share;
+      }
+    }
+    for (std::size_t i = 0; i < graph.size(); ++i) {
+      if (!graph.needs_kernel(i)) continue;
+      ++p.kernel_nodes_;
+      if (p.min_share_[i] < 0) {
+        std::string tried;
+        for (const std::string& t : targets) tried += (tried.empty() ? "" : ", ") + t;
+        return Error{"no candidate covers node '" + graph.label(i) + "' (targets tried: " +
+                     (tried.empty() ? std::string("none") : tried) + ")"};
+      }
+    }
+    p.mark_contested();
+    return p;
+  }
+
+  /// A usable candidate with its costs.
+  struct Item {
+    Candidate candidate;
+    /// The oracle's cost plus the target's penalty (may be Unknown).
+    Cost cost;
+    /// `cost`, with Unknown replaced by the fallback: what the search minimises.
+    Cost effective;
+    std::size_t first_kernel;
+    std::size_t kernels;
+  };
+
+  const DataflowGraph<G>& graph() const { return *graph_; }
+  std::size_t size() const { return items_.size(); }
+  const Item& operator[](std::size_t id) const { return items_[id]; }
+  /// Ids of the candidates whose first kernel node is `node`, ascending in candidate order.
+  std::pair<std::size_t, std::size_t> starting_at(std::size_t node) const {
+    return {by_first_[node], by_first_[node + 1]};
+  }
+  /// The cheapest cost share per kernel node (0 for other nodes): an admissible bound.
+  double min_share(std::size_t node) const { return min_share_[node] < 0 ? 0.0 : min_share_[node]; }
+  std::size_t kernel_nodes() const { return kernel_nodes_; }
+  /// Whether some candidate holds node i although it needs no kernel (a pulled-in constant, a
+  /// tuple fused with its consumer). Other such nodes always stay with the host.
+  bool contested(std::size_t i) const { return contested_[i]; }
+  Cost unknown_fallback() const { return unknown_fallback_; }
+
+ private:
+  explicit SearchProblem(const DataflowGraph<G>& graph) : graph_(&graph) {}
+
+  void mark_contested() {
+    contested_.assign(graph_->size(), false);
+    for (const Item& item : items_) {
+      for (std::size_t i : item.candidate.sub_graph.inside()) {
+        if (!graph_->needs_kernel(i)) contested_[i] = true;
+      }
+    }
+  }
+
+  const DataflowGraph<G>* graph_;
+  std::vector<Item> items_;
+  std::vector<std::size_t> by_first_;
+  std::vector<double> min_share_;
+  std::vector<bool> contested_;
+  std::size_t kernel_nodes_ = 0;
+  Cost unknown_fallback_;
+};
+
+/// The nodes a partial partitioning has settled: kernel nodes covered by chosen candidates, nodes
+/// that need no kernel but were placed inside a chosen candidate, and such nodes fixed to the
+/// host because a chosen candidate consumes them. Stored as (the first unsettled node, the settled
+/// nodes after it): nodes before it are settled or always with the host, so the memory of a state
+/// is proportional to the search frontier, not to the graph.
+struct CoveredSet {
+  std::size_t first_open = 0;
+  IndexSet beyond;  // settled nodes with index > first_open
+
+  friend bool operator==(const CoveredSet& a, const CoveredSet& b) {
+    return a.first_open == b.first_open && a.beyond == b.beyond;
+  }
+  std::size_t hash() const { return beyond.hash() * 1000003u ^ first_open; }
+};
+
+}  // namespace collage
+
+namespace std {
+template <>
+struct hash<collage::CoveredSet> {
+  std::size_t operator()(const collage::CoveredSet& s) const noexcept { return s.hash(); }
+};
+}  // namespace std

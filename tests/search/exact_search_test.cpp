@@ -1,0 +1,239 @@
+#include "collage/search/exact_search.hpp"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "collage/rules/base_rules.hpp"
+#include "collage/rules/combine.hpp"
+#include "collage/search/beam_search.hpp"
+#include "common/adjacency_ir.hpp"
+#include "common/brute_force.hpp"
+#include "common/expr_ir.hpp"
+#include "common/random_dag.hpp"
+
+namespace collage {
+namespace {
+
+using testing_ir::AdjacencyGraph;
+
+/// Candidates of several targets over a graph: singletons and combined runs up to depth 3, with
+/// pseudo-random costs (deterministic in the seed).
+template <class G>
+std::vector<Candidate> random_candidates(const DataflowGraph<G>& graph, std::mt19937_64& rng, int targets) {
+  std::vector<Candidate> all;
+  for (int t = 0; t < targets; ++t) {
+    auto rule = combine(op_kind<G>(OpKind::opaque), {Combiner<G>::all()}, {3});
+    for (Candidate c : rule.all_candidates(graph, "t" + std::to_string(t))) {
+      // Keep every singleton and some of the larger candidates.
+      if (c.sub_graph.size() > 1 && rng() % 3 == 0) continue;
+      const double per_node = 1.0 + static_cast<double>(rng() % 100);
+      c.cost = Cost::value(per_node * std::pow(0.8, static_cast<double>(c.sub_graph.size() - 1)) *
+                           static_cast<double>(c.sub_graph.size()));
+      all.push_back(std::move(c));
+    }
+  }
+  return all;
+}
+
+TEST(ExactSearch, MatchesBruteForceOnRandomDags) {
+  std::mt19937_64 rng(2024);
+  int compared = 0;
+  for (int trial = 0; trial < 1000; ++trial) {
+    const std::size_t n = 6 + rng() % 9;  // 6..14 compute nodes
+    AdjacencyGraph ir = testing_ir::random_dag(rng, n, 2 + rng() % 2, 0);
+    auto graph = DataflowGraph<AdjacencyGraph>::build(ir);
+    ASSERT_TRUE(graph.ok());
+    auto problem = SearchProblem<AdjacencyGraph>::build(*graph, random_candidates(*graph, rng, 2 + trial % 3));
+    ASSERT_TRUE(problem.ok()) << problem.error().message;
+    auto expected = testing_ir::brute_force_best(*problem);
+    auto got = exact_search(*problem);
+    ASSERT_EQ(got.ok(), expected.has_value()) << "trial " << trial;
+    if (!expected) continue;
+    ++compared;
+    ASSERT_NEAR(got->effective_total.raw(), *expected, 1e-9 * (1 + *expected)) << "trial " << trial;
+    // The result is a valid partitioning: disjoint, covering, acyclic.
+    std::vector<IndexSet> parts;
+    IndexSet used(graph->size());
+    for (const Candidate& c : got->parts) {
+      ASSERT_FALSE(c.sub_graph.inside().intersects(used));
+      used |= c.sub_graph.inside();
+      parts.push_back(c.sub_graph.inside());
+    }
+    EXPECT_EQ(used.count(), graph->size());
+    EXPECT_TRUE(testing_ir::quotient_is_acyclic(*graph, parts));
+    // Beam search is never better than exact, and always valid when it succeeds.
+    auto beam = beam_search(*problem, {4});
+    if (beam.ok()) {
+      EXPECT_GE(beam->effective_total.raw() + 1e-9, got->effective_total.raw());
+    }
+  }
+  EXPECT_EQ(compared, 1000);
+}
+
+TEST(ExactSearch, NeverReturnsTheCyclicTrap) {
+  // a -> d, b -> c, a -> c, b -> d; parts {a,d} and {b,c} are each convex but depend on each
+  // other. They are by far the cheapest candidates, yet the search must not pick both.
+  AdjacencyGraph ir;
+  int a = ir.add();
+  int b = ir.add();
+  int c = ir.add({a, b});
+  int d = ir.add({a, b});
+  ir.roots = {c, d};
+  auto graph = DataflowGraph<AdjacencyGraph>::build(ir);
+  ASSERT_TRUE(graph.ok());
+  const auto& g = *graph;
+  auto cand = [&](std::initializer_list<int> nodes, double cost) {
+    IndexSet s(g.size());
+    for (int n : nodes) s.add(g.index_of(n));
+    return Candidate{SubGraph(g, s), "t", "r", Cost::value(cost)};
+  };
+  std::vector<Candidate> candidates = {cand({a, d}, 1), cand({b, c}, 1), cand({a}, 10), cand({b}, 10),
+                                       cand({c}, 10), cand({d}, 10)};
+  auto problem = SearchProblem<AdjacencyGraph>::build(g, candidates);
+  ASSERT_TRUE(problem.ok());
+  auto best = exact_search(*problem);
+  ASSERT_TRUE(best.ok());
+  // Best acyclic: one of the pairs plus two singletons (1 + 10 + 10).
+  EXPECT_DOUBLE_EQ(best->total.raw(), 21.0);
+  ASSERT_EQ(best->parts.size(), 3u);
+}
+
+TEST(ExactSearch, ReachesPartsWhoseFirstNodeIsNotTheFirstUncovered) {
+  // x -> 3, y -> f -> 3 (3 = g(x, f)). The part {x, g} must come after {y, f}; a search that
+  // only extends the first uncovered node (x) could never choose it.
+  AdjacencyGraph ir;
+  int x = ir.add();
+  int y = ir.add();
+  int f = ir.add({y});
+  int g3 = ir.add({x, f});
+  ir.roots = {g3};
+  auto graph = DataflowGraph<AdjacencyGraph>::build(ir);
+  ASSERT_TRUE(graph.ok());
+  const auto& g = *graph;
+  auto cand = [&](std::initializer_list<int> nodes, double cost) {
+    IndexSet s(g.size());
+    for (int n : nodes) s.add(g.index_of(n));
+    return Candidate{SubGraph(g, s), "t", "r", Cost::value(cost)};
+  };
+  auto problem = SearchProblem<AdjacencyGraph>::build(
+      g, {cand({x, g3}, 1), cand({y, f}, 1), cand({x}, 5), cand({y}, 5), cand({f}, 5), cand({g3}, 5)});
+  ASSERT_TRUE(problem.ok());
+  auto best = exact_search(*problem);
+  ASSERT_TRUE(best.ok());
+  EXPECT_DOUBLE_EQ(best->total.raw(), 2.0);
+}
+
+TEST(ExactSearch, UncoveredNodeIsAnErrorNamingIt) {
+  testing_ir::ExprGraph ir;
+  auto x = ir.var("x");
+  auto r = ir.call("relu", {x});
+  auto s = ir.call("softmax", {r});
+  ir.output(s);
+  auto graph = DataflowGraph<testing_ir::ExprGraph>::build(ir);
+  ASSERT_TRUE(graph.ok());
+  auto candidates = op_kind<testing_ir::ExprGraph>(OpKind::anchor).all_candidates(*graph, "tvm");
+  auto problem = SearchProblem<testing_ir::ExprGraph>::build(*graph, candidates);
+  ASSERT_FALSE(problem.ok());
+  EXPECT_EQ(problem.error().message, "no candidate covers node 'softmax' (targets tried: tvm)");
+}
+
+TEST(ExactSearch, HostNodesAndTuplesAreLeftBehindAcyclically) {
+  // relu and abs feed a tuple; a projection of the tuple feeds exp. The tuple and projection
+  // need no kernel; exp may only run after both relu and abs.
+  testing_ir::ExprGraph ir;
+  auto x = ir.var("x");
+  auto r = ir.call("relu", {x});
+  auto a = ir.call("abs", {x});
+  auto t = ir.tuple({r, a});
+  auto p = ir.get_item(t, 1);
+  auto e = ir.call("exp", {p});
+  ir.output(e);
+  auto graph = DataflowGraph<testing_ir::ExprGraph>::build(ir);
+  ASSERT_TRUE(graph.ok());
+  std::vector<Candidate> candidates;
+  for (Candidate c : op_kind<testing_ir::ExprGraph>(OpKind::opaque).all_candidates(*graph, "t")) {
+    c.cost = Cost::value(1);
+    candidates.push_back(std::move(c));
+  }
+  auto problem = SearchProblem<testing_ir::ExprGraph>::build(*graph, candidates);
+  ASSERT_TRUE(problem.ok());
+  auto best = exact_search(*problem);
+  ASSERT_TRUE(best.ok());
+  EXPECT_DOUBLE_EQ(best->total.raw(), 3.0);
+  ASSERT_EQ(best->parts.size(), 3u);
+  EXPECT_EQ(best->parts.back().sub_graph.inside(), IndexSet(graph->size(), {graph->index_of(e)}));
+  EXPECT_EQ(best->host, (std::vector<std::size_t>{graph->index_of(x), graph->index_of(t), graph->index_of(p)}));
+}
+
+TEST(ExactSearch, UnknownCostsAreUsedOnlyWhenNothingKnownCovers) {
+  testing_ir::ExprGraph ir;
+  auto x = ir.var("x");
+  auto r = ir.call("relu", {x});
+  auto a = ir.call("abs", {r});
+  ir.output(a);
+  auto graph = DataflowGraph<testing_ir::ExprGraph>::build(ir);
+  ASSERT_TRUE(graph.ok());
+  const auto& g = *graph;
+  auto cand = [&](std::initializer_list<const testing_ir::Expr*> nodes, const char* target, Cost cost) {
+    IndexSet s(g.size());
+    for (auto n : nodes) s.add(g.index_of(n));
+    return Candidate{SubGraph(g, s), target, "r", cost};
+  };
+  // The fused candidate is Unknown; the known singletons win even though they are expensive.
+  auto problem = SearchProblem<testing_ir::ExprGraph>::build(
+      g, {cand({r, a}, "lib", Cost::unknown()), cand({r}, "t", Cost::value(100)), cand({a}, "t", Cost::value(100)),
+          cand({a}, "u", Cost::invalid())});
+  ASSERT_TRUE(problem.ok());
+  EXPECT_EQ(problem->size(), 3u);  // the Invalid candidate is gone
+  auto best = exact_search(*problem);
+  ASSERT_TRUE(best.ok());
+  EXPECT_EQ(best->total, Cost::value(200));
+  // With only the Unknown candidate covering abs, it is used and the total is Unknown.
+  auto only = SearchProblem<testing_ir::ExprGraph>::build(g, {cand({r, a}, "lib", Cost::unknown()), cand({r}, "t", Cost::value(1))});
+  ASSERT_TRUE(only.ok());
+  auto forced = exact_search(*only);
+  ASSERT_TRUE(forced.ok());
+  EXPECT_TRUE(forced->total.is_unknown());
+  EXPECT_EQ(forced->parts.size(), 1u);
+}
+
+TEST(ExactSearch, PenaltyPerPartition) {
+  testing_ir::ExprGraph ir;
+  auto x = ir.var("x");
+  auto r = ir.call("relu", {x});
+  auto a = ir.call("abs", {r});
+  ir.output(a);
+  auto graph = DataflowGraph<testing_ir::ExprGraph>::build(ir);
+  ASSERT_TRUE(graph.ok());
+  std::vector<Candidate> candidates;
+  auto rule = combine(op_kind<testing_ir::ExprGraph>(OpKind::opaque), {Combiner<testing_ir::ExprGraph>::all()}, {0});
+  for (Candidate c : rule.all_candidates(*graph, "t")) {
+    c.cost = Cost::value(c.sub_graph.size() == 2 ? 2.5 : 1.0);  // fusing costs more...
+    candidates.push_back(std::move(c));
+  }
+  auto cheap = exact_search(*SearchProblem<testing_ir::ExprGraph>::build(*graph, candidates));
+  ASSERT_TRUE(cheap.ok());
+  EXPECT_EQ(cheap->parts.size(), 2u);
+  SearchCosts costs;
+  costs.penalty["t"] = 1.0;  // ...until each partition pays a transition penalty
+  auto fused = exact_search(*SearchProblem<testing_ir::ExprGraph>::build(*graph, candidates, costs));
+  ASSERT_TRUE(fused.ok());
+  EXPECT_EQ(fused->parts.size(), 1u);
+  EXPECT_EQ(fused->total, Cost::value(3.5));
+}
+
+TEST(ExactSearch, StateLimitIsAnError) {
+  std::mt19937_64 rng(1);
+  AdjacencyGraph ir = testing_ir::random_dag(rng, 14, 1, 0);
+  auto graph = DataflowGraph<AdjacencyGraph>::build(ir);
+  ASSERT_TRUE(graph.ok());
+  auto problem = SearchProblem<AdjacencyGraph>::build(*graph, random_candidates(*graph, rng, 3));
+  ASSERT_TRUE(problem.ok());
+  auto limited = exact_search(*problem, {2});
+  ASSERT_FALSE(limited.ok());
+  EXPECT_NE(limited.error().message.find("gave up after 2 states"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace collage
