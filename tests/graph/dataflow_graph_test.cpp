@@ -197,6 +197,15 @@ TEST(DataflowGraph, CycleIsAnErrorNamingANode) {
   EXPECT_NE(graph.error().message.find("'relu'"), std::string::npos) << graph.error().message;
 }
 
+TEST(DataflowGraph, CycleInAnUnlabelledIrNamesTheHandle) {
+  AdjacencyGraph g;
+  g.inputs = {{2}, {0}, {1}, {0}};
+  g.roots = {3};
+  auto graph = DataflowGraph<AdjacencyGraph>::build(g);
+  ASSERT_FALSE(graph.ok());
+  EXPECT_EQ(graph.error().message, "the dataflow graph has a cycle through node '0'");
+}
+
 TEST(DataflowGraph, EmptyGraph) {
   AdjacencyGraph g;
   auto graph = DataflowGraph<AdjacencyGraph>::build(g);

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <type_traits>
 #include <unordered_map>
@@ -211,9 +212,7 @@ class DataflowGraph {
           if (it == index_.end()) {
             open(in);
           } else if (it->second == kOnStack) {
-            std::string name = access::label(*ir_, in);
-            return Error{"the dataflow graph has a cycle through node '" +
-                         (name.empty() ? std::string("<unnamed>") : name) + "'"};
+            return Error{"the dataflow graph has a cycle through node '" + describe(in) + "'"};
           }
           continue;
         }
@@ -235,6 +234,19 @@ class DataflowGraph {
     flags_.assign(handles_.size(), 0);
     for (std::size_t r : roots_) flags_[r] |= kExternal;
     return Status::success();
+  }
+
+  /// A name for a node not yet indexed: its label, else its handle when it can be printed.
+  std::string describe(const node_handle& n) const {
+    std::string name = access::label(*ir_, n);
+    if (!name.empty()) return name;
+    if constexpr (detail::is_streamable<node_handle>::value) {
+      std::ostringstream os;
+      os << n;
+      return os.str();
+    } else {
+      return "<unnamed>";
+    }
   }
 
   /// Builds the consumer lists (CSR) from the input lists.

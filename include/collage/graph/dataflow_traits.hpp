@@ -28,6 +28,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <ostream>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -53,6 +54,12 @@ template <class T, class = void>
 struct is_equality_comparable : std::false_type {};
 template <class T>
 struct is_equality_comparable<T, std::void_t<decltype(std::declval<const T&>() == std::declval<const T&>())>>
+    : std::true_type {};
+
+template <class T, class = void>
+struct is_streamable : std::false_type {};
+template <class T>
+struct is_streamable<T, std::void_t<decltype(std::declval<std::ostream&>() << std::declval<const T&>())>>
     : std::true_type {};
 
 template <class Traits, class = void>

@@ -20,12 +20,12 @@ struct BeamSearchOptions {
   std::size_t width = 64;
 };
 
-/// A bounded-width search. States are grouped by their first uncovered kernel node v and
-/// processed in ascending v; of each group the `width` best (cost so far plus the A* bound) are
-/// expanded, by the candidates whose first kernel node is v. Each step covers v, so the search
-/// takes at most one step per kernel node. Results are acyclic and valid but not necessarily
-/// optimal: candidates whose inputs are produced after v are never tried from v's group.
-/// Deterministic. Fails when every state of some group has no applicable candidate.
+/// A bounded-width search over the exact search's state space. States are layered by how many
+/// kernel nodes they cover and layers are processed in ascending order; of each layer the `width`
+/// best states (cost so far plus the A* bound) are expanded by every applicable candidate. Each
+/// expansion covers at least one more kernel node, so there are at most as many layers as kernel
+/// nodes. Results are acyclic and valid, optimal when the beam never drops the optimal path.
+/// Deterministic. Fails when no kept state can be completed.
 template <class G>
 Result<Partitioning> beam_search(const SearchProblem<G>& problem, const BeamSearchOptions& options = {}) {
   const auto started = std::chrono::steady_clock::now();
@@ -47,11 +47,11 @@ Result<Partitioning> beam_search(const SearchProblem<G>& problem, const BeamSear
     std::size_t item = npos;  // the last choice (npos for the start)
   };
   auto score = [&](const Node& n) { return n.cost + std::max(0.0, bound_total - n.state.covered_share); };
-  // Groups by first uncovered kernel node; within a group, one node per covered set.
+  // Layers by kernel nodes covered; within a layer, one node per covered set.
   std::map<std::size_t, std::vector<Node>> groups;
   std::map<std::size_t, std::unordered_map<CoveredSet, std::size_t>> group_index;
   auto add = [&](Node n) {
-    const std::size_t v = frontier.first_uncovered_kernel(n.state.covered);
+    const std::size_t v = n.state.kernels_covered;
     auto& members = groups[v];
     auto& index = group_index[v];
     auto [it, inserted] = index.emplace(n.state.covered, members.size());
@@ -79,7 +79,7 @@ Result<Partitioning> beam_search(const SearchProblem<G>& problem, const BeamSear
     std::stable_sort(members.begin(), members.end(),
                      [&](const Node& a, const Node& b) { return score(a) < score(b); });
     if (members.size() > options.width) members.resize(options.width);
-    if (v == npos) {  // every kernel node covered: the best member wins
+    if (v == problem.kernel_nodes()) {  // every kernel node covered: the best member wins
       std::vector<std::size_t> path;
       for (std::size_t at = link_of(members.front()); links[at].item != npos; at = links[at].parent) {
         path.push_back(links[at].item);
@@ -91,19 +91,21 @@ Result<Partitioning> beam_search(const SearchProblem<G>& problem, const BeamSear
       result.stats = stats;
       return result;
     }
-    auto [first, last] = problem.starting_at(v);
     for (const Node& member : members) {
       ++stats.states_expanded;
       const std::size_t link = link_of(member);
-      for (std::size_t item = first; item < last; ++item) {
-        std::optional<detail::SearchState> next = frontier.apply(member.state, item);
-        if (!next) continue;
-        add(Node{std::move(*next), member.cost + problem[item].effective.raw(), link, item});
+      for (std::uint32_t r : member.state.ready) {
+        auto [first, last] = problem.starting_at(r);
+        for (std::size_t item = first; item < last; ++item) {
+          std::optional<detail::SearchState> next = frontier.apply(member.state, item);
+          if (!next) continue;
+          add(Node{std::move(*next), member.cost + problem[item].effective.raw(), link, item});
+        }
       }
     }
   }
-  return Error{"beam search found no complete partitioning (every kept state reached a node whose "
-               "candidates need inputs that are not yet produced); try exact search or a wider beam"};
+  return Error{"beam search found no complete partitioning (no kept state could be completed); try a wider "
+               "beam or exact search"};
 }
 
 }  // namespace collage

@@ -1,0 +1,103 @@
+// Candidate generation by the ready-made partition rules (rules/partition_spec.hpp): native fusion
+// (TVM FuseOps style) at max depth 3 and 6 on a 12-layer BERT-like graph and on a 100,000-node chain
+// of elementwise / broadcast ops, and operator-predicate BYOC on the BERT-like graph.
+//
+// Timed: one all_candidates call over a prebuilt DataflowGraph (the IR and the graph are built
+// outside the timing). Counters:
+//   nodes       graph nodes
+//   candidates  candidates the rule returns
+//   combined    candidates the rule's combine step produces before only_valid filters them
+//               (measured once, outside the timing)
+// Combine rounds are not reported: CombineRule keeps its round count to itself (it would need a
+// statistics hook in rules/combine.hpp).
+
+#include <cstddef>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <benchmark/benchmark.h>
+
+#include "collage/graph/dataflow_graph.hpp"
+#include "collage/rules/partition_spec.hpp"
+#include "common/expr_ir.hpp"
+#include "common/models.hpp"
+
+namespace {
+
+using collage::CombineLimits;
+using collage::DataflowGraph;
+using collage::PartitionRule;
+using testing_ir::ExprGraph;
+using Graph = DataflowGraph<ExprGraph>;
+
+enum Model : int { kBert12 = 0, kChain100k = 1 };
+
+/// The IR and its graph (which points into the IR), built once per model and kept for the run.
+struct Prepared {
+  ExprGraph ir;
+  std::optional<Graph> graph;
+};
+
+const Graph& prepared(Model model) {
+  static std::unique_ptr<Prepared> cache[2];
+  std::unique_ptr<Prepared>& slot = cache[model];
+  if (!slot) {
+    slot = std::make_unique<Prepared>();
+    if (model == kBert12) {
+      testing_ir::models::bert_like(slot->ir, 12, 768);  // 697 nodes
+    } else {
+      testing_ir::models::chain(slot->ir, 99997);  // 99,997 ops + x + 2 scalars = 100,000 nodes
+    }
+    slot->graph.emplace(Graph::build(slot->ir).value());
+  }
+  return *slot->graph;
+}
+
+/// What a TensorRT-like backend accepts in the BERT-like graph: everything but layer_norm.
+collage::NodePredicate<ExprGraph> trt_like() {
+  static const std::set<std::string> ops{"dense",   "bias_add",  "add",          "multiply", "power",
+                                         "tanh",    "reshape",   "transpose",    "softmax",  "batch_matmul"};
+  return [](const Graph& g, std::size_t i) { return ops.count(g.op_name(i)) != 0; };
+}
+
+void run(benchmark::State& state, const Graph& graph, const PartitionRule<ExprGraph>& rule,
+         const PartitionRule<ExprGraph>& combine_only) {
+  std::size_t produced = 0;
+  for (auto _ : state) {
+    auto candidates = rule.all_candidates(graph, "t");
+    produced = candidates.size();
+    benchmark::DoNotOptimize(candidates.data());
+  }
+  state.counters["nodes"] = static_cast<double>(graph.size());
+  state.counters["candidates"] = static_cast<double>(produced);
+  state.counters["combined"] = static_cast<double>(combine_only.all_candidates(graph, "t").size());
+}
+
+void BM_NativeFusion(benchmark::State& state, Model model) {
+  const auto depth = static_cast<std::size_t>(state.range(0));
+  const Graph& graph = prepared(model);
+  CombineLimits limits;
+  limits.max_depth = depth;
+  run(state, graph, collage::native_fusion_rule<ExprGraph>(depth),
+      collage::combine(collage::op_kind<ExprGraph>(collage::OpKind::anchor),
+                       collage::fuse_ops_combiners<ExprGraph>(), limits));
+}
+
+void BM_OpPredicateByoc(benchmark::State& state, Model model) {
+  const auto depth = static_cast<std::size_t>(state.range(0));
+  const Graph& graph = prepared(model);
+  CombineLimits limits;
+  limits.max_depth = depth;
+  run(state, graph, collage::op_predicate_byoc_rule<ExprGraph>("trt", trt_like(), depth),
+      collage::combine(collage::op_predicate<ExprGraph>("trt", trt_like()),
+                       {collage::Combiner<ExprGraph>::all()}, limits));
+}
+
+BENCHMARK_CAPTURE(BM_NativeFusion, bert12, kBert12)->Arg(3)->Arg(6)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_NativeFusion, chain100k, kChain100k)->Arg(3)->Arg(6)->Unit(benchmark::kMillisecond);
+BENCHMARK_CAPTURE(BM_OpPredicateByoc, bert12, kBert12)->Arg(3)->Arg(6)->Unit(benchmark::kMillisecond);
+
+}  // namespace

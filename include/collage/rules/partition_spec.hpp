@@ -1,0 +1,167 @@
+#pragma once
+
+/// \file
+/// PartitionSpec (a target and the rule that proposes its candidates) and ready-made rules in the
+/// styles of TVM's Collage: native fusion (FuseOps), operator-predicate BYOC, pattern-table BYOC,
+/// library composites inside native kernels, and "fuse exactly these patterns".
+
+#include <cstddef>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collage/partition/sub_graph_config.hpp"
+#include "collage/rules/base_rules.hpp"
+#include "collage/rules/combinators.hpp"
+#include "collage/rules/combine.hpp"
+#include "collage/rules/partition_rule.hpp"
+#include "collage/rules/pattern.hpp"
+#include "collage/rules/pattern_rule.hpp"
+
+namespace collage {
+
+/// A backend the partitioner may use: its name, the rule proposing the sub-graphs it could run,
+/// and a cost added per partition it runs (a kernel-launch or transition penalty).
+template <class G>
+struct PartitionSpec {
+  std::string target;
+  PartitionRule<G> rule;
+  double penalty = 0.0;
+
+  /// Every candidate of `rule` for `target` over `graph` (canonical: sorted, no duplicates).
+  std::vector<Candidate> all_candidates(const DataflowGraph<G>& graph) const {
+    return rule.all_candidates(graph, target);
+  }
+};
+
+/// A labelled pattern, as in a BYOC pattern table: ("cutlass.dense_bias", dense(*, const) ...).
+template <class G>
+using PatternTable = std::vector<std::pair<std::string, Pattern<G>>>;
+
+/// The combiners of TVM's FuseOps: by_kind(anchor, broadcast), by_kind(broadcast, reduce),
+/// by_kind(injective, injective), tuple_arg, tuple_proj.
+template <class G>
+std::vector<Combiner<G>> fuse_ops_combiners() {
+  using C = Combiner<G>;
+  return {C::by_kind(OpKind::anchor, OpKind::broadcast), C::by_kind(OpKind::broadcast, OpKind::reduce),
+          C::by_kind(OpKind::injective, OpKind::injective), C::tuple_arg(), C::tuple_proj()};
+}
+
+/// What one kernel may be in the ready-made rules, as in TVM's Collage: at most one exit, no taps,
+/// at most `max_depth` deep (0: unlimited).
+inline SubGraphConfig kernel_config(std::size_t max_depth) { return SubGraphConfig{1, false, max_depth}; }
+
+namespace detail {
+
+/// composite(l_i, pattern(l_i, p_i)) for every entry of `table`, in table order.
+template <class G>
+std::vector<PartitionRule<G>> composite_patterns(const PatternTable<G>& table) {
+  std::vector<PartitionRule<G>> rules;
+  rules.reserve(table.size());
+  for (const auto& [label, p] : table) rules.push_back(composite(label, pattern<G>(label, p)));
+  return rules;
+}
+
+/// The native-fusion tree over the seed rule `seeds`.
+template <class G>
+PartitionRule<G> native_fusion_over(PartitionRule<G> seeds, std::size_t max_depth) {
+  CombineLimits limits;
+  limits.max_depth = max_depth;
+  return primitive(only_valid(combine(std::move(seeds), fuse_ops_combiners<G>(), limits, "fuse"),
+                              kernel_config(max_depth)),
+                   /*external=*/false);
+}
+
+}  // namespace detail
+
+/// Native fusion in the style of TVM's FuseOps:
+///
+///     primitive[native](only_valid(combine(op_kind(anchor),
+///         [by_kind(anchor,broadcast), by_kind(broadcast,reduce), by_kind(injective,injective),
+///          tuple_arg, tuple_proj], max_depth), {1 exit, no taps, max_depth}))
+///
+/// Candidates are marked Primitive without a Compiler attribute (the native code generator runs
+/// them). Unlike TVM, which leaves native candidates unwrapped so that FuseOps decides later, the
+/// Primitive group is added here so every ready-made rule yields kernels of the same shape.
+template <class G>
+PartitionRule<G> native_fusion_rule(std::size_t max_depth) {
+  return detail::native_fusion_over(op_kind<G>(OpKind::anchor), max_depth);
+}
+
+/// A spec for `target` whose rule is native_fusion_rule(max_depth).
+template <class G>
+PartitionSpec<G> native_fusion_spec(std::string target, std::size_t max_depth, double penalty = 0.0) {
+  return PartitionSpec<G>{std::move(target), native_fusion_rule<G>(max_depth), penalty};
+}
+
+/// Operator-predicate BYOC (TVM's AnnotateTarget / MergeCompilerRegions / PartitionGraph for
+/// backends with "target.<compiler>" operator predicates):
+///
+///     primitive(only_valid(combine(op_predicate(name, predicate), [all], config.max_depth), config))
+///
+/// Every operator the backend accepts is a seed; `all` joins any touching pair. Candidates carry
+/// ("Compiler", target).
+template <class G>
+PartitionRule<G> op_predicate_byoc_rule(std::string name, NodePredicate<G> predicate, SubGraphConfig config) {
+  CombineLimits limits;
+  limits.max_depth = config.max_depth;
+  return primitive(only_valid(combine(op_predicate<G>(std::move(name), std::move(predicate)),
+                                      {Combiner<G>::all()}, limits, "byoc"),
+                              config));
+}
+
+/// op_predicate_byoc_rule with config kernel_config(max_depth) = {1 exit, no taps, max_depth}: the
+/// config TVM's Collage uses for its BYOC rules (gather_partition_specs.cc). Graph-style backends
+/// that can return several results from one partition (TensorRT) may pass a config with more
+/// exits instead.
+template <class G>
+PartitionRule<G> op_predicate_byoc_rule(std::string name, NodePredicate<G> predicate, std::size_t max_depth) {
+  return op_predicate_byoc_rule<G>(std::move(name), std::move(predicate), kernel_config(max_depth));
+}
+
+/// Pattern-table BYOC (TVM's MergeComposite followed by AnnotateTarget / MergeCompilerRegions /
+/// PartitionGraph):
+///
+///     primitive(only_valid(combine(union(composite(l_i, pattern(l_i, p_i))...), [all], max_depth),
+///                          {1 exit, no taps, max_depth}))
+///
+/// Each match becomes a Composite group named by its label; touching composites are joined into
+/// one partition for the backend (Compiler = target).
+template <class G>
+PartitionRule<G> pattern_table_byoc_rule(PatternTable<G> table, std::size_t max_depth) {
+  CombineLimits limits;
+  limits.max_depth = max_depth;
+  return primitive(only_valid(combine(union_of(detail::composite_patterns(table)), {Combiner<G>::all()}, limits,
+                                      "byoc"),
+                              kernel_config(max_depth)));
+}
+
+/// Library composites inside native kernels (TVM's "extern for TVM": a cuBLAS / CUTLASS call the
+/// native code generator emits inside its own kernel): native fusion whose seeds are the operator
+/// calls and the library matches,
+///
+///     primitive[native](only_valid(combine(union(op_kind(anchor), composite(l_i, pattern(l_i, p_i))...),
+///         [FuseOps combiners], max_depth), {1 exit, no taps, max_depth}))
+///
+/// so a library call (e.g. Composite=cutlass.dense_bias, of kind anchor) fuses with elementwise
+/// epilogues like any anchor. The composite seeds stay candidates on their own too.
+template <class G>
+PartitionRule<G> library_in_native_rule(PatternTable<G> table, std::size_t max_depth) {
+  std::vector<PartitionRule<G>> seeds;
+  seeds.push_back(op_kind<G>(OpKind::anchor));
+  for (PartitionRule<G>& r : detail::composite_patterns(table)) seeds.push_back(std::move(r));
+  return detail::native_fusion_over(union_of(std::move(seeds)), max_depth);
+}
+
+/// "Fuse exactly these patterns": each match of each labelled pattern is one partition, nothing
+/// is combined:
+///
+///     primitive(only_valid(union(composite(l_i, pattern(l_i, p_i))...), {1 exit, no taps}))
+///
+/// (only_valid also drops matches that are not convex.)
+template <class G>
+PartitionRule<G> exact_patterns_rule(PatternTable<G> table) {
+  return primitive(only_valid(union_of(detail::composite_patterns(table)), kernel_config(0)));
+}
+
+}  // namespace collage

@@ -1,0 +1,139 @@
+#pragma once
+
+/// \file
+/// Greedy baseline: targets in priority order claim the largest regions they support.
+
+#include <algorithm>
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "collage/search/frontier.hpp"
+#include "collage/support/result.hpp"
+
+namespace collage {
+
+/// The partitioning a priority-driven partitioner would choose, the way TVM's BYOC annotation and
+/// merging or ONNX Runtime's execution-provider assignment work: each target in `priority` order
+/// (targets not listed follow, by name) claims its candidates from the largest (most kernel nodes)
+/// down, skipping any that overlaps what is claimed or would close a cycle among the parts claimed
+/// so far. Costs play no part in the choice. For comparison with the cost-driven searchers, and as
+/// a fallback. Fails, naming the node, when some kernel node ends unclaimed.
+template <class G>
+Result<Partitioning> greedy_search(const SearchProblem<G>& problem, const std::vector<std::string>& priority) {
+  const auto started = std::chrono::steady_clock::now();
+  const DataflowGraph<G>& graph = problem.graph();
+  auto rank = [&](const std::string& target) {
+    auto it = std::find(priority.begin(), priority.end(), target);
+    return static_cast<std::size_t>(it - priority.begin());
+  };
+  std::vector<std::size_t> order(problem.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const Candidate& ca = problem[a].candidate;
+    const Candidate& cb = problem[b].candidate;
+    const std::size_t ra = rank(ca.target);
+    const std::size_t rb = rank(cb.target);
+    if (ra != rb) return ra < rb;
+    if (ra == priority.size() && ca.target != cb.target) return ca.target < cb.target;
+    if (problem[a].kernels != problem[b].kernels) return problem[a].kernels > problem[b].kernels;
+    return ca < cb;
+  });
+
+  // owner[i]: the claimed part holding node i, or npos. Unclaimed nodes count as parts of their own.
+  std::vector<std::size_t> owner(graph.size(), npos);
+  std::vector<std::size_t> claimed;
+  std::vector<std::size_t> visited_at(graph.size(), npos);
+  // Whether claiming `inside` closes a cycle: a path leaves it and comes back, possibly through
+  // claimed parts (entering a part anywhere lets the path leave from any of its nodes).
+  auto closes_cycle = [&](const IndexSet& inside, std::size_t stamp) {
+    std::vector<std::size_t> stack;
+    auto push = [&](std::size_t n) {
+      if (visited_at[n] == stamp) return;
+      visited_at[n] = stamp;
+      stack.push_back(n);
+    };
+    for (std::size_t o : inside) {
+      for (std::size_t c : graph.outputs(o)) {
+        if (!inside.contains(c)) push(c);
+      }
+    }
+    while (!stack.empty()) {
+      const std::size_t n = stack.back();
+      stack.pop_back();
+      if (owner[n] != npos) {
+        for (std::size_t m : problem[owner[n]].candidate.sub_graph.inside()) push(m);
+      }
+      for (std::size_t c : graph.outputs(n)) {
+        if (inside.contains(c)) return true;
+        push(c);
+      }
+    }
+    return false;
+  };
+  for (std::size_t id : order) {
+    const IndexSet& inside = problem[id].candidate.sub_graph.inside();
+    bool free = true;
+    for (std::size_t i : inside) free = free && owner[i] == npos;
+    if (!free || closes_cycle(inside, id)) continue;
+    for (std::size_t i : inside) owner[i] = id;
+    claimed.push_back(id);
+  }
+  for (std::size_t i = 0; i < graph.size(); ++i) {
+    if (graph.needs_kernel(i) && owner[i] == npos) {
+      return Error{"greedy search left node '" + graph.label(i) + "' unclaimed: every candidate covering it overlaps "
+                   "a larger claimed region or would close a cycle"};
+    }
+  }
+  // Emit the parts in a topological order of the quotient (Kahn's algorithm, smallest first).
+  std::vector<std::size_t> part_of(graph.size(), npos);
+  for (std::size_t k = 0; k < claimed.size(); ++k) {
+    for (std::size_t i : problem[claimed[k]].candidate.sub_graph.inside()) part_of[i] = k;
+  }
+  std::vector<std::vector<std::size_t>> succ(claimed.size());
+  std::vector<std::size_t> indegree(claimed.size(), 0);
+  // Dependencies may pass through host nodes: propagate the producing parts through them.
+  std::vector<std::vector<std::size_t>> feeds(graph.size());
+  for (std::size_t i = 0; i < graph.size(); ++i) {
+    std::vector<std::size_t> from;
+    for (std::size_t j : graph.inputs(i)) {
+      if (graph.is_inlinable(j)) continue;
+      if (part_of[j] != npos) {
+        from.push_back(part_of[j]);
+      } else {
+        from.insert(from.end(), feeds[j].begin(), feeds[j].end());
+      }
+    }
+    std::sort(from.begin(), from.end());
+    from.erase(std::unique(from.begin(), from.end()), from.end());
+    if (part_of[i] == npos) {
+      feeds[i] = std::move(from);
+      continue;
+    }
+    for (std::size_t p : from) {
+      if (p == part_of[i]) continue;
+      succ[p].push_back(part_of[i]);
+      ++indegree[part_of[i]];
+    }
+  }
+  std::vector<std::size_t> ready;
+  for (std::size_t k = 0; k < claimed.size(); ++k) {
+    if (indegree[k] == 0) ready.push_back(k);
+  }
+  std::vector<std::size_t> items;
+  while (!ready.empty()) {
+    auto smallest = std::min_element(ready.begin(), ready.end());
+    const std::size_t k = *smallest;
+    ready.erase(smallest);
+    items.push_back(claimed[k]);
+    for (std::size_t s : succ[k]) {
+      if (--indegree[s] == 0) ready.push_back(s);
+    }
+  }
+  Partitioning result = detail::Frontier<G>(problem).assemble(items);
+  result.stats.algorithm = "greedy";
+  result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  return result;
+}
+
+}  // namespace collage
