@@ -1,8 +1,14 @@
 #pragma once
 
 /// \file
-/// The whole collage core.
+/// The whole collage core: graph, partition, rules, cost, search and the partitioner.
 
+#include "collage/cost/budgeted_oracle.hpp"
+#include "collage/cost/caching_oracle.hpp"
+#include "collage/cost/cost_oracle.hpp"
+#include "collage/cost/measurement_db.hpp"
+#include "collage/cost/robust_timer.hpp"
+#include "collage/cost/structural_key.hpp"
 #include "collage/graph/dataflow_graph.hpp"
 #include "collage/graph/dataflow_traits.hpp"
 #include "collage/graph/op_kind.hpp"
@@ -10,6 +16,22 @@
 #include "collage/partition/extraction.hpp"
 #include "collage/partition/sub_graph.hpp"
 #include "collage/partition/sub_graph_config.hpp"
+#include "collage/partitioner.hpp"
+#include "collage/rules/anchor_fusion.hpp"
+#include "collage/rules/base_rules.hpp"
+#include "collage/rules/combinators.hpp"
+#include "collage/rules/combine.hpp"
+#include "collage/rules/max_coalesce.hpp"
+#include "collage/rules/partition_rule.hpp"
+#include "collage/rules/partition_spec.hpp"
+#include "collage/rules/pattern.hpp"
+#include "collage/rules/pattern_rule.hpp"
+#include "collage/rules/split_bound.hpp"
+#include "collage/search/beam_search.hpp"
+#include "collage/search/exact_search.hpp"
+#include "collage/search/greedy_search.hpp"
+#include "collage/search/partitioning.hpp"
+#include "collage/search/search_problem.hpp"
 #include "collage/support/cost.hpp"
 #include "collage/support/index_set.hpp"
 #include "collage/support/index_span.hpp"

@@ -102,4 +102,17 @@ struct collage::dataflow_traits<testing_ir::ExprGraph> {
   static bool is_constant(const G&, node_handle n) { return n->type == T::constant; }
   static bool needs_kernel(const G&, node_handle n) { return n->type == T::call; }
   static int scope(const G&, node_handle n) { return n->scope; }
+  /// Operators by name; leaves by what they are (this IR has no shapes to tell them apart).
+  static std::string signature(const G&, node_handle n) {
+    switch (n->type) {
+      case T::call: return n->name;
+      case T::var: return "var";
+      case T::constant: return "const";
+      case T::scalar: return "scalar:" + n->name;
+      case T::tuple: return "tuple";
+      case T::get_item: return "get_item:" + std::to_string(n->field);
+      case T::op_ref: return "ref:" + n->name;
+    }
+    return n->name;
+  }
 };

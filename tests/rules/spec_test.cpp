@@ -143,7 +143,7 @@ TEST(NativeFusion, DescribeAndSpec) {
   f.build();
   auto rule = native_fusion_rule<ExprGraph>(3);
   EXPECT_EQ(rule.describe(),
-            "primitive[native](only_valid(combine(op_kind(anchor), [by_kind(anchor,broadcast), "
+            "primitive[native](only_valid(combine(op_kind(opaque), [by_kind(anchor,broadcast), "
             "by_kind(broadcast,reduce), by_kind(injective,injective), tuple_arg, tuple_proj], max_depth 3), "
             "{max_exits 1, taps forbidden, max_depth 3}))");
   PartitionSpec<ExprGraph> spec = native_fusion_spec<ExprGraph>("tvm", 3, 0.5);

@@ -76,16 +76,20 @@ PartitionRule<G> native_fusion_over(PartitionRule<G> seeds, std::size_t max_dept
 
 /// Native fusion in the style of TVM's FuseOps:
 ///
-///     primitive[native](only_valid(combine(op_kind(anchor),
+///     primitive[native](only_valid(combine(op_kind(opaque),
 ///         [by_kind(anchor,broadcast), by_kind(broadcast,reduce), by_kind(injective,injective),
 ///          tuple_arg, tuple_proj], max_depth), {1 exit, no taps, max_depth}))
+///
+/// The seeds are every operator, up to opaque ones (the tree says op_kind(anchor)): as in
+/// FuseOps, an opaque operator (softmax, layer_norm) gets a kernel of its own, so a native target
+/// alone covers any graph. The by_kind combiners never join an opaque operator with anything.
 ///
 /// Candidates are marked Primitive without a Compiler attribute (the native code generator runs
 /// them). Unlike TVM, which leaves native candidates unwrapped so that FuseOps decides later, the
 /// Primitive group is added here so every ready-made rule yields kernels of the same shape.
 template <class G>
 PartitionRule<G> native_fusion_rule(std::size_t max_depth) {
-  return detail::native_fusion_over(op_kind<G>(OpKind::anchor), max_depth);
+  return detail::native_fusion_over(op_kind<G>(OpKind::opaque), max_depth);
 }
 
 /// A spec for `target` whose rule is native_fusion_rule(max_depth).
@@ -140,7 +144,7 @@ PartitionRule<G> pattern_table_byoc_rule(PatternTable<G> table, std::size_t max_
 /// native code generator emits inside its own kernel): native fusion whose seeds are the operator
 /// calls and the library matches,
 ///
-///     primitive[native](only_valid(combine(union(op_kind(anchor), composite(l_i, pattern(l_i, p_i))...),
+///     primitive[native](only_valid(combine(union(op_kind(opaque), composite(l_i, pattern(l_i, p_i))...),
 ///         [FuseOps combiners], max_depth), {1 exit, no taps, max_depth}))
 ///
 /// so a library call (e.g. Composite=cutlass.dense_bias, of kind anchor) fuses with elementwise
@@ -148,7 +152,7 @@ PartitionRule<G> pattern_table_byoc_rule(PatternTable<G> table, std::size_t max_
 template <class G>
 PartitionRule<G> library_in_native_rule(PatternTable<G> table, std::size_t max_depth) {
   std::vector<PartitionRule<G>> seeds;
-  seeds.push_back(op_kind<G>(OpKind::anchor));
+  seeds.push_back(op_kind<G>(OpKind::opaque));
   for (PartitionRule<G>& r : detail::composite_patterns(table)) seeds.push_back(std::move(r));
   return detail::native_fusion_over(union_of(std::move(seeds)), max_depth);
 }

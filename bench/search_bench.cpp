@@ -1,0 +1,184 @@
+// Search scaling: candidates + search (costs cached) on chains, residual blocks, BERT-like
+// encoders and wide branches, with 1 to 6 targets, for each searcher.
+//
+// Arguments: {shape, size, targets, algorithm}. Counters: nodes, candidates, states expanded,
+// states generated, oracle calls (to the backend oracle, after the warm-up fills the cache), and
+// the process's peak resident memory (VmHWM, reset before each benchmark where the kernel allows).
+
+#include <benchmark/benchmark.h>
+
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "collage/cost/caching_oracle.hpp"
+#include "collage/cost/mock_oracle.hpp"
+#include "collage/partitioner.hpp"
+#include "collage/rules/pattern_rule.hpp"
+#include "common/models.hpp"
+
+namespace {
+
+using testing_ir::ExprGraph;
+using Graph = collage::DataflowGraph<ExprGraph>;
+using Spec = collage::PartitionSpec<ExprGraph>;
+
+enum Shape { kChain, kResidual, kBert, kWide };
+const char* const kShapeNames[] = {"chain", "residual", "bert", "wide"};
+
+/// Builds the model; `size` is nodes for chains, blocks, layers, or branches (of 20 ops).
+void build_model(ExprGraph& ir, Shape shape, std::size_t size) {
+  switch (shape) {
+    case kChain: testing_ir::models::chain(ir, size); break;
+    case kResidual: testing_ir::models::residual_blocks(ir, size); break;
+    case kBert: testing_ir::models::bert_like(ir, size, 768); break;
+    case kWide: testing_ir::models::wide_branches(ir, size, 20); break;
+  }
+}
+
+bool is_op(const Graph& g, std::size_t i, std::initializer_list<const char*> ops) {
+  const std::string name = g.op_name(i);
+  for (const char* op : ops) {
+    if (name == op) return true;
+  }
+  return false;
+}
+
+/// The first `n` of six targets: native fusion; an operator-predicate backend for anchors
+/// (cuDNN/cuBLAS-like); a library with dense / batch_matmul composites (CUTLASS-like); an
+/// elementwise backend; a reduction backend; a TensorRT-like backend taking any op, depth 2.
+std::vector<Spec> make_specs(std::size_t n) {
+  std::vector<Spec> specs;
+  specs.push_back(collage::native_fusion_spec<ExprGraph>("tvm", 3));
+  if (n >= 2) {
+    specs.push_back(Spec{"cudnn", collage::op_predicate_byoc_rule<ExprGraph>(
+                                      "cudnn", [](const Graph& g, std::size_t i) { return g.kind(i) == collage::OpKind::anchor; }, 1)});
+  }
+  if (n >= 3) {
+    collage::PatternTable<ExprGraph> table;
+    table.emplace_back("cutlass.dense_bias", *collage::parse_pattern<ExprGraph>("bias_add(dense(*, const), const)"));
+    table.emplace_back("cutlass.dense", *collage::parse_pattern<ExprGraph>("dense(*, const)"));
+    table.emplace_back("cutlass.batch_matmul", *collage::parse_pattern<ExprGraph>("batch_matmul(*, *)"));
+    specs.push_back(Spec{"cutlass", collage::exact_patterns_rule<ExprGraph>(table)});
+  }
+  if (n >= 4) {
+    specs.push_back(Spec{"ew", collage::op_predicate_byoc_rule<ExprGraph>(
+                                   "ew", [](const Graph& g, std::size_t i) { return g.kind(i) <= collage::OpKind::broadcast; }, 2)});
+  }
+  if (n >= 5) {
+    specs.push_back(Spec{"reduce", collage::op_predicate_byoc_rule<ExprGraph>(
+                                       "reduce", [](const Graph& g, std::size_t i) {
+                                         return g.kind(i) == collage::OpKind::reduce || is_op(g, i, {"softmax", "layer_norm"});
+                                       }, 1)});
+  }
+  if (n >= 6) {
+    specs.push_back(Spec{"trt", collage::op_predicate_byoc_rule<ExprGraph>(
+                                    "trt", [](const Graph& g, std::size_t i) { return g.needs_kernel(i); }, 2)});
+  }
+  return specs;
+}
+
+std::size_t peak_rss_kib() {
+  std::ifstream status("/proc/self/status");
+  std::string line;
+  while (std::getline(status, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoul(line.substr(6));
+  }
+  return 0;
+}
+
+void reset_peak_rss() {
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";
+}
+
+void BM_Partition(benchmark::State& state) {
+  const auto shape = static_cast<Shape>(state.range(0));
+  const auto size = static_cast<std::size_t>(state.range(1));
+  const auto targets = static_cast<std::size_t>(state.range(2));
+  const auto algorithm = static_cast<collage::SearchAlgorithm>(state.range(3));
+  reset_peak_rss();
+  ExprGraph ir;
+  build_model(ir, shape, size);
+  auto graph = Graph::build(ir);
+  if (!graph.ok()) {
+    state.SkipWithError(graph.error().message.c_str());
+    return;
+  }
+  std::vector<Spec> specs = make_specs(targets);
+  collage::MockOracle<ExprGraph> mock(
+      {{"tvm", 1.0}, {"cudnn", 0.8}, {"cutlass", 0.7}, {"ew", 0.9}, {"reduce", 0.85}, {"trt", 0.95}});
+  collage::CachingOracle<ExprGraph> cache(mock);
+  collage::PartitionerOptions options;
+  options.algorithm = algorithm;
+  options.cache = false;  // `cache` above persists across iterations: costs are cached
+  options.beam.width = 16;
+  auto warm = collage::partition(*graph, specs, cache, options);  // fills the cache
+  if (!warm.ok()) {
+    state.SkipWithError(warm.error().message.c_str());
+    return;
+  }
+  const std::size_t calls_before = mock.calls();
+  collage::PartitionResult last;
+  for (auto _ : state) {
+    auto r = collage::partition(*graph, specs, cache, options);
+    if (!r.ok()) {
+      state.SkipWithError(r.error().message.c_str());
+      return;
+    }
+    last = std::move(r).value();
+  }
+  state.SetLabel(std::string(kShapeNames[shape]) + "/" + std::string(collage::to_string(algorithm)));
+  state.counters["nodes"] = static_cast<double>(graph->size());
+  state.counters["targets"] = static_cast<double>(targets);
+  state.counters["candidates"] = static_cast<double>(last.candidates.size());
+  state.counters["states_expanded"] = static_cast<double>(last.partitioning.stats.states_expanded);
+  state.counters["states_generated"] = static_cast<double>(last.partitioning.stats.states_generated);
+  state.counters["oracle_calls"] = static_cast<double>(mock.calls() - calls_before);
+  state.counters["cost"] = last.partitioning.effective_total.raw();
+  state.counters["search_s"] = last.seconds.search;
+  state.counters["candidates_s"] = last.seconds.candidates;
+  state.counters["peak_rss_mib"] = static_cast<double>(peak_rss_kib()) / 1024.0;
+}
+
+constexpr int kExact = static_cast<int>(collage::SearchAlgorithm::exact);
+constexpr int kBeam = static_cast<int>(collage::SearchAlgorithm::beam);
+constexpr int kGreedy = static_cast<int>(collage::SearchAlgorithm::greedy);
+
+// The headline: a 12-layer BERT-style encoder with three targets.
+BENCHMARK(BM_Partition)->Args({kBert, 12, 3, kExact})->Args({kBert, 12, 3, kBeam})->Args({kBert, 12, 3, kGreedy})
+    ->Unit(benchmark::kMillisecond);
+
+// Scaling in layers (48 .. 768 layers is about 2.8k .. 45k nodes).
+BENCHMARK(BM_Partition)
+    ->ArgsProduct({{kBert}, {2, 6, 12, 48, 96, 192, 384, 768}, {3}, {kExact, kBeam}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK(BM_Partition)
+    ->ArgsProduct({{kBert}, {2, 12, 48, 192}, {3}, {kGreedy}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
+// Other shapes, 100 .. 100,000 nodes.
+BENCHMARK(BM_Partition)
+    ->ArgsProduct({{kChain}, {100, 1000, 10000, 100000}, {1, 3}, {kExact, kBeam}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK(BM_Partition)
+    ->ArgsProduct({{kResidual}, {16, 160, 1600}, {1, 3}, {kExact, kBeam, kGreedy}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK(BM_Partition)
+    ->ArgsProduct({{kWide}, {2, 4, 8}, {1, 3}, {kExact, kBeam, kGreedy}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
+// Targets 1 .. 6 on BERT-12.
+BENCHMARK(BM_Partition)
+    ->ArgsProduct({{kBert}, {12}, {1, 2, 3, 4, 5, 6}, {kExact, kBeam}})
+    ->Unit(benchmark::kMillisecond);
+
+// 3,000 layers (about 138k nodes... with this generator's 58 nodes a layer, 174k): beam only.
+BENCHMARK(BM_Partition)->Args({kBert, 3000, 3, kBeam})->Unit(benchmark::kMillisecond)->Iterations(1);
+
+}  // namespace

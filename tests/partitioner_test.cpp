@@ -1,0 +1,258 @@
+#include "collage/partitioner.hpp"
+
+#include <gtest/gtest.h>
+
+#include "collage/cost/mock_oracle.hpp"
+#include "collage/report.hpp"
+#include "collage/rules/pattern_rule.hpp"
+#include "common/expr_ir.hpp"
+#include "common/models.hpp"
+
+namespace collage {
+namespace {
+
+using testing_ir::Expr;
+using testing_ir::ExprGraph;
+using Graph = DataflowGraph<ExprGraph>;
+using Spec = PartitionSpec<ExprGraph>;
+
+Graph build(const ExprGraph& ir) {
+  auto g = Graph::build(ir);
+  EXPECT_TRUE(g.ok());
+  return std::move(g).value();
+}
+
+/// A target that runs every operator one at a time.
+Spec per_op(const std::string& target) {
+  return Spec{target, op_predicate<ExprGraph>(target, [](const Graph& g, std::size_t i) { return g.needs_kernel(i); })};
+}
+
+/// Parts as "target:{inside}" strings, in the partitioning's order.
+std::vector<std::string> parts(const PartitionResult& r) {
+  std::vector<std::string> out;
+  for (const Candidate& c : r.partitioning.parts) out.push_back(c.target + ":" + c.sub_graph.inside().to_string());
+  return out;
+}
+
+TEST(PartitionerRfc, SingleOpGoesToTheCheaperTarget) {
+  ExprGraph ir;
+  ir.output(ir.call("relu", {ir.var("x")}));
+  Graph g = build(ir);
+  MockOracle<ExprGraph> oracle({{"a", 2.0}, {"b", 1.0}});
+  auto r = partition(g, {per_op("a"), per_op("b")}, oracle);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(parts(*r), std::vector<std::string>{"b:{1}"});
+  EXPECT_EQ(r->partitioning.total, Cost::value(1.0));
+  EXPECT_EQ(r->partitioning.host, std::vector<std::size_t>{0});
+}
+
+TEST(PartitionerRfc, DiamondSplitAcrossTwoTargets) {
+  ExprGraph ir;
+  auto x = ir.var("x");
+  auto conv = ir.call("conv2d", {x, ir.constant("w")});
+  auto relu = ir.call("relu", {conv});
+  auto abs = ir.call("abs", {conv});
+  ir.output(ir.call("add", {relu, abs}));
+  Graph g = build(ir);
+  // x=0 w=1 conv=2 relu=3 abs=4 add=5. The library is cheap for conv2d only.
+  MockOracle<ExprGraph> oracle({{"tvm", 1.0}});
+  oracle.set_op_cost("lib", "conv2d", 0.5);
+  Spec lib{"lib", op_predicate<ExprGraph>("lib", [](const Graph& gg, std::size_t i) { return gg.op_name(i) == "conv2d"; })};
+  auto r = partition(g, {native_fusion_spec<ExprGraph>("tvm", 3), lib}, oracle);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  // conv on the library (0.5); relu, abs and add fuse into one native kernel: 1 + 0.9 + 0.81.
+  EXPECT_EQ(parts(*r), (std::vector<std::string>{"lib:{2}", "tvm:{3..5}"}));
+  EXPECT_NEAR(r->partitioning.total.raw(), 0.5 + 1 + 0.9 + 0.81, 1e-9);
+}
+
+TEST(PartitionerRfc, MaxDepthLimitsFusionOfThreeRelus) {
+  ExprGraph ir;
+  const Expr* h = ir.var("x");
+  for (int i = 0; i < 3; ++i) h = ir.call("relu", {h});
+  ir.output(h);
+  Graph g = build(ir);
+  MockOracle<ExprGraph> oracle({{"tvm", 1.0}});
+  std::vector<std::size_t> sizes;
+  std::vector<double> totals;
+  for (std::size_t depth : {1, 2, 3}) {
+    auto r = partition(g, {native_fusion_spec<ExprGraph>("tvm", depth)}, oracle);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    sizes.push_back(r->partitioning.parts.size());
+    totals.push_back(r->partitioning.total.raw());
+  }
+  EXPECT_EQ(sizes, (std::vector<std::size_t>{3, 2, 1}));
+  EXPECT_NEAR(totals[0], 3.0, 1e-9);
+  EXPECT_NEAR(totals[1], 1.9 + 1.0, 1e-9);
+  EXPECT_NEAR(totals[2], 1 + 0.9 + 0.81, 1e-9);
+}
+
+TEST(PartitionerRfc, FiveOpGroupBeatsPerOpChoices) {
+  ExprGraph ir;
+  const Expr* h = ir.var("x");
+  for (const char* op : {"relu", "abs", "exp", "tanh", "sqrt"}) h = ir.call(op, {h});
+  ir.output(h);
+  Graph g = build(ir);
+  // Per op, "small" (0.5) beats "big" (1.0); but big runs the whole chain as one group for
+  // 1 + 0.9 + 0.81 + 0.729 + 0.6561 = 4.0951 ... which loses to 5 * 0.5 = 2.5 unless big's
+  // group decays faster. With decay 0.3 the group costs 1.4284 and wins.
+  auto pattern_rule = pattern<ExprGraph>("five", "sqrt(tanh(exp(abs(relu(*)))))");
+  ASSERT_TRUE(pattern_rule.ok());
+  MockOracle<ExprGraph> small({{"small", 0.5}, {"big", 1.0}});
+  small.set_decay(0.3);
+  auto r = partition(g, {per_op("small"), Spec{"big", *pattern_rule}}, small);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(parts(*r), std::vector<std::string>{"big:{1..5}"});
+  EXPECT_NEAR(r->partitioning.total.raw(), 1 + 0.3 + 0.09 + 0.027 + 0.0081, 1e-9);
+}
+
+TEST(PartitionerRfc, DoubleResidual) {
+  ExprGraph ir;
+  auto x = ir.var("x");
+  auto c1 = ir.call("conv2d", {x, ir.constant("w1")});
+  auto a1 = ir.call("add", {c1, x});
+  auto r1 = ir.call("relu", {a1});
+  auto c2 = ir.call("conv2d", {r1, ir.constant("w2")});
+  auto a2 = ir.call("add", {c2, r1});
+  auto r2 = ir.call("relu", {a2});
+  ir.output(r2);
+  Graph g = build(ir);
+  MockOracle<ExprGraph> oracle({{"tvm", 1.0}});
+  auto r = partition(g, {native_fusion_spec<ExprGraph>("tvm", 3)}, oracle);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  // Each conv fuses with its residual add and relu; r1 feeds both c2 and a2, which is fine
+  // because r1 is the first group's only exit.
+  EXPECT_EQ(r->partitioning.parts.size(), 2u);
+  EXPECT_NEAR(r->partitioning.total.raw(), 2 * (1 + 0.9 + 0.81), 1e-9);
+}
+
+TEST(PartitionerRfc, TupleOutput) {
+  ExprGraph ir;
+  auto x = ir.var("x");
+  auto a = ir.call("relu", {x});
+  auto b = ir.call("abs", {x});
+  ir.output(ir.tuple({a, b}));
+  Graph g = build(ir);
+  MockOracle<ExprGraph> oracle({{"tvm", 1.0}});
+  auto r = partition(g, {native_fusion_spec<ExprGraph>("tvm", 3)}, oracle);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  // relu and abs do not touch (no edge between them), so two kernels; the tuple stays on the host.
+  EXPECT_EQ(r->partitioning.parts.size(), 2u);
+  EXPECT_EQ(r->partitioning.host, (std::vector<std::size_t>{0, 3}));
+}
+
+TEST(Partitioner, UncoveredNodeNamesNodeAndTargets) {
+  ExprGraph ir;
+  ir.output(ir.call("softmax", {ir.call("relu", {ir.var("x")})}));
+  Graph g = build(ir);
+  MockOracle<ExprGraph> oracle({{"lib", 1.0}});
+  Spec relu_only{"lib", op_predicate<ExprGraph>("lib", [](const Graph& gg, std::size_t i) { return gg.op_name(i) == "relu"; })};
+  auto r = partition(g, {relu_only}, oracle);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "no candidate covers node 'softmax' (targets tried: lib)");
+}
+
+TEST(Partitioner, OracleFailuresMakeCandidatesInvalidNotFatal) {
+  ExprGraph ir;
+  ir.output(ir.call("abs", {ir.call("relu", {ir.var("x")})}));
+  Graph g = build(ir);
+  auto oracle = make_oracle<ExprGraph>("flaky", [](const Graph& gg, const Candidate& c, const ExtractionView&) -> Result<Cost> {
+    if (c.target == "broken") return Error{"backend cannot compile " + gg.label(c.sub_graph.first_inside())};
+    return Cost::value(1.0);
+  });
+  auto r = partition(g, {per_op("broken"), per_op("good")}, *oracle);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(parts(*r), (std::vector<std::string>{"good:{1}", "good:{2}"}));
+  EXPECT_EQ(r->oracle_errors.size(), 2u);
+  EXPECT_NE(r->oracle_errors[0].find("backend cannot compile relu"), std::string::npos) << r->oracle_errors[0];
+}
+
+TEST(Partitioner, CacheEstimatesIdenticalLayersOnce) {
+  ExprGraph ir;
+  testing_ir::models::bert_like(ir, 4, 64);
+  Graph g = build(ir);
+  MockOracle<ExprGraph> oracle({{"tvm", 1.0}});
+  auto r = partition(g, {native_fusion_spec<ExprGraph>("tvm", 3)}, oracle);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_GT(r->oracle.cache_hits, 0u);
+  EXPECT_LT(r->oracle.backend_calls * 2, r->candidates.size());  // most layers answered from the cache
+}
+
+TEST(Partitioner, DeterministicReportsAndReplayableTrace) {
+  ExprGraph ir;
+  testing_ir::models::bert_like(ir, 2, 64);
+  Graph g = build(ir);
+  MockOracle<ExprGraph> oracle({{"tvm", 1.0}, {"lib", 0.8}});
+  std::vector<Spec> specs = {native_fusion_spec<ExprGraph>("tvm", 3),
+                             Spec{"lib", op_predicate_byoc_rule<ExprGraph>("lib", [](const Graph& gg, std::size_t i) {
+                                    return gg.op_name(i) == "dense" || gg.op_name(i) == "bias_add";
+                                  }, 2), 0.1}};
+  auto first = partition(g, specs, oracle);
+  auto second = partition(g, specs, oracle);
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ(to_json(g, *first), to_json(g, *second));
+  EXPECT_EQ(to_dot(g, *first), to_dot(g, *second));
+  const std::string trace = save_trace(*first);
+  auto replayed = replay(g, trace);
+  ASSERT_TRUE(replayed.ok()) << replayed.error().message;
+  EXPECT_EQ(parts(PartitionResult{*replayed, {}, {}, {}, {}, {}, {}, {}, {}, 0}), parts(*first));
+  EXPECT_EQ(replayed->total, first->partitioning.total);
+  EXPECT_FALSE(replay(g, "collage-trace/1\ncandidate\tt\tr\t1\t99999\n").ok());
+  EXPECT_EQ(replay(g, "nonsense").error().message, "trace: line 1: expected 'collage-trace/1'");
+}
+
+TEST(Partitioner, AlgorithmsAgreeOnValidityAndExactIsBest) {
+  ExprGraph ir;
+  testing_ir::models::bert_like(ir, 2, 64);
+  Graph g = build(ir);
+  MockOracle<ExprGraph> oracle({{"tvm", 1.0}, {"lib", 0.8}});
+  std::vector<Spec> specs = {native_fusion_spec<ExprGraph>("tvm", 3),
+                             Spec{"lib", op_predicate_byoc_rule<ExprGraph>("lib", [](const Graph& gg, std::size_t i) {
+                                    return gg.kind(i) == OpKind::anchor;
+                                  }, 1)}};
+  std::map<std::string, double> totals;
+  for (SearchAlgorithm a : {SearchAlgorithm::exact, SearchAlgorithm::beam, SearchAlgorithm::greedy}) {
+    PartitionerOptions options;
+    options.algorithm = a;
+    auto r = partition(g, specs, oracle, options);
+    ASSERT_TRUE(r.ok()) << to_string(a) << ": " << r.error().message;
+    totals[std::string(to_string(a))] = r->partitioning.total.raw();
+    EXPECT_EQ(r->partitioning.stats.algorithm, to_string(a));
+  }
+  EXPECT_LE(totals["exact"], totals["beam"] + 1e-9);
+  EXPECT_LE(totals["exact"], totals["greedy"] + 1e-9);
+}
+
+TEST(Partitioner, RewriteVisitsPartsConsumersFirst) {
+  ExprGraph ir;
+  ir.output(ir.call("abs", {ir.call("relu", {ir.var("x")})}));
+  Graph g = build(ir);
+  MockOracle<ExprGraph> oracle({{"t", 1.0}});
+  auto r = partition(g, {per_op("t")}, oracle);
+  ASSERT_TRUE(r.ok());
+  std::vector<std::string> seen;
+  rewrite_partitions(g, r->partitioning, [&](const Candidate& c, const ExtractionView& view) {
+    seen.push_back(c.sub_graph.label() + "(" + std::to_string(view.params.size()) + ")");
+  });
+  EXPECT_EQ(seen, (std::vector<std::string>{"abs(1)", "relu(1)"}));
+}
+
+TEST(Partitioner, BudgetLeavesCandidatesUnknown) {
+  ExprGraph ir;
+  ir.output(ir.call("abs", {ir.call("relu", {ir.var("x")})}));
+  Graph g = build(ir);
+  MockOracle<ExprGraph> oracle({{"t", 1.0}});
+  PartitionerOptions options;
+  options.budget.max_calls = 1;
+  std::vector<std::string> phases;
+  options.progress = [&](std::string_view phase, std::size_t, std::size_t) {
+    if (phases.empty() || phases.back() != phase) phases.emplace_back(phase);
+  };
+  auto r = partition(g, {per_op("t")}, oracle, options);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->oracle.budget_refusals, 1u);
+  EXPECT_TRUE(r->partitioning.total.is_unknown());
+  EXPECT_EQ(phases, (std::vector<std::string>{"candidates", "estimate", "search"}));
+}
+
+}  // namespace
+}  // namespace collage
