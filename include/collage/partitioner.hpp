@@ -93,6 +93,12 @@ struct PartitionResult {
 
 namespace detail {
 
+/// Compares candidates with node indexes by first inside node (for searching canonical lists).
+struct FirstInsideOrder {
+  bool operator()(const Candidate& c, std::size_t node) const { return c.sub_graph.first_inside() < node; }
+  bool operator()(std::size_t node, const Candidate& c) const { return node < c.sub_graph.first_inside(); }
+};
+
 inline double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
@@ -185,10 +191,13 @@ Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vect
   result.seconds.search = detail::seconds_since(phase);
 
   // Explanation: the alternatives at each chosen part's first node.
+  // Canonical order sorts candidates by first inside node, so each part's are one run.
   for (const Candidate& part : result.partitioning.parts) {
+    const std::size_t first = part.sub_graph.first_inside();
+    auto run = std::equal_range(result.candidates.begin(), result.candidates.end(), first, detail::FirstInsideOrder{});
     std::vector<std::size_t> alternatives;
-    for (std::size_t k = 0; k < result.candidates.size(); ++k) {
-      if (result.candidates[k].sub_graph.first_inside() == part.sub_graph.first_inside()) alternatives.push_back(k);
+    for (auto it = run.first; it != run.second; ++it) {
+      alternatives.push_back(static_cast<std::size_t>(it - result.candidates.begin()));
     }
     std::stable_sort(alternatives.begin(), alternatives.end(), [&](std::size_t a, std::size_t b) {
       return result.candidates[a].cost.value_or(Cost::unknown()) < result.candidates[b].cost.value_or(Cost::unknown());
