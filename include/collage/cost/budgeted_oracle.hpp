@@ -1,0 +1,147 @@
+#pragma once
+
+/// \file
+/// BudgetedOracle<G>: caps the calls and the wall-clock time spent on an oracle, and reports
+/// progress through a batch.
+
+#include <algorithm>
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "collage/cost/cost_oracle.hpp"
+
+namespace collage {
+
+/// Limits on the work handed to an oracle; 0 means no limit.
+struct OracleBudget {
+  /// Candidates the wrapped oracle may be asked about (each candidate of a batch counts once).
+  std::size_t max_calls = 0;
+  /// Seconds from the first estimate after which the wrapped oracle is no longer asked.
+  double max_seconds = 0;
+};
+
+/// Told how far a long phase has got: `done` of `total` items of `phase` (e.g. "estimate").
+using ProgressCallback = std::function<void(std::string_view phase, std::size_t done, std::size_t total)>;
+
+/// Wraps an oracle under an OracleBudget. Once the budget is spent, estimates are Cost::unknown()
+/// without asking the wrapped oracle (counted as budget_refusals), so the search still finishes,
+/// preferring candidates whose cost is known. The budget is checked before each call: a call
+/// that is running when time runs out finishes.
+///
+/// estimate_batch() passes the batch on in chunks (set_chunk_size(); 1 by default, 0 for the
+/// whole batch at once) and calls the progress callback with phase "estimate" before the first
+/// chunk (0 of total) and after each chunk. The wrapped oracle is borrowed or owned, as for
+/// CachingOracle.
+template <class G>
+class BudgetedOracle final : public detail::OracleWrapper<G> {
+ public:
+  /// Limits `inner` (which must outlive this oracle) to `budget`.
+  BudgetedOracle(CostOracle<G>& inner, OracleBudget budget, ProgressCallback progress = {})
+      : detail::OracleWrapper<G>(inner), budget_(budget), progress_(std::move(progress)) {}
+  /// Limits `inner` (owned) to `budget`.
+  BudgetedOracle(std::unique_ptr<CostOracle<G>> inner, OracleBudget budget, ProgressCallback progress = {})
+      : detail::OracleWrapper<G>(std::move(inner)), budget_(budget), progress_(std::move(progress)) {}
+
+  /// The wrapped oracle's measurement, or Unknown (0 samples) when the budget is spent.
+  Result<Measurement> measure(const DataflowGraph<G>& graph, const Candidate& candidate,
+                              const ExtractionView& view) override {
+    ++this->own_.calls;
+    start_clock();
+    if (exhausted()) {
+      ++this->own_.budget_refusals;
+      return refused();
+    }
+    ++used_calls_;
+    return this->forward(graph, candidate, view);
+  }
+
+  /// measure() for a batch, passed on in chunks while the budget lasts, with progress reports.
+  std::vector<Result<Measurement>> measure_batch(const DataflowGraph<G>& graph,
+                                                 const std::vector<const Candidate*>& candidates) override {
+    const std::size_t total = candidates.size();
+    this->own_.calls += total;
+    start_clock();
+    report(0, total);
+    std::vector<Result<Measurement>> out;
+    out.reserve(total);
+    std::size_t done = 0;
+    while (done < total) {
+      if (exhausted()) {
+        this->own_.budget_refusals += total - done;
+        while (out.size() < total) out.push_back(refused());
+        done = total;
+        report(done, total);
+        break;
+      }
+      std::size_t chunk = chunk_size_ == 0 ? total - done : std::min(chunk_size_, total - done);
+      if (budget_.max_calls != 0) chunk = std::min(chunk, budget_.max_calls - used_calls_);
+      std::vector<const Candidate*> part(candidates.begin() + static_cast<std::ptrdiff_t>(done),
+                                         candidates.begin() + static_cast<std::ptrdiff_t>(done + chunk));
+      used_calls_ += chunk;
+      std::vector<Result<Measurement>> answers = this->forward_batch(graph, part);
+      for (Result<Measurement>& a : answers) out.push_back(std::move(a));
+      done += chunk;
+      report(done, total);
+    }
+    return out;
+  }
+
+  /// "budgeted(<wrapped oracle>)".
+  std::string name() const override { return "budgeted(" + this->inner().name() + ")"; }
+
+  /// Candidates per call of the wrapped oracle's batch form; 0 passes each batch whole.
+  void set_chunk_size(std::size_t n) { chunk_size_ = n; }
+  /// Replaces the clock (seconds since any fixed point); for tests.
+  void set_clock(std::function<double()> now_seconds) { now_ = std::move(now_seconds); }
+  /// Replaces the progress callback.
+  void set_progress(ProgressCallback progress) { progress_ = std::move(progress); }
+  /// Starts a fresh budget: no calls used, the clock restarts at the next estimate.
+  void reset() {
+    used_calls_ = 0;
+    started_ = false;
+  }
+
+  /// Whether the next estimate would be refused.
+  bool exhausted() const {
+    if (budget_.max_calls != 0 && used_calls_ >= budget_.max_calls) return true;
+    return budget_.max_seconds > 0 && seconds_used() >= budget_.max_seconds;
+  }
+  /// Candidates passed on to the wrapped oracle under the current budget.
+  std::size_t calls_used() const { return used_calls_; }
+  /// Seconds since the first estimate under the current budget (0 before it).
+  double seconds_used() const { return started_ ? now() - start_ : 0.0; }
+  /// The limits this oracle enforces.
+  const OracleBudget& budget() const { return budget_; }
+
+ private:
+  static Measurement refused() { return Measurement{Cost::unknown(), 0.0, 0}; }
+
+  double now() const {
+    if (now_) return now_();
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+  }
+  void start_clock() {
+    if (started_) return;
+    started_ = true;
+    start_ = now();
+  }
+  void report(std::size_t done, std::size_t total) const {
+    if (progress_) progress_("estimate", done, total);
+  }
+
+  OracleBudget budget_;
+  ProgressCallback progress_;
+  std::function<double()> now_;
+  std::size_t chunk_size_ = 1;
+  std::size_t used_calls_ = 0;
+  bool started_ = false;
+  double start_ = 0.0;
+};
+
+}  // namespace collage

@@ -1,0 +1,117 @@
+#pragma once
+
+/// \file
+/// CachingOracle<G>: remembers an oracle's answers by structural key, so identical sub-graphs
+/// anywhere in a model (twelve identical transformer layers) are estimated once.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "collage/cost/cost_oracle.hpp"
+#include "collage/cost/structural_key.hpp"
+
+namespace collage {
+
+/// Wraps an oracle and answers every candidate whose structural_key() it has seen from memory.
+///
+/// The wrapped oracle is borrowed (a reference that must outlive the cache) or owned (a
+/// unique_ptr). Errors and exceptions of the wrapped oracle are cached like costs, so a backend
+/// that cannot handle a sub-graph is asked once, not once per copy; safe_estimate() then turns
+/// the cached Error into Invalid. Unknown answers are not cached (they may come from a spent
+/// budget that is later renewed), so they are asked again. The key does not name the graph, so
+/// one cache can serve several graphs (of the same IR). stats() counts hits (including repeats
+/// within one batch) and misses.
+template <class G>
+class CachingOracle final : public detail::OracleWrapper<G> {
+ public:
+  /// Caches answers of `inner`, which must outlive this oracle.
+  explicit CachingOracle(CostOracle<G>& inner) : detail::OracleWrapper<G>(inner) {}
+  /// Caches answers of `inner`, which this oracle owns.
+  explicit CachingOracle(std::unique_ptr<CostOracle<G>> inner) : detail::OracleWrapper<G>(std::move(inner)) {}
+  /// Caches answers of another cache (wraps it; a cache is not copyable).
+  explicit CachingOracle(CachingOracle& inner) : CachingOracle(static_cast<CostOracle<G>&>(inner)) {}
+
+  /// The cached answer, or the wrapped oracle's (then cached).
+  Result<Measurement> measure(const DataflowGraph<G>& graph, const Candidate& candidate,
+                              const ExtractionView& view) override {
+    ++this->own_.calls;
+    std::string key = structural_key(graph, candidate, view);
+    if (auto it = cache_.find(key); it != cache_.end()) {
+      ++this->own_.cache_hits;
+      return it->second;
+    }
+    ++this->own_.cache_misses;
+    Result<Measurement> m = this->forward(graph, candidate, view);
+    if (cacheable(m)) cache_.emplace(std::move(key), m);
+    return m;
+  }
+
+  /// Answers cached keys from memory and passes the first candidate of every other key on to the
+  /// wrapped oracle, all in one batch.
+  std::vector<Result<Measurement>> measure_batch(const DataflowGraph<G>& graph,
+                                                 const std::vector<const Candidate*>& candidates) override {
+    this->own_.calls += candidates.size();
+    std::vector<std::string> keys;
+    keys.reserve(candidates.size());
+    std::vector<const Candidate*> misses;
+    std::vector<std::size_t> miss_of;  // per batch entry: the index in `misses` of its key, or npos
+    miss_of.reserve(candidates.size());
+    std::unordered_map<std::string, std::size_t> pending;
+    for (const Candidate* c : candidates) {
+      keys.push_back(structural_key(graph, *c));
+      const std::string& key = keys.back();
+      if (cache_.count(key) != 0) {
+        ++this->own_.cache_hits;
+        miss_of.push_back(npos);
+      } else if (auto it = pending.find(key); it != pending.end()) {
+        ++this->own_.cache_hits;
+        miss_of.push_back(it->second);
+      } else {
+        ++this->own_.cache_misses;
+        pending.emplace(key, misses.size());
+        miss_of.push_back(misses.size());
+        misses.push_back(c);
+      }
+    }
+    std::vector<Result<Measurement>> answers = this->forward_batch(graph, misses);
+    std::vector<Result<Measurement>> out;
+    out.reserve(candidates.size());
+    for (std::size_t k = 0; k < candidates.size(); ++k) {
+      if (miss_of[k] == npos) {
+        out.push_back(cache_.find(keys[k])->second);
+      } else {
+        out.push_back(answers[miss_of[k]]);
+      }
+    }
+    for (std::size_t k = 0; k < candidates.size(); ++k) {
+      if (miss_of[k] != npos && cacheable(answers[miss_of[k]])) {
+        cache_.emplace(std::move(keys[k]), answers[miss_of[k]]);
+      }
+    }
+    return out;
+  }
+
+  /// "caching(<wrapped oracle>)".
+  std::string name() const override { return "caching(" + this->inner().name() + ")"; }
+
+  /// Number of cached keys.
+  std::size_t size() const { return cache_.size(); }
+  /// Forgets every cached answer (the counters stay).
+  void clear() { cache_.clear(); }
+  /// The cached answer for a structural key, or nullptr.
+  const Result<Measurement>* find(const std::string& key) const {
+    auto it = cache_.find(key);
+    return it == cache_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  static bool cacheable(const Result<Measurement>& m) { return !m.ok() || !m->cost.is_unknown(); }
+
+  std::unordered_map<std::string, Result<Measurement>> cache_;
+};
+
+}  // namespace collage

@@ -1,0 +1,241 @@
+#include "collage/cost/budgeted_oracle.hpp"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "collage/cost/caching_oracle.hpp"
+#include "common/expr_ir.hpp"
+
+namespace collage {
+namespace {
+
+using testing_ir::Expr;
+using testing_ir::ExprGraph;
+using Graph = DataflowGraph<ExprGraph>;
+
+/// A chain x -> op_0 -> op_1 -> ... of distinct ops, one single-op candidate per op.
+struct Chain {
+  ExprGraph ir;
+  std::optional<Graph> graph;
+  std::vector<Candidate> candidates;
+
+  explicit Chain(int n) {
+    const Expr* h = ir.var("x");
+    std::vector<const Expr*> ops;
+    for (int k = 0; k < n; ++k) {
+      h = ir.call("op" + std::to_string(k), {h});
+      ops.push_back(h);
+    }
+    ir.output(h);
+    auto built = Graph::build(ir);
+    EXPECT_TRUE(built.ok());
+    graph.emplace(std::move(built).value());
+    for (const Expr* e : ops) {
+      IndexSet s(graph->size());
+      s.add(graph->index_of(e));
+      candidates.push_back(Candidate{SubGraph(*graph, s), "t", "rule", std::nullopt});
+    }
+  }
+  std::vector<const Candidate*> pointers() const {
+    std::vector<const Candidate*> out;
+    for (const Candidate& c : candidates) out.push_back(&c);
+    return out;
+  }
+};
+
+/// Costs a candidate as 1 + its first index; records calls and batch sizes, and can advance a
+/// fake clock per call.
+class CountingOracle final : public CostOracle<ExprGraph> {
+ public:
+  Result<Cost> estimate(const Graph&, const Candidate& c, const ExtractionView&) override {
+    ++calls;
+    if (clock != nullptr) *clock += seconds_per_call;
+    return Cost::value(1.0 + static_cast<double>(c.sub_graph.first_inside()));
+  }
+  std::vector<Result<Cost>> estimate_batch(const Graph& g, const std::vector<const Candidate*>& cs) override {
+    batch_sizes.push_back(cs.size());
+    return CostOracle::estimate_batch(g, cs);
+  }
+  std::string name() const override { return "counting"; }
+  std::size_t calls = 0;
+  std::vector<std::size_t> batch_sizes;
+  double* clock = nullptr;
+  double seconds_per_call = 1.0;
+};
+
+TEST(BudgetedOracle, RefusesOnceTheCallBudgetIsSpent) {
+  Chain f(5);
+  CountingOracle inner;
+  BudgetedOracle<ExprGraph> oracle(inner, OracleBudget{3, 0});
+  std::vector<Cost> costs;
+  for (const Candidate& c : f.candidates) costs.push_back(safe_estimate(oracle, *f.graph, c).cost);
+  for (std::size_t k = 0; k < 3; ++k) EXPECT_TRUE(costs[k].is_known()) << k;
+  EXPECT_TRUE(costs[3].is_unknown());
+  EXPECT_TRUE(costs[4].is_unknown());
+  EXPECT_EQ(inner.calls, 3u);
+  EXPECT_TRUE(oracle.exhausted());
+  EXPECT_EQ(oracle.calls_used(), 3u);
+  OracleStats s = oracle.stats();
+  EXPECT_EQ(s.calls, 5u);
+  EXPECT_EQ(s.budget_refusals, 2u);
+  EXPECT_EQ(s.backend_calls, 3u);
+  EXPECT_EQ(oracle.name(), "budgeted(counting)");
+}
+
+TEST(BudgetedOracle, BatchIsCutToTheCallsLeft) {
+  Chain f(6);
+  CountingOracle inner;
+  BudgetedOracle<ExprGraph> oracle(inner, OracleBudget{4, 0});
+  oracle.set_chunk_size(0);  // whole batches
+  std::vector<Result<Cost>> costs = oracle.estimate_batch(*f.graph, f.pointers());
+  ASSERT_EQ(costs.size(), 6u);
+  for (std::size_t k = 0; k < 6; ++k) {
+    ASSERT_TRUE(costs[k].ok());
+    EXPECT_EQ(costs[k]->is_known(), k < 4) << k;
+  }
+  EXPECT_EQ(inner.batch_sizes, std::vector<std::size_t>{4});
+  EXPECT_EQ(oracle.stats().budget_refusals, 2u);
+  // Refused estimates carry no samples.
+  std::vector<Result<Measurement>> ms = oracle.measure_batch(*f.graph, {&f.candidates[0]});
+  EXPECT_TRUE(ms[0]->cost.is_unknown());
+  EXPECT_EQ(ms[0]->samples, 0u);
+  EXPECT_EQ(inner.batch_sizes, std::vector<std::size_t>{4});
+}
+
+TEST(BudgetedOracle, RefusesOnceTheTimeBudgetIsSpent) {
+  Chain f(6);
+  double now = 100.0;
+  CountingOracle inner;
+  inner.clock = &now;
+  inner.seconds_per_call = 1.0;
+  BudgetedOracle<ExprGraph> oracle(inner, OracleBudget{0, 2.5});
+  oracle.set_clock([&] { return now; });
+  EXPECT_EQ(oracle.seconds_used(), 0.0);
+  std::vector<Result<Cost>> costs = oracle.estimate_batch(*f.graph, f.pointers());
+  // Calls start at 0, 1 and 2 seconds; at 3 seconds the budget is spent.
+  EXPECT_EQ(inner.calls, 3u);
+  for (std::size_t k = 0; k < 6; ++k) EXPECT_EQ(costs[k]->is_known(), k < 3) << k;
+  EXPECT_EQ(oracle.seconds_used(), 3.0);
+  EXPECT_EQ(oracle.stats().budget_refusals, 3u);
+  // A fresh budget starts a new clock.
+  oracle.reset();
+  EXPECT_FALSE(oracle.exhausted());
+  EXPECT_TRUE(safe_estimate(oracle, *f.graph, f.candidates[5]).cost.is_known());
+  EXPECT_EQ(inner.calls, 4u);
+}
+
+TEST(BudgetedOracle, ReportsProgressPerChunk) {
+  Chain f(4);
+  CountingOracle inner;
+  std::vector<std::tuple<std::string, std::size_t, std::size_t>> seen;
+  auto record = [&](std::string_view phase, std::size_t done, std::size_t total) {
+    seen.emplace_back(std::string(phase), done, total);
+  };
+  BudgetedOracle<ExprGraph> oracle(inner, OracleBudget{}, record);
+  std::vector<Result<Cost>> costs = oracle.estimate_batch(*f.graph, f.pointers());
+  using P = std::tuple<std::string, std::size_t, std::size_t>;
+  EXPECT_EQ(seen, (std::vector<P>{{"estimate", 0, 4}, {"estimate", 1, 4}, {"estimate", 2, 4}, {"estimate", 3, 4},
+                                  {"estimate", 4, 4}}));
+  EXPECT_EQ(inner.batch_sizes, (std::vector<std::size_t>{1, 1, 1, 1}));
+  EXPECT_EQ(*costs[2], Cost::value(1.0 + static_cast<double>(f.candidates[2].sub_graph.first_inside())));
+
+  seen.clear();
+  oracle.set_chunk_size(3);
+  (void)oracle.estimate_batch(*f.graph, f.pointers());
+  EXPECT_EQ(seen, (std::vector<P>{{"estimate", 0, 4}, {"estimate", 3, 4}, {"estimate", 4, 4}}));
+  EXPECT_EQ(inner.batch_sizes, (std::vector<std::size_t>{1, 1, 1, 1, 3, 1}));
+}
+
+TEST(BudgetedOracle, ProgressJumpsToTheEndWhenTheBudgetRunsOut) {
+  Chain f(5);
+  CountingOracle inner;
+  std::vector<std::size_t> done_seen;
+  BudgetedOracle<ExprGraph> oracle(inner, OracleBudget{2, 0},
+                                   [&](std::string_view, std::size_t done, std::size_t) { done_seen.push_back(done); });
+  (void)oracle.estimate_batch(*f.graph, f.pointers());
+  EXPECT_EQ(done_seen, (std::vector<std::size_t>{0, 1, 2, 5}));
+}
+
+TEST(BudgetedOracle, ErrorsPassThroughAndAreCounted) {
+  Chain f(3);
+  std::size_t calls = 0;
+  auto failing = make_oracle<ExprGraph>("failing", [&](const Graph&, const Candidate&, const ExtractionView&) {
+    ++calls;
+    return Result<Cost>(Error{"out of device memory"});
+  });
+  BudgetedOracle<ExprGraph> oracle(std::move(failing), OracleBudget{10, 0});
+  SafeEstimate single = safe_estimate(oracle, *f.graph, f.candidates[0]);
+  EXPECT_TRUE(single.cost.is_invalid());
+  EXPECT_NE(single.error.find("out of device memory"), std::string::npos) << single.error;
+  std::vector<SafeEstimate> batch = safe_estimate_batch(oracle, *f.graph, f.pointers());
+  for (const SafeEstimate& e : batch) EXPECT_TRUE(e.failed());
+  EXPECT_EQ(calls, 4u);
+  EXPECT_EQ(oracle.stats().errors, 4u);
+  EXPECT_EQ(oracle.calls_used(), 4u);  // failed calls use the budget too
+}
+
+#if defined(__cpp_exceptions)
+TEST(BudgetedOracle, ExceptionsBecomeErrors) {
+  Chain f(3);
+  auto throwing = make_oracle<ExprGraph>("throwing", [](const Graph&, const Candidate&, const ExtractionView&) -> Cost {
+    throw std::runtime_error("driver crashed");
+  });
+  BudgetedOracle<ExprGraph> oracle(*throwing, OracleBudget{});
+  oracle.set_chunk_size(0);
+  std::vector<Result<Cost>> costs = oracle.estimate_batch(*f.graph, f.pointers());
+  ASSERT_EQ(costs.size(), 3u);
+  for (const Result<Cost>& c : costs) {
+    ASSERT_FALSE(c.ok());
+    EXPECT_NE(c.error().message.find("driver crashed"), std::string::npos) << c.error().message;
+    EXPECT_NE(c.error().message.find("throwing"), std::string::npos) << c.error().message;
+  }
+  Result<Cost> single = oracle.estimate(*f.graph, f.candidates[0], extract(*f.graph, f.candidates[0].sub_graph));
+  EXPECT_FALSE(single.ok());
+  EXPECT_EQ(oracle.stats().errors, 4u);
+  EXPECT_TRUE(safe_estimate(oracle, *f.graph, f.candidates[1]).cost.is_invalid());
+}
+#endif
+
+TEST(BudgetedOracle, UnderACacheTheBudgetCountsOnlyMisses) {
+  // Twelve identical ops: one distinct key.
+  ExprGraph ir;
+  const Expr* x = ir.var("x");
+  std::vector<const Expr*> relus;
+  for (int k = 0; k < 12; ++k) relus.push_back(ir.call("relu", {x}));
+  ir.output(ir.tuple(relus));
+  auto built = Graph::build(ir);
+  ASSERT_TRUE(built.ok());
+  const Graph& g = *built;
+  std::vector<Candidate> cs;
+  for (const Expr* r : relus) {
+    IndexSet s(g.size());
+    s.add(g.index_of(r));
+    cs.push_back(Candidate{SubGraph(g, s), "t", "rule", std::nullopt});
+  }
+  std::vector<const Candidate*> ptrs;
+  for (const Candidate& c : cs) ptrs.push_back(&c);
+
+  CountingOracle inner;
+  BudgetedOracle<ExprGraph> budgeted(inner, OracleBudget{1, 0});
+  CachingOracle<ExprGraph> cache(budgeted);
+  std::vector<SafeEstimate> out = safe_estimate_batch(cache, g, ptrs);
+  for (const SafeEstimate& e : out) EXPECT_TRUE(e.cost.is_known());
+  OracleStats s = cache.stats();
+  EXPECT_EQ(s.calls, 12u);
+  EXPECT_EQ(s.cache_hits, 11u);
+  EXPECT_EQ(s.cache_misses, 1u);
+  EXPECT_EQ(s.budget_refusals, 0u);
+  EXPECT_EQ(s.backend_calls, 1u);
+  EXPECT_EQ(inner.calls, 1u);
+  EXPECT_EQ(cache.name(), "caching(budgeted(counting))");
+  EXPECT_EQ(cache.wrapped(), &budgeted);
+  EXPECT_EQ(budgeted.wrapped(), &inner);
+}
+
+}  // namespace
+}  // namespace collage

@@ -1,0 +1,360 @@
+#include "collage/cost/measurement_db.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "collage/cost/caching_oracle.hpp"
+#include "collage/cost/mock_oracle.hpp"
+#include "common/expr_ir.hpp"
+
+namespace collage {
+namespace {
+
+namespace fs = std::filesystem;
+using testing_ir::Expr;
+using testing_ir::ExprGraph;
+using Graph = DataflowGraph<ExprGraph>;
+
+/// A fresh directory for one test, removed afterwards.
+struct TempDir {
+  fs::path dir;
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir = fs::temp_directory_path() /
+          ("collage_" + std::string(info->name()) + "_" +
+           std::to_string(std::chrono::steady_clock::now().time_since_epoch().count()));
+    fs::create_directories(dir);
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+  std::string file(const std::string& name) const { return (dir / name).string(); }
+  std::vector<std::string> listing() const {
+    std::vector<std::string> names;
+    for (const auto& e : fs::directory_iterator(dir)) names.push_back(e.path().filename().string());
+    std::sort(names.begin(), names.end());
+    return names;
+  }
+};
+
+std::string read_all(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void write_all(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  out << text;
+}
+
+void expect_same(const Measurement& a, const Measurement& b) {
+  EXPECT_EQ(a.cost, b.cost);
+  if (a.cost.is_known()) {
+    EXPECT_EQ(a.cost.raw(), b.cost.raw());
+  }
+  EXPECT_EQ(a.spread, b.spread);
+  EXPECT_EQ(a.samples, b.samples);
+}
+
+TEST(MeasurementDb, MissingFileIsAnEmptyDatabase) {
+  TempDir tmp;
+  Result<MeasurementDb> db = MeasurementDb::load(tmp.file("absent.tsv"));
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  EXPECT_TRUE(db->empty());
+  EXPECT_EQ(db->path(), tmp.file("absent.tsv"));
+  EXPECT_FALSE(db->find("anything").has_value());
+}
+
+TEST(MeasurementDb, AnyKeyAndValueRoundTrips) {
+  TempDir tmp;
+  std::vector<std::pair<std::string, Measurement>> entries;
+  for (int b = 0; b < 256; ++b) {
+    entries.emplace_back(std::string(1, static_cast<char>(b)), Measurement{Cost::value(b * 0.1), 0.0, 1});
+  }
+  entries.emplace_back("", Measurement{Cost::value(1e-300), 0.123456789012345678, 5});
+  entries.emplace_back("tab\there\nnewline\r\\x41\\\\", Measurement{Cost::value(0.1 + 0.2), 1e-17, 7});
+  entries.emplace_back("#not a comment", Measurement{Cost::unknown(), 0.5, 0});
+  entries.emplace_back("\\\\\\", Measurement{Cost::invalid(), 0.0, 3});
+  entries.emplace_back(std::string("nul\0inside", 10), Measurement{Cost::value(123456789.125), 2.5, 100});
+  entries.emplace_back("\xc3\xa9t\xc3\xa9 \xff\xfe", Measurement{Cost::zero(), 0.0, 18446744073709551615ull});
+  entries.emplace_back(std::string(5000, 'k'), Measurement{Cost::value(std::numeric_limits<double>::max()), 0, 1});
+  MeasurementDb db(tmp.file("db.tsv"));
+  for (const auto& [k, m] : entries) db.put(k, m);
+  EXPECT_TRUE(db.dirty());
+  ASSERT_TRUE(db.save().ok());
+  EXPECT_FALSE(db.dirty());
+
+  Result<MeasurementDb> loaded = MeasurementDb::load(tmp.file("db.tsv"));
+  ASSERT_TRUE(loaded.ok()) << loaded.error().message;
+  EXPECT_EQ(loaded->size(), entries.size());
+  for (const auto& [k, m] : entries) {
+    std::optional<Measurement> got = loaded->find(k);
+    ASSERT_TRUE(got.has_value()) << "key of " << k.size() << " bytes";
+    expect_same(*got, m);
+  }
+  // Each entry is one line: a header plus one line per entry.
+  const std::string text = read_all(tmp.file("db.tsv"));
+  EXPECT_EQ(static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n')), entries.size() + 1);
+}
+
+TEST(MeasurementDb, FileIsSortedAndIndependentOfInsertionOrder) {
+  TempDir tmp;
+  MeasurementDb a(tmp.file("a.tsv"));
+  MeasurementDb b(tmp.file("b.tsv"));
+  a.put("zebra", Measurement{Cost::value(3), 0.1, 4});
+  a.put("apple", Measurement{Cost::value(1), 0.0, 1});
+  a.put("mango", Measurement{Cost::invalid(), 0.0, 1});
+  b.put("mango", Measurement{Cost::invalid(), 0.0, 1});
+  b.put("apple", Measurement{Cost::value(99), 0.0, 1});
+  b.put("zebra", Measurement{Cost::value(3), 0.1, 4});
+  b.put("apple", Measurement{Cost::value(1), 0.0, 1});  // replaces
+  ASSERT_TRUE(a.save().ok());
+  ASSERT_TRUE(b.save().ok());
+  const std::string text = read_all(tmp.file("a.tsv"));
+  EXPECT_EQ(text, read_all(tmp.file("b.tsv")));
+  EXPECT_EQ(text,
+            "# collage measurements v1\n"
+            "apple\t1\t0\t1\n"
+            "mango\tinvalid\t0\t1\n"
+            "zebra\t3\t0.10000000000000001\t4\n");
+  // Saving again rewrites the same bytes, and leaves no temporary file behind.
+  ASSERT_TRUE(a.save().ok());
+  EXPECT_EQ(read_all(tmp.file("a.tsv")), text);
+  EXPECT_EQ(tmp.listing(), (std::vector<std::string>{"a.tsv", "b.tsv"}));
+}
+
+TEST(MeasurementDb, MalformedLinesNameTheFileAndLine) {
+  TempDir tmp;
+  const std::vector<std::string> bad_lines = {
+      "only\ttwo",                 // too few fields
+      "k\t1\t0\t1\textra",         // too many fields
+      "k\tfast\t0\t1",             // cost not a number
+      "k\t-1\t0\t1",               // negative cost
+      "k\t1\t-0.5\t1",             // negative spread
+      "k\t1\tnan\t1",              // spread not finite
+      "k\t1\t0\tmany",             // samples not a count
+      "k\t1\t0\t-3",               // negative samples
+      "k\t1 \t0\t1",               // trailing garbage
+      "bad\\q escape\t1\t0\t1",    // unknown escape
+      "bad\\x4 escape\t1\t0\t1",   // short hex escape
+      "trailing backslash\\\t1\t0\t1",
+  };
+  for (const std::string& bad : bad_lines) {
+    const std::string path = tmp.file("bad.tsv");
+    write_all(path, "# collage measurements v1\n\ngood\t1\t0\t1\n" + bad + "\nlater\t2\t0\t1\n");
+    Result<MeasurementDb> db = MeasurementDb::load(path);
+    ASSERT_FALSE(db.ok()) << bad;
+    EXPECT_EQ(db.error().message.rfind(path + ":4: ", 0), 0u) << db.error().message;
+  }
+}
+
+TEST(MeasurementDb, CommentsBlankLinesCrlfAndDuplicates) {
+  TempDir tmp;
+  const std::string path = tmp.file("hand.tsv");
+  write_all(path, "# hand edited\n\nk\t1\t0\t1\r\n# another comment\nk\t2.5\t0.25\t8\n\\x23k\t7\t0\t1\n");
+  Result<MeasurementDb> db = MeasurementDb::load(path);
+  ASSERT_TRUE(db.ok()) << db.error().message;
+  EXPECT_EQ(db->size(), 2u);
+  expect_same(*db->find("k"), Measurement{Cost::value(2.5), 0.25, 8});  // the later line wins
+  expect_same(*db->find("#k"), Measurement{Cost::value(7), 0.0, 1});
+  EXPECT_FALSE(db->dirty());
+}
+
+TEST(MeasurementDb, SaveReportsFailureAsAStatus) {
+  TempDir tmp;
+  MeasurementDb nowhere;
+  nowhere.put("k", Measurement{Cost::value(1), 0, 1});
+  Status no_path = nowhere.save();
+  EXPECT_FALSE(no_path.ok());
+  EXPECT_FALSE(no_path.message().empty());
+  MeasurementDb missing_dir(tmp.file("no/such/dir/db.tsv"));
+  missing_dir.put("k", Measurement{Cost::value(1), 0, 1});
+  Status s = missing_dir.save();
+  EXPECT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("no/such/dir"), std::string::npos) << s.message();
+  EXPECT_TRUE(missing_dir.dirty());
+  EXPECT_TRUE(nowhere.save_as(tmp.file("elsewhere.tsv")).ok());
+  EXPECT_EQ(MeasurementDb::load(tmp.file("elsewhere.tsv"))->size(), 1u);
+}
+
+TEST(MeasurementDb, EraseAndFind) {
+  MeasurementDb db;
+  db.put("a", Measurement{Cost::value(1), 0, 1});
+  EXPECT_TRUE(db.find("a").has_value());
+  EXPECT_TRUE(db.erase("a"));
+  EXPECT_FALSE(db.erase("a"));
+  EXPECT_FALSE(db.find("a").has_value());
+}
+
+// ---------------------------------------------------------------------------------------------
+// PersistentOracle
+
+/// Twelve identical layers (dense -> bias_add -> relu, residual add) and per-layer candidates.
+struct Layers {
+  ExprGraph ir;
+  std::optional<Graph> graph;
+  std::vector<Candidate> candidates;  // per layer: the block on cutlass, the relu on tvm
+  std::vector<const Expr*> norms;
+
+  Layers() {
+    const Expr* h = ir.var("x");
+    std::vector<std::vector<const Expr*>> blocks;
+    for (int l = 0; l < 12; ++l) {
+      norms.push_back(ir.call("layer_norm", {h}));
+      const Expr* d = ir.call("dense", {norms.back(), ir.constant("w")});
+      const Expr* b = ir.call("bias_add", {d, ir.constant("b")});
+      const Expr* r = ir.call("relu", {b});
+      h = ir.call("add", {r, h});
+      blocks.push_back({d, b, r});
+    }
+    ir.output(h);
+    auto built = Graph::build(ir);
+    EXPECT_TRUE(built.ok());
+    graph.emplace(std::move(built).value());
+    for (const auto& block : blocks) {
+      candidates.push_back(candidate(block, "cutlass"));
+      candidates.push_back(candidate({block[2]}, "tvm"));
+    }
+  }
+  Candidate candidate(const std::vector<const Expr*>& nodes, const std::string& target) const {
+    IndexSet s(graph->size());
+    for (const Expr* e : nodes) s.add(graph->index_of(e));
+    return Candidate{SubGraph(*graph, s), target, "rule", std::nullopt};
+  }
+  std::vector<const Candidate*> pointers() const {
+    std::vector<const Candidate*> out;
+    for (const Candidate& c : candidates) out.push_back(&c);
+    return out;
+  }
+};
+
+TEST(PersistentOracle, SecondRunMakesNoOracleCalls) {
+  TempDir tmp;
+  const std::string path = tmp.file("measurements.tsv");
+  Layers f;
+  std::vector<Result<Cost>> first;
+  {
+    Result<MeasurementDb> db = MeasurementDb::load(path);
+    ASSERT_TRUE(db.ok());
+    MockOracle<ExprGraph> mock({{"cutlass", 0.5}, {"tvm", 1.0}});
+    PersistentOracle<ExprGraph> oracle(mock, *db);
+    first = oracle.estimate_batch(*f.graph, f.pointers());
+    EXPECT_EQ(mock.calls(), 2u);  // one per distinct key, in one batch
+    EXPECT_EQ(oracle.stats().db_hits, 0u);
+    EXPECT_EQ(db->size(), 2u);
+    ASSERT_TRUE(db->save().ok());
+  }
+  {
+    Result<MeasurementDb> db = MeasurementDb::load(path);
+    ASSERT_TRUE(db.ok()) << db.error().message;
+    MockOracle<ExprGraph> mock({{"cutlass", 0.5}, {"tvm", 1.0}});
+    PersistentOracle<ExprGraph> oracle(mock, *db);
+    std::vector<Result<Cost>> second = oracle.estimate_batch(*f.graph, f.pointers());
+    ASSERT_EQ(second.size(), first.size());
+    for (std::size_t k = 0; k < first.size(); ++k) EXPECT_EQ(*second[k], *first[k]) << k;
+    SafeEstimate single = safe_estimate(oracle, *f.graph, f.candidates[4]);
+    EXPECT_EQ(single.cost, *first[4]);
+    EXPECT_EQ(mock.calls(), 0u);
+    OracleStats s = oracle.stats();
+    EXPECT_EQ(s.db_hits, f.candidates.size() + 1);
+    EXPECT_EQ(s.backend_calls, 0u);
+    EXPECT_FALSE(db->dirty());
+  }
+}
+
+TEST(PersistentOracle, RecordsTheSpreadOfAMeasuringOracle) {
+  Layers f;
+  MeasurementDb db;
+  auto meter = make_oracle<ExprGraph>("meter", [](const Graph&, const Candidate& c, const ExtractionView&) {
+    return Measurement{Cost::value(c.target == "tvm" ? 2.0 : 1.0), 0.04, 25};
+  });
+  PersistentOracle<ExprGraph> oracle(*meter, db, "gpu0/");
+  EXPECT_EQ(*oracle.estimate(*f.graph, f.candidates[1], extract(*f.graph, f.candidates[1].sub_graph)),
+            Cost::value(2));
+  const std::string key = "gpu0/" + structural_key(*f.graph, f.candidates[1]);
+  std::optional<Measurement> m = db.find(key);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->cost, Cost::value(2));
+  EXPECT_EQ(m->spread, 0.04);
+  EXPECT_EQ(m->samples, 25u);
+  EXPECT_FALSE(db.find(structural_key(*f.graph, f.candidates[1])).has_value());  // the prefix separates
+
+  MeasurementDb plain_db;
+  MockOracle<ExprGraph> mock({{"tvm", 1.0}});
+  PersistentOracle<ExprGraph> plain(mock, plain_db);
+  (void)safe_estimate(plain, *f.graph, f.candidates[1]);
+  std::optional<Measurement> p = plain_db.find(structural_key(*f.graph, f.candidates[1]));
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->spread, 0.0);
+  EXPECT_EQ(p->samples, 1u);
+}
+
+TEST(PersistentOracle, UnknownAndErrorsAreNotRecordedButInvalidIs) {
+  Layers f;
+  MeasurementDb db;
+  std::size_t calls = 0;
+  auto oracle_fn = make_oracle<ExprGraph>("mixed", [&](const Graph&, const Candidate& c, const ExtractionView& v) {
+    ++calls;
+    if (c.target == "tvm") return Result<Cost>(Cost::unknown());
+    if (v.body.size() == 3) return Result<Cost>(Error{"flaky device"});
+    return Result<Cost>(Cost::invalid());
+  });
+  PersistentOracle<ExprGraph> oracle(std::move(oracle_fn), db);
+  Candidate norm = f.candidate({f.norms[3]}, "cutlass");
+  std::vector<SafeEstimate> out = safe_estimate_batch(oracle, *f.graph, {&f.candidates[0], &f.candidates[1], &norm});
+  EXPECT_TRUE(out[0].failed());
+  EXPECT_TRUE(out[1].cost.is_unknown());
+  EXPECT_TRUE(out[2].cost.is_invalid());
+  EXPECT_FALSE(out[2].failed());
+  EXPECT_EQ(db.size(), 1u);
+  EXPECT_TRUE(db.find(structural_key(*f.graph, norm)).has_value());
+  EXPECT_EQ(oracle.stats().errors, 1u);
+  // Asked again, only the Invalid one comes from the database.
+  calls = 0;
+  std::vector<SafeEstimate> again = safe_estimate_batch(oracle, *f.graph, {&f.candidates[0], &f.candidates[1], &norm});
+  EXPECT_EQ(calls, 2u);
+  EXPECT_EQ(oracle.stats().db_hits, 1u);
+  EXPECT_EQ(oracle.name(), "persistent(mixed)");
+}
+
+TEST(PersistentOracle, UnknownEntriesCountAsAbsent) {
+  Layers f;
+  MeasurementDb db;
+  db.put(structural_key(*f.graph, f.candidates[1]), Measurement{Cost::unknown(), 0, 0});
+  MockOracle<ExprGraph> mock({{"tvm", 1.0}});
+  PersistentOracle<ExprGraph> oracle(mock, db);
+  EXPECT_EQ(safe_estimate(oracle, *f.graph, f.candidates[1]).cost, Cost::value(1));
+  EXPECT_EQ(mock.calls(), 1u);
+  EXPECT_EQ(db.find(structural_key(*f.graph, f.candidates[1]))->cost, Cost::value(1));
+}
+
+TEST(PersistentOracle, UnderACacheTheDatabaseIsAskedOncePerKey) {
+  Layers f;
+  MeasurementDb db;
+  MockOracle<ExprGraph> mock({{"cutlass", 0.5}, {"tvm", 1.0}});
+  PersistentOracle<ExprGraph> persistent(mock, db);
+  CachingOracle<ExprGraph> cache(persistent);
+  std::vector<Result<Cost>> costs = cache.estimate_batch(*f.graph, f.pointers());
+  EXPECT_EQ(*costs[0], Cost::value(0.5 + 0.5 * 0.9 + 0.5 * 0.81));
+  OracleStats s = cache.stats();
+  EXPECT_EQ(s.calls, 24u);
+  EXPECT_EQ(s.cache_misses, 2u);
+  EXPECT_EQ(s.cache_hits, 22u);
+  EXPECT_EQ(s.db_hits, 0u);
+  EXPECT_EQ(s.backend_calls, 2u);
+  EXPECT_EQ(cache.name(), "caching(persistent(mock))");
+}
+
+}  // namespace
+}  // namespace collage

@@ -1,0 +1,179 @@
+#include "collage/cost/robust_timer.hpp"
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <vector>
+
+namespace collage {
+namespace {
+
+/// A scripted kernel: each run takes the next scripted duration (the last one repeats) on a fake
+/// clock.
+struct Script {
+  std::vector<double> durations;
+  std::size_t runs = 0;
+  double now = 0.0;
+
+  std::function<void()> kernel() {
+    return [this] {
+      now += durations[std::min(runs, durations.size() - 1)];
+      ++runs;
+    };
+  }
+};
+
+/// Reads the script's time.
+struct FakeClock {
+  const Script* script;
+  std::chrono::duration<double> now() const { return std::chrono::duration<double>(script->now); }
+};
+
+Measurement time_script(Script& s, const TimingOptions& options) { return measure(s.kernel(), options, FakeClock{&s}); }
+
+/// Options without the time cap (scripted runs take seconds).
+TimingOptions uncapped() {
+  TimingOptions o;
+  o.max_seconds = 0;
+  return o;
+}
+
+TEST(RobustTimer, StableRunsStopAtMinRepeatsAfterUntimedWarmups) {
+  Script s{{9.0, 9.0, 1.0}};  // two slow warm-ups, then steady
+  TimingOptions o = uncapped();
+  o.warmups = 2;
+  o.min_repeats = 5;
+  Measurement m = time_script(s, o);
+  EXPECT_EQ(s.runs, 7u);
+  EXPECT_EQ(m.samples, 5u);
+  EXPECT_EQ(m.cost, Cost::value(1.0));
+  EXPECT_EQ(m.spread, 0.0);
+}
+
+TEST(RobustTimer, SlowOutliersAreDropped) {
+  Script s{{1.0, 1.0, 1.0, 1.0, 1.01, 50.0, 1.0}};
+  TimingOptions o = uncapped();
+  o.warmups = 0;
+  o.min_repeats = 6;
+  o.percentile = 0.9;
+  Measurement m = time_script(s, o);
+  EXPECT_EQ(s.runs, 6u);
+  EXPECT_EQ(m.samples, 5u);  // 50 is beyond Q3 + 1.5 IQR
+  EXPECT_NEAR(m.cost.raw(), 1.006, 1e-12);
+
+  // Without outlier removal the slow run drags the 90th percentile up.
+  Script t{{1.0, 1.0, 1.0, 1.0, 1.01, 50.0, 1.0}};
+  o.outlier_iqr_factor = 0;
+  Measurement all = time_script(t, o);
+  EXPECT_EQ(all.samples, 6u);
+  EXPECT_NEAR(all.cost.raw(), 25.505, 1e-9);
+}
+
+TEST(RobustTimer, FastOutliersAreDroppedToo) {
+  Script s{{2.0, 2.0, 0.25, 2.0, 2.0, 2.0}};  // exact in binary, so the fake clock adds up exactly
+  TimingOptions o = uncapped();
+  o.warmups = 0;
+  o.min_repeats = 6;
+  o.percentile = 0.0;
+  Measurement m = time_script(s, o);
+  EXPECT_EQ(m.samples, 5u);
+  EXPECT_EQ(m.cost, Cost::value(2.0));
+}
+
+TEST(RobustTimer, NoisyRunsStopAtMaxRepeats) {
+  Script s;
+  for (int k = 0; k < 200; ++k) s.durations.push_back(k % 2 == 0 ? 1.0 : 2.0);
+  TimingOptions o = uncapped();
+  o.warmups = 1;
+  o.min_repeats = 5;
+  o.max_repeats = 20;
+  Measurement m = time_script(s, o);
+  EXPECT_EQ(s.runs, 21u);
+  EXPECT_EQ(m.samples, 20u);
+  EXPECT_GT(m.spread, o.target_relative_spread);
+  EXPECT_NEAR(m.spread, 1.0 / 1.5, 1e-12);  // IQR 1, median 1.5
+  EXPECT_EQ(m.cost, Cost::value(2.0));      // 60th percentile of ten 1s and ten 2s
+}
+
+TEST(RobustTimer, NoisyRunsStopAtMaxSeconds) {
+  Script s;
+  for (int k = 0; k < 100; ++k) s.durations.push_back(k % 2 == 0 ? 0.4 : 0.8);
+  TimingOptions o;
+  o.warmups = 0;
+  o.min_repeats = 5;
+  o.max_seconds = 2.0;
+  Measurement m = time_script(s, o);
+  EXPECT_EQ(s.runs, 4u);  // 0.4 + 0.8 + 0.4 + 0.8 = 2.4 >= 2
+  EXPECT_EQ(m.samples, 4u);
+  EXPECT_TRUE(m.cost.is_known());
+}
+
+TEST(RobustTimer, WarmupsCountTowardsTheTimeCapButOneRunIsAlwaysTimed) {
+  Script s{{3.0}};
+  TimingOptions o;
+  o.warmups = 5;
+  o.max_seconds = 2.0;
+  Measurement m = time_script(s, o);
+  EXPECT_EQ(s.runs, 2u);  // one warm-up (past the cap), one timed run
+  EXPECT_EQ(m.samples, 1u);
+  EXPECT_EQ(m.cost, Cost::value(3.0));
+  EXPECT_EQ(m.spread, 0.0);
+}
+
+TEST(RobustTimer, ReportsThePercentileAboveTheMedian) {
+  Script s{{1.00, 1.01, 1.02, 1.03, 1.04}};
+  TimingOptions o = uncapped();
+  o.warmups = 0;
+  Measurement m = time_script(s, o);
+  EXPECT_EQ(m.samples, 5u);
+  EXPECT_NEAR(m.spread, 0.02 / 1.02, 1e-9);
+  EXPECT_NEAR(m.cost.raw(), 1.024, 1e-9);  // 60th percentile, above the median 1.02
+  o.percentile = 0.5;
+  Script t{{1.00, 1.01, 1.02, 1.03, 1.04}};
+  EXPECT_NEAR(time_script(t, o).cost.raw(), 1.02, 1e-9);
+}
+
+TEST(RobustTimer, SpreadIsMeasuredOnTheKeptSamples) {
+  // A steady kernel with one hiccup converges once the hiccup is dropped.
+  Script s{{1.0, 1.0, 30.0, 1.0, 1.0, 1.0, 1.0}};
+  TimingOptions o = uncapped();
+  o.warmups = 0;
+  o.min_repeats = 5;
+  Measurement m = time_script(s, o);
+  EXPECT_EQ(s.runs, 5u);
+  EXPECT_EQ(m.samples, 4u);
+  EXPECT_EQ(m.spread, 0.0);
+  EXPECT_EQ(m.cost, Cost::value(1.0));
+}
+
+TEST(RobustTimer, DegenerateOptionsStillTimeOnce) {
+  Script s{{0.5}};
+  TimingOptions o;
+  o.warmups = 0;
+  o.min_repeats = 0;
+  o.max_repeats = 0;
+  Measurement m = time_script(s, o);
+  EXPECT_EQ(s.runs, 1u);
+  EXPECT_EQ(m.samples, 1u);
+  EXPECT_EQ(m.cost, Cost::value(0.5));
+}
+
+TEST(RobustTimer, SteadyClockByDefault) {
+  volatile double sink = 0;
+  TimingOptions o;
+  o.max_repeats = 10;
+  Measurement m = measure(
+      [&] {
+        for (int k = 0; k < 1000; ++k) sink = sink + k;
+      },
+      o);
+  EXPECT_GE(m.samples, 1u);
+  EXPECT_LE(m.samples, 10u);
+  EXPECT_TRUE(m.cost.is_known());
+}
+
+}  // namespace
+}  // namespace collage
