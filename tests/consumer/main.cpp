@@ -1,5 +1,6 @@
 // A consumer translation unit built with -fno-exceptions -fno-rtti. Returns 0 when everything works.
 #include <collage/collage.hpp>
+#include <collage/report.hpp>
 
 #include <cstdio>
 #include <vector>
@@ -47,7 +48,30 @@ int main() {
   check(graph.ok(), "DataflowGraph::build");
   if (graph.ok()) {
     check(graph->size() == 4, "DataflowGraph::size");
-    // TODO(core author): extend with SubGraph / partition checks as those layers settle.
+    check(graph->ipdom(0) == 3, "DataflowGraph::ipdom");
+    collage::SubGraph diamond(*graph, collage::IndexSet::full(4));
+    check(diamond.is_valid(*graph, collage::SubGraphConfig{1, false, 0}), "SubGraph::is_valid");
+
+    // The whole pipeline: two targets, a cost oracle, the exact search and a JSON report.
+    using Graph = collage::DataflowGraph<AdjacencyGraph>;
+    std::vector<collage::PartitionSpec<AdjacencyGraph>> specs = {
+        {"fused", collage::combine(collage::op_kind<AdjacencyGraph>(collage::OpKind::opaque),
+                                   {collage::Combiner<AdjacencyGraph>::all()}, {0})},
+        {"single", collage::op_kind<AdjacencyGraph>(collage::OpKind::opaque)}};
+    auto oracle = collage::make_oracle<AdjacencyGraph>(
+        "size", [](const Graph&, const collage::Candidate& c, const collage::ExtractionView& view) {
+          const double n = static_cast<double>(view.body.size());
+          return collage::Cost::value(c.target == "fused" ? 1.0 + 0.5 * n : n);
+        });
+    auto result = collage::partition(*graph, specs, *oracle);
+    check(result.ok(), "partition");
+    if (result.ok()) {
+      check(result->partitioning.parts.size() == 1, "one fused part");
+      check(result->partitioning.total == collage::Cost::value(3.0), "total cost");
+      check(collage::to_json(*graph, *result).find("\"total_cost\": 3") != std::string::npos, "JSON report");
+    }
+    auto cyclic = collage::DataflowGraph<AdjacencyGraph>::build(AdjacencyGraph{{{1}, {0}}, {0}});
+    check(!cyclic.ok(), "a cycle is an error value");
   }
 
   if (failures == 0) std::puts("collage consumer: OK");
