@@ -7,9 +7,10 @@
 //   nodes       graph nodes
 //   candidates  candidates the rule returns
 //   combined    candidates the rule's combine step produces before only_valid filters them
-//               (measured once, outside the timing)
-// Combine rounds are not reported: CombineRule keeps its round count to itself (it would need a
-// statistics hook in rules/combine.hpp).
+//   rounds      combine rounds (the last one finds nothing new)
+//   joins_tried joins the combiners proposed (a touching pair once, however many combiners accept it)
+//   joins_built proposed joins that were new, convex and within the depth bound, so got a SubGraph
+// (the last four measured once, outside the timing, through CombineLimits::report).
 
 #include <cstddef>
 #include <memory>
@@ -63,8 +64,16 @@ collage::NodePredicate<ExprGraph> trt_like() {
   return [](const Graph& g, std::size_t i) { return ops.count(g.op_name(i)) != 0; };
 }
 
+/// Combine limits of depth `depth` that record the run's statistics in `stats`.
+CombineLimits counting_limits(std::size_t depth, collage::CombineStats& stats) {
+  CombineLimits limits;
+  limits.max_depth = depth;
+  limits.report = [&stats](const collage::CombineStats& s) { stats = s; };
+  return limits;
+}
+
 void run(benchmark::State& state, const Graph& graph, const PartitionRule<ExprGraph>& rule,
-         const PartitionRule<ExprGraph>& combine_only) {
+         const PartitionRule<ExprGraph>& combine_only, const collage::CombineStats& stats) {
   std::size_t produced = 0;
   for (auto _ : state) {
     auto candidates = rule.all_candidates(graph, "t");
@@ -74,26 +83,29 @@ void run(benchmark::State& state, const Graph& graph, const PartitionRule<ExprGr
   state.counters["nodes"] = static_cast<double>(graph.size());
   state.counters["candidates"] = static_cast<double>(produced);
   state.counters["combined"] = static_cast<double>(combine_only.all_candidates(graph, "t").size());
+  state.counters["rounds"] = static_cast<double>(stats.rounds);
+  state.counters["joins_tried"] = static_cast<double>(stats.joins_tried);
+  state.counters["joins_built"] = static_cast<double>(stats.joins_built);
 }
 
 void BM_NativeFusion(benchmark::State& state, Model model) {
   const auto depth = static_cast<std::size_t>(state.range(0));
   const Graph& graph = prepared(model);
-  CombineLimits limits;
-  limits.max_depth = depth;
+  collage::CombineStats stats;
   run(state, graph, collage::native_fusion_rule<ExprGraph>(depth),
       collage::combine(collage::op_kind<ExprGraph>(collage::OpKind::anchor),
-                       collage::fuse_ops_combiners<ExprGraph>(), limits));
+                       collage::fuse_ops_combiners<ExprGraph>(), counting_limits(depth, stats)),
+      stats);
 }
 
 void BM_OpPredicateByoc(benchmark::State& state, Model model) {
   const auto depth = static_cast<std::size_t>(state.range(0));
   const Graph& graph = prepared(model);
-  CombineLimits limits;
-  limits.max_depth = depth;
+  collage::CombineStats stats;
   run(state, graph, collage::op_predicate_byoc_rule<ExprGraph>("trt", trt_like(), depth),
       collage::combine(collage::op_predicate<ExprGraph>("trt", trt_like()),
-                       {collage::Combiner<ExprGraph>::all()}, limits));
+                       {collage::Combiner<ExprGraph>::all()}, counting_limits(depth, stats)),
+      stats);
 }
 
 BENCHMARK_CAPTURE(BM_NativeFusion, bert12, kBert12)->Arg(3)->Arg(6)->Unit(benchmark::kMillisecond);

@@ -204,6 +204,12 @@ TEST(SubGraph, NestedGroupsAndAttrs) {
   SubGraph bad_nested(*d.graph, d.set({d.conv, d.relu, d.abs, d.join}), "",
                       {NestedSubGraph{d.sub({d.conv, d.join}), {}}});
   EXPECT_EQ(bad_nested.check(*d.graph, kOneExit), Validity::nested_invalid);
+  // The outer kernel's limits do not apply to a nested group: conv is an exit of {conv, relu} (it feeds
+  // abs) and also feeds relu inside it, a tap, yet the group is a fine composite inside the whole diamond.
+  SubGraph tapped_nested(*d.graph, d.set({d.conv, d.relu, d.abs, d.join}), "",
+                         {NestedSubGraph{d.sub({d.conv, d.relu}), {}}});
+  EXPECT_EQ(d.sub({d.conv, d.relu}).check(*d.graph, kOneExit), Validity::too_many_exits);
+  EXPECT_EQ(tapped_nested.check(*d.graph, kOneExit), Validity::valid);
   EXPECT_EQ(composite.to_string(), "relu{3}[Composite=my.relu:relu{3}]");
 }
 

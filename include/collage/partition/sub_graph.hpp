@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -14,6 +16,8 @@
 #include "collage/graph/op_kind.hpp"
 #include "collage/partition/sub_graph_config.hpp"
 #include "collage/support/index_set.hpp"
+
+#include <boost/container/small_vector.hpp>
 
 namespace collage {
 
@@ -39,6 +43,10 @@ struct NestedSubGraph;
 ///
 /// A SubGraph does not point at its graph; operations that need the graph take it as an argument,
 /// which must be the graph the sub-graph was made over.
+///
+/// A SubGraph is immutable. The inside set and what is cached about it (boundary sets, depth, kind,
+/// label) live in one shared block, so copies are cheap and a sub-graph wrapped in a nested group
+/// (with_attrs) shares that block with the group instead of holding a second copy.
 class SubGraph {
  public:
   SubGraph() = default;
@@ -52,21 +60,21 @@ class SubGraph {
   template <class G>
   SubGraph(const DataflowGraph<G>& graph, IndexSet inside, std::string label = {});
 
-  const IndexSet& inside() const { return inside_; }
-  const IndexSet& entry() const { return entry_; }
-  const IndexSet& exit() const { return exit_; }
-  const IndexSet& input() const { return input_; }
-  const IndexSet& output() const { return output_; }
-  std::size_t depth() const { return depth_; }
-  OpKind kind() const { return kind_; }
-  const std::string& label() const { return label_; }
+  const IndexSet& inside() const { return core().inside; }
+  const IndexSet& entry() const { return core().entry; }
+  const IndexSet& exit() const { return core().exit; }
+  const IndexSet& input() const { return core().input; }
+  const IndexSet& output() const { return core().output; }
+  std::size_t depth() const { return core().depth; }
+  OpKind kind() const { return core().kind; }
+  const std::string& label() const { return core().label; }
   const std::vector<NestedSubGraph>& nested() const { return nested_; }
 
-  bool empty() const { return inside_.empty(); }
+  bool empty() const { return inside().empty(); }
   /// Number of inside nodes.
-  std::size_t size() const { return inside_.count(); }
+  std::size_t size() const { return inside().count(); }
   /// The smallest inside index (npos when empty): where the search indexes candidates.
-  std::size_t first_inside() const { return inside_.first_inside(); }
+  std::size_t first_inside() const { return inside().first_inside(); }
   /// Number of inside nodes that need a kernel.
   template <class G>
   std::size_t compute_size(const DataflowGraph<G>& graph) const;
@@ -80,13 +88,13 @@ class SubGraph {
   }
 
   /// Some output of this sub-graph is an entry of `that` (this feeds that).
-  bool feeds_into(const SubGraph& that) const { return output_.intersects(that.entry_); }
+  bool feeds_into(const SubGraph& that) const { return output().intersects(that.entry()); }
 
   /// Disjoint, one feeds the other, and their union is convex: the pair could become one kernel.
   template <class G>
   bool are_touching(const DataflowGraph<G>& graph, const SubGraph& that) const {
-    return inside_.is_disjoint(that.inside_) && (feeds_into(that) || that.feeds_into(*this)) &&
-           graph.is_convex(inside_ | that.inside_);
+    return inside().is_disjoint(that.inside()) && (feeds_into(that) || that.feeds_into(*this)) &&
+           graph.is_convex(inside() | that.inside());
   }
 
   /// The union of two disjoint sub-graphs, keeping both sets of nested groups.
@@ -112,16 +120,125 @@ class SubGraph {
   std::size_t hash() const;
 
  private:
-  IndexSet inside_;
-  IndexSet entry_;
-  IndexSet exit_;
-  IndexSet input_;
-  IndexSet output_;
-  std::size_t depth_ = 0;
-  OpKind kind_ = OpKind::elemwise;
-  std::string label_;
+  /// The inside set and what is derived from it; shared by copies and by with_attrs.
+  struct Core {
+    IndexSet inside;
+    IndexSet entry;
+    IndexSet exit;
+    IndexSet input;
+    IndexSet output;
+    std::size_t depth = 0;
+    OpKind kind = OpKind::elemwise;
+    std::string label;
+  };
+
+  template <class G>
+  static std::shared_ptr<const Core> make_core(const DataflowGraph<G>& graph, IndexSet inside, std::string label);
+  SubGraph(std::shared_ptr<const Core> core, std::vector<NestedSubGraph> nested);
+
+  const Core& core() const { return core_ ? *core_ : empty_core(); }
+  static const Core& empty_core() {
+    static const Core empty{};
+    return empty;
+  }
+
+  std::shared_ptr<const Core> core_;  // null for the default (empty) sub-graph
   std::vector<NestedSubGraph> nested_;
 };
+
+namespace detail {
+
+/// The depth of each node of an inside set, visited in ascending index order: the number of nodes
+/// on the longest path inside that ends there.
+class DepthScan {
+ public:
+  /// The depth of inside node i; every inside node below i must have been visited.
+  template <class G>
+  std::size_t visit(const DataflowGraph<G>& graph, const IndexSet& inside, std::size_t i) {
+    std::size_t d = 1;
+    for (std::size_t j : graph.inputs(i)) {
+      if (!inside.contains(j)) continue;
+      std::size_t pos = visited_.size() - 1;  // j was visited: inputs have smaller indexes
+      if (visited_[pos].node != j) {
+        pos = static_cast<std::size_t>(
+            std::lower_bound(visited_.begin(), visited_.end(), j,
+                             [](const Visited& v, std::size_t node) { return v.node < node; }) -
+            visited_.begin());
+      }
+      d = std::max(d, visited_[pos].depth + 1);
+    }
+    visited_.push_back(Visited{i, d});
+    return d;
+  }
+
+ private:
+  struct Visited {
+    std::size_t node;
+    std::size_t depth;
+  };
+  boost::container::small_vector<Visited, 16> visited_;
+};
+
+/// The depth a SubGraph over `inside` would have, without building it; once some path is found to
+/// be longer than `limit`, the length found so far (which exceeds `limit`).
+template <class G>
+std::size_t inside_depth(const DataflowGraph<G>& graph, const IndexSet& inside, std::size_t limit = npos) {
+  const std::size_t lo = inside.first_inside();
+  if (lo == npos) return 0;
+  constexpr std::size_t kDense = 512;
+  std::size_t depth = 0;
+  if (inside.last_inside() - lo < kDense) {
+    // depth_at[i - lo]: set for each inside node i once visited (only those are read).
+    std::uint32_t depth_at[kDense];
+    for (std::size_t i : inside) {
+      std::uint32_t d = 1;
+      for (std::size_t j : graph.inputs(i)) {
+        if (j >= lo && inside.contains(j)) d = std::max<std::uint32_t>(d, depth_at[j - lo] + 1);
+      }
+      depth_at[i - lo] = d;
+      depth = std::max<std::size_t>(depth, d);
+      if (depth > limit) return depth;
+    }
+    return depth;
+  }
+  DepthScan scan;
+  for (std::size_t i : inside) {
+    depth = std::max(depth, scan.visit(graph, inside, i));
+    if (depth > limit) return depth;
+  }
+  return depth;
+}
+
+/// Whether no path leaves `inside` and re-enters it: DataflowGraph::is_convex, without allocating
+/// for sets that span a few thousand indexes.
+template <class G>
+bool is_convex(const DataflowGraph<G>& graph, const IndexSet& inside) {
+  const std::size_t lo = inside.first_inside();
+  if (lo == npos) return true;
+  const std::size_t hi = inside.last_inside();
+  constexpr std::size_t kWords = 64;
+  if (hi - lo >= kWords * 64) return graph.is_convex(inside);
+  // tainted: node i is outside and reachable from inside through outside nodes only (bit i - lo).
+  std::uint64_t tainted[kWords];
+  std::fill(tainted, tainted + (hi - lo) / 64 + 1, std::uint64_t{0});
+  auto is_tainted = [&](std::size_t i) { return (tainted[(i - lo) / 64] >> ((i - lo) % 64)) & 1U; };
+  auto taint = [&](std::size_t i) { tainted[(i - lo) / 64] |= std::uint64_t{1} << ((i - lo) % 64); };
+  for (std::size_t i = lo; i <= hi; ++i) {
+    const bool in = inside.contains(i);
+    for (std::size_t j : graph.inputs(i)) {
+      if (j < lo) continue;
+      if (is_tainted(j)) {
+        if (in) return false;
+        taint(i);
+      } else if (!in && inside.contains(j)) {
+        taint(i);
+      }
+    }
+  }
+  return true;
+}
+
+}  // namespace detail
 
 struct NestedSubGraph {
   SubGraph sub_graph;
@@ -149,58 +266,61 @@ struct NestedSubGraph {
 template <class G>
 SubGraph::SubGraph(const DataflowGraph<G>& graph, IndexSet inside, std::string label,
                    std::vector<NestedSubGraph> nested)
-    : inside_(std::move(inside)),
-      entry_(graph.size()),
-      exit_(graph.size()),
-      input_(graph.size()),
-      output_(graph.size()),
-      label_(std::move(label)),
-      nested_(std::move(nested)) {
+    : core_(make_core(graph, std::move(inside), std::move(label))), nested_(std::move(nested)) {
   std::sort(nested_.begin(), nested_.end());
-  // depth_of[k]: nodes on the longest inside path ending at the k-th inside node.
-  std::vector<std::size_t> depth_of;
-  std::vector<std::size_t> inside_order;
+}
+
+inline SubGraph::SubGraph(std::shared_ptr<const Core> core, std::vector<NestedSubGraph> nested)
+    : core_(std::move(core)), nested_(std::move(nested)) {}
+
+template <class G>
+std::shared_ptr<const SubGraph::Core> SubGraph::make_core(const DataflowGraph<G>& graph, IndexSet inside,
+                                                          std::string label) {
+  auto core = std::make_shared<Core>();
+  Core& c = *core;
+  c.inside = std::move(inside);
+  c.entry = IndexSet(graph.size());
+  c.exit = IndexSet(graph.size());
+  c.input = IndexSet(graph.size());
+  c.output = IndexSet(graph.size());
+  c.label = std::move(label);
+  detail::DepthScan depths;
   bool any_kind = false;
   std::string derived_label;
-  for (std::size_t i : inside_) {
-    std::size_t d = 1;
+  for (std::size_t i : c.inside) {
     for (std::size_t j : graph.inputs(i)) {
-      if (inside_.contains(j)) {
-        auto pos = std::lower_bound(inside_order.begin(), inside_order.end(), j) - inside_order.begin();
-        d = std::max(d, depth_of[static_cast<std::size_t>(pos)] + 1);
-      } else if (!graph.is_inlinable(j)) {
-        entry_.add(i);
-        input_.add(j);
+      if (!c.inside.contains(j) && !graph.is_inlinable(j)) {
+        c.entry.add(i);
+        c.input.add(j);
       }
     }
-    inside_order.push_back(i);
-    depth_of.push_back(d);
-    depth_ = std::max(depth_, d);
-    if (graph.is_external(i)) exit_.add(i);
+    c.depth = std::max(c.depth, depths.visit(graph, c.inside, i));
+    if (graph.is_external(i)) c.exit.add(i);
     for (std::size_t o : graph.outputs(i)) {
-      if (!inside_.contains(o)) {
-        exit_.add(i);
-        output_.add(o);
+      if (!c.inside.contains(o)) {
+        c.exit.add(i);
+        c.output.add(o);
       }
     }
     if (!graph.is_inlinable(i) && !graph.is_constant(i)) {
       // As in TVM's Collage, building or projecting a tuple counts as injective work.
       const OpKind k = (graph.is_tuple(i) || graph.is_projection(i)) ? OpKind::injective : graph.kind(i);
-      kind_ = any_kind ? std::max(kind_, k) : k;
+      c.kind = any_kind ? std::max(c.kind, k) : k;
       any_kind = true;
     }
-    if (label_.empty() && graph.needs_kernel(i)) {
+    if (c.label.empty() && graph.needs_kernel(i)) {
       if (!derived_label.empty()) derived_label += '+';
       derived_label += graph.op_name(i);
     }
   }
-  if (label_.empty() && derived_label.empty()) {  // no kernel inside: name what is there
-    for (std::size_t i : inside_) {
+  if (c.label.empty() && derived_label.empty()) {  // no kernel inside: name what is there
+    for (std::size_t i : c.inside) {
       if (!derived_label.empty()) derived_label += '+';
       derived_label += graph.op_name(i);
     }
   }
-  if (label_.empty()) label_ = std::move(derived_label);
+  if (c.label.empty()) c.label = std::move(derived_label);
+  return core;
 }
 
 template <class G>
@@ -210,43 +330,50 @@ SubGraph::SubGraph(const DataflowGraph<G>& graph, IndexSet inside, std::string l
 template <class G>
 std::size_t SubGraph::compute_size(const DataflowGraph<G>& graph) const {
   std::size_t n = 0;
-  for (std::size_t i : inside_) n += graph.needs_kernel(i) ? 1 : 0;
+  for (std::size_t i : inside()) n += graph.needs_kernel(i) ? 1 : 0;
   return n;
 }
 
 template <class G>
 Validity SubGraph::check(const DataflowGraph<G>& graph, const SubGraphConfig& config) const {
-  if (inside_.empty()) return Validity::empty;
-  if (config.max_exits != 0 && exit_.count() > config.max_exits) return Validity::too_many_exits;
+  const Core& c = core();
+  if (c.inside.empty()) return Validity::empty;
+  if (config.max_exits != 0 && c.exit.count() > config.max_exits) return Validity::too_many_exits;
   if (!config.allow_taps) {
-    for (std::size_t e : exit_) {
+    for (std::size_t e : c.exit) {
       for (std::size_t o : graph.outputs(e)) {
-        if (inside_.contains(o)) return Validity::tap;
+        if (c.inside.contains(o)) return Validity::tap;
       }
     }
   }
-  if (config.max_depth != 0 && depth_ > config.max_depth) return Validity::too_deep;
-  const std::size_t scope = graph.scope(inside_.first_inside());
-  for (std::size_t i : inside_) {
+  if (config.max_depth != 0 && c.depth > config.max_depth) return Validity::too_deep;
+  const std::size_t scope = graph.scope(c.inside.first_inside());
+  for (std::size_t i : c.inside) {
     if (graph.scope(i) != scope) return Validity::multiple_scopes;
   }
   IndexSet seen(graph.size());
   for (const NestedSubGraph& n : nested_) {
     const IndexSet& sub = n.sub_graph.inside();
-    if (sub.empty() || !sub.is_subset_of(inside_)) return Validity::nested_not_inside;
+    if (sub.empty() || !sub.is_subset_of(c.inside)) return Validity::nested_not_inside;
     if (sub.intersects(seen)) return Validity::nested_overlap;
     seen |= sub;
-    if (n.sub_graph.check(graph, SubGraphConfig{}) != Validity::valid) return Validity::nested_invalid;
+    // A nested group is a grouping inside one kernel (e.g. a composite): it must be convex and in one
+    // scope, but the outer kernel's limits on exits, taps and depth do not apply to it.
+    SubGraphConfig nested_config;
+    nested_config.allow_taps = true;
+    if (n.sub_graph.check(graph, nested_config) != Validity::valid) return Validity::nested_invalid;
   }
-  if (!graph.is_convex(inside_)) return Validity::not_convex;
+  if (!detail::is_convex(graph, c.inside)) return Validity::not_convex;
   return Validity::valid;
 }
 
 template <class G>
 SubGraph SubGraph::disjoint_union(const DataflowGraph<G>& graph, const SubGraph& that) const {
-  std::vector<NestedSubGraph> nested = nested_;
+  std::vector<NestedSubGraph> nested;
+  nested.reserve(nested_.size() + that.nested_.size());
+  nested.insert(nested.end(), nested_.begin(), nested_.end());
   nested.insert(nested.end(), that.nested_.begin(), that.nested_.end());
-  return SubGraph(graph, inside_ | that.inside_, {}, std::move(nested));
+  return SubGraph(graph, inside() | that.inside(), {}, std::move(nested));
 }
 
 template <class G>
@@ -254,7 +381,8 @@ SubGraph SubGraph::with_attrs(const DataflowGraph<G>& graph, Attrs attrs) const 
   std::sort(attrs.begin(), attrs.end());
   std::vector<NestedSubGraph> nested;
   nested.push_back(NestedSubGraph{*this, std::move(attrs)});
-  return SubGraph(graph, inside_, label_, std::move(nested));
+  // Same inside set and label over the same graph: the cached sets are this sub-graph's.
+  return SubGraph(core_ ? core_ : make_core(graph, inside(), label()), std::move(nested));
 }
 
 template <class H>
@@ -262,11 +390,11 @@ SubGraph SubGraph::subst(const DataflowGraph<H>& new_graph, const std::vector<st
   std::vector<NestedSubGraph> nested;
   nested.reserve(nested_.size());
   for (const NestedSubGraph& n : nested_) nested.push_back(NestedSubGraph{n.sub_graph.subst(new_graph, index_map), n.attrs});
-  return SubGraph(new_graph, inside_.subst(new_graph.size(), index_map), label_, std::move(nested));
+  return SubGraph(new_graph, inside().subst(new_graph.size(), index_map), label(), std::move(nested));
 }
 
 inline std::string SubGraph::to_string() const {
-  std::string out = label_ + inside_.to_string();
+  std::string out = label() + inside().to_string();
   for (const NestedSubGraph& n : nested_) {
     out += '[';
     for (std::size_t k = 0; k < n.attrs.size(); ++k) {
@@ -280,18 +408,22 @@ inline std::string SubGraph::to_string() const {
   return out;
 }
 
-inline bool operator==(const SubGraph& a, const SubGraph& b) { return a.inside_ == b.inside_ && a.nested_ == b.nested_; }
+inline bool operator==(const SubGraph& a, const SubGraph& b) {
+  return (a.core_ == b.core_ || a.inside() == b.inside()) && a.nested_ == b.nested_;
+}
 
 inline bool operator<(const SubGraph& a, const SubGraph& b) {
-  const std::size_t fa = a.first_inside();
-  const std::size_t fb = b.first_inside();
-  if (fa != fb) return fa < fb;
-  if (a.inside_ != b.inside_) return a.inside_ < b.inside_;
+  if (a.core_ != b.core_) {
+    const std::size_t fa = a.first_inside();
+    const std::size_t fb = b.first_inside();
+    if (fa != fb) return fa < fb;
+    if (a.inside() != b.inside()) return a.inside() < b.inside();
+  }
   return std::lexicographical_compare(a.nested_.begin(), a.nested_.end(), b.nested_.begin(), b.nested_.end());
 }
 
 inline std::size_t SubGraph::hash() const {
-  std::size_t h = inside_.hash();
+  std::size_t h = inside().hash();
   for (const NestedSubGraph& n : nested_) {
     h = h * 31 + n.sub_graph.hash();
     for (const auto& [k, v] : n.attrs) h = h * 31 + std::hash<std::string>{}(k) * 7 + std::hash<std::string>{}(v);

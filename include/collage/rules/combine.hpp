@@ -4,11 +4,16 @@
 /// combine: grows candidates by repeatedly joining touching ones, steered by combiner rules.
 
 #include <algorithm>
+#include <cassert>
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
 #include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 #include "collage/rules/partition_rule.hpp"
 
@@ -62,6 +67,21 @@ class Combiner {
   PairPredicate predicate_;
 };
 
+/// What one `combine` run did (see CombineLimits::report).
+struct CombineStats {
+  /// Rounds that looked for joins (the last one found nothing new, or the budget ran out).
+  std::size_t rounds = 0;
+  /// Candidates of the sub-rule (after removing duplicates).
+  std::size_t seeds = 0;
+  /// Joins some combiner proposed (a touching pair, a tuple with its fields, a candidate with its
+  /// projections or constants), counted once per proposal.
+  std::size_t joins_tried = 0;
+  /// Proposed joins that were new, convex and within max_depth: built as sub-graphs.
+  std::size_t joins_built = 0;
+  /// Candidates the run returned (seeds and joins).
+  std::size_t candidates = 0;
+};
+
 /// Limits on `combine`.
 struct CombineLimits {
   /// Largest depth of a combined candidate (0: unlimited).
@@ -69,39 +89,188 @@ struct CombineLimits {
   /// Stop growing once this many candidates exist (a guard against exponential growth, e.g.
   /// combiner `all` without a depth bound on a wide graph; the cut is deterministic).
   std::size_t max_candidates = 1000000;
+  /// When set, called at the end of every run with what it did (for benchmarks and tuning).
+  std::function<void(const CombineStats&)> report = nullptr;
 };
 
 namespace detail {
 
-/// All candidates of one combine run: de-duplicated, with indexes from node to the candidates
-/// having that node as an entry or an exit.
+/// Ids 0, 1, 2, ... of sub-graphs stored elsewhere, found by identity hash (open addressing over a
+/// power-of-two table). Lookups pass a predicate that compares a stored id with what is sought, so
+/// a join can be looked up before it is built, and no sub-graph is copied into the table. A slot
+/// packs the id with a fragment of its hash, so a probe touches one word per slot.
+class IdentityIndex {
+ public:
+  std::size_t size() const { return hashes_.size(); }
+
+  /// The id whose hash is `hash` and for which same(id) holds, or npos.
+  template <class Same>
+  std::size_t find(std::size_t hash, Same same) const {
+    if (slots_.empty()) return npos;
+    const std::size_t mask = slots_.size() - 1;
+    const std::uint64_t mixed = mix(hash);
+    const std::uint64_t tag = mixed & kTagMask;
+    for (std::size_t k = static_cast<std::size_t>(mixed >> kTagBits) & mask;; k = (k + 1) & mask) {
+      const std::uint64_t slot = slots_[k];
+      if (slot == kEmpty) return npos;
+      if ((slot & kTagMask) == tag) {
+        const auto id = static_cast<std::size_t>(slot >> kTagBits);
+        if (hashes_[id] == hash && same(id)) return id;
+      }
+    }
+  }
+  /// Indexes the next id (size()) under `hash`.
+  void push(std::size_t hash) {
+    assert(hashes_.size() < (std::uint64_t{1} << (64 - kTagBits)) - 1);
+    hashes_.push_back(hash);
+    if (2 * hashes_.size() > slots_.size()) {
+      std::size_t slots = 16;
+      while (slots < 4 * hashes_.size()) slots *= 2;
+      slots_.assign(slots, kEmpty);
+      for (std::size_t id = 0; id < hashes_.size(); ++id) place(id);
+    } else {
+      place(hashes_.size() - 1);
+    }
+  }
+  void clear() {
+    hashes_.clear();
+    std::fill(slots_.begin(), slots_.end(), kEmpty);
+  }
+
+ private:
+  static constexpr unsigned kTagBits = 20;
+  static constexpr std::uint64_t kTagMask = (std::uint64_t{1} << kTagBits) - 1;
+  static constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+
+  static std::uint64_t mix(std::size_t h) {
+    std::uint64_t x = static_cast<std::uint64_t>(h);
+    x ^= x >> 31;
+    x *= 0x7fb5d329728ea185ULL;
+    x ^= x >> 27;
+    x *= 0x81dadef4bc2dd44dULL;
+    x ^= x >> 33;
+    return x;
+  }
+  void place(std::size_t id) {
+    const std::size_t mask = slots_.size() - 1;
+    const std::uint64_t mixed = mix(hashes_[id]);
+    std::size_t k = static_cast<std::size_t>(mixed >> kTagBits) & mask;
+    while (slots_[k] != kEmpty) k = (k + 1) & mask;
+    slots_[k] = (static_cast<std::uint64_t>(id) << kTagBits) | (mixed & kTagMask);
+  }
+
+  std::vector<std::uint64_t> slots_;  // id << kTagBits | hash tag, or kEmpty
+  std::vector<std::size_t> hashes_;   // by id
+};
+
+/// A join before it is built: the union of the inside sets and the nested groups it would carry
+/// (sorted, as a SubGraph keeps them), with the hash SubGraph::hash would give it.
+struct JoinKey {
+  IndexSet inside;
+  boost::container::small_vector<const NestedSubGraph*, 4> nested;
+  std::size_t hash = 0;
+
+  /// Adds the nested groups of `s`.
+  void add_nested(const SubGraph& s) {
+    for (const NestedSubGraph& n : s.nested()) nested.push_back(&n);
+  }
+  /// Sorts the nested groups and computes the hash (as SubGraph::hash).
+  void seal() {
+    std::sort(nested.begin(), nested.end(), [](const NestedSubGraph* a, const NestedSubGraph* b) { return *a < *b; });
+    hash = inside.hash();
+    for (const NestedSubGraph* n : nested) {
+      hash = hash * 31 + n->sub_graph.hash();
+      for (const auto& [k, v] : n->attrs) hash = hash * 31 + std::hash<std::string>{}(k) * 7 + std::hash<std::string>{}(v);
+    }
+  }
+  /// Whether `s` is this join (the identity of SubGraph's ==).
+  bool same_as(const SubGraph& s) const {
+    if (s.inside() != inside || s.nested().size() != nested.size()) return false;
+    for (std::size_t k = 0; k < nested.size(); ++k) {
+      if (!(*nested[k] == s.nested()[k])) return false;
+    }
+    return true;
+  }
+  std::vector<NestedSubGraph> nested_groups() const {
+    std::vector<NestedSubGraph> out;
+    out.reserve(nested.size());
+    for (const NestedSubGraph* n : nested) out.push_back(*n);
+    return out;
+  }
+};
+
+/// All candidates of one combine run: de-duplicated sub-graphs with ids in the order they were
+/// added (the sub-rule's candidates first), and indexes from node to the ids having that node as
+/// an entry or an exit.
 class CandidatePool {
  public:
   explicit CandidatePool(std::size_t nodes) : by_entry_(nodes), by_exit_(nodes) {}
 
-  /// Adds `c` unless an equal sub-graph is already present; returns whether it was added.
-  bool add(Candidate c) {
-    auto [it, inserted] = ids_.emplace(c.sub_graph, items_.size());
-    if (!inserted) return false;
-    for (std::size_t e : c.sub_graph.entry()) by_entry_[e].push_back(items_.size());
-    for (std::size_t x : c.sub_graph.exit()) by_exit_[x].push_back(items_.size());
-    items_.push_back(std::move(c));
-    return true;
+  /// Adds one of the sub-rule's candidates unless an equal sub-graph is already present.
+  void add_seed(Candidate c) {
+    const std::size_t h = c.sub_graph.hash();
+    const SubGraph& s = c.sub_graph;
+    if (index_.find(h, [&](std::size_t id) { return items_[id] == s; }) != npos) return;
+    seeds_.push_back(std::move(c));
+    add(seeds_.back().sub_graph, h);
   }
-  /// The id of the candidate whose sub-graph is `s`, or npos.
-  std::size_t find(const SubGraph& s) const {
-    auto it = ids_.find(s);
-    return it == ids_.end() ? npos : it->second;
+  /// Adds a join known to be absent.
+  void add(SubGraph s, std::size_t hash) {
+    const std::size_t id = items_.size();
+    for (std::size_t e : s.entry()) by_entry_[e].push_back(id);
+    for (std::size_t x : s.exit()) by_exit_[x].push_back(id);
+    items_.push_back(std::move(s));
+    index_.push(hash);
+  }
+  /// The id of the sub-graph `key` describes, or npos.
+  std::size_t find(const JoinKey& key) const {
+    return index_.find(key.hash, [&](std::size_t id) { return key.same_as(items_[id]); });
   }
   std::size_t size() const { return items_.size(); }
-  const Candidate& operator[](std::size_t id) const { return items_[id]; }
+  const SubGraph& operator[](std::size_t id) const { return items_[id]; }
   const std::vector<std::size_t>& with_entry(std::size_t node) const { return by_entry_[node]; }
   const std::vector<std::size_t>& with_exit(std::size_t node) const { return by_exit_[node]; }
-  std::vector<Candidate> take() { return std::move(items_); }
+
+  /// The candidates in canonical order: the sub-rule's as they came, the joins stamped with
+  /// `target` and `rule_name`. `runs` are the ids where each round's (sorted) additions start.
+  std::vector<Candidate> take(const std::vector<std::size_t>& runs, const std::string& target,
+                              const std::string& rule_name) {
+    // Ids are distinct sub-graphs, so ordering them by sub-graph is the canonical order. Each round
+    // added its joins in order, so only the runs need merging (the seeds' run is canonical
+    // unless the sub-rule broke its contract; then it is sorted here).
+    std::vector<std::size_t> order(items_.size());
+    for (std::size_t id = 0; id < order.size(); ++id) order[id] = id;
+    // The first inside index decides most comparisons; keep it at hand rather than in each core.
+    std::vector<std::size_t> first(items_.size());
+    for (std::size_t id = 0; id < first.size(); ++id) first[id] = items_[id].first_inside();
+    auto before = [&](std::size_t a, std::size_t b) {
+      return first[a] != first[b] ? first[a] < first[b] : items_[a] < items_[b];
+    };
+    auto seeds_end = order.begin() + static_cast<std::ptrdiff_t>(seeds_.size());
+    if (!std::is_sorted(order.begin(), seeds_end, before)) std::sort(order.begin(), seeds_end, before);
+    std::size_t merged = seeds_.size();
+    for (std::size_t k = 0; k < runs.size(); ++k) {
+      const std::size_t run_end = k + 1 < runs.size() ? runs[k + 1] : order.size();
+      std::inplace_merge(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(merged),
+                         order.begin() + static_cast<std::ptrdiff_t>(run_end), before);
+      merged = run_end;
+    }
+    std::vector<Candidate> result;
+    result.reserve(order.size());
+    for (std::size_t id : order) {
+      if (id < seeds_.size()) {
+        result.push_back(std::move(seeds_[id]));
+      } else {
+        result.push_back(Candidate{std::move(items_[id]), target, rule_name, std::nullopt});
+      }
+    }
+    return result;
+  }
 
  private:
-  std::vector<Candidate> items_;
-  std::unordered_map<SubGraph, std::size_t> ids_;
+  std::vector<Candidate> seeds_;  // ids [0, seeds_.size())
+  std::vector<SubGraph> items_;
+  IdentityIndex index_;
   std::vector<std::vector<std::size_t>> by_entry_;
   std::vector<std::vector<std::size_t>> by_exit_;
 };
@@ -112,27 +281,49 @@ class CandidatePool {
 // round (older pairs were tried already). Each round may join an old candidate with a new one, so
 // growth does not depend on how candidates were produced. Combined candidates must stay convex and
 // within max_depth; other validity (exits, taps) is left to only_valid.
+//
+// Cost: a touching pair is visited once per round however many pairwise combiners accept it, and
+// a join is described by its inside set and nested groups (a JoinKey) until it proves new (absent
+// from the pool and from this round's finds), within max_depth and convex; only then is its
+// SubGraph built. The pool stores each sub-graph once, looked up by hash. The result is the same
+// as building every join and filtering afterwards: joins are pure functions of their parts, and
+// each round adds its new joins in sorted order.
 template <class G>
 class CombineRule final : public RuleImpl<G> {
  public:
   CombineRule(std::string name, PartitionRule<G> sub, std::vector<Combiner<G>> combiners, CombineLimits limits)
-      : name_(std::move(name)), sub_(std::move(sub)), combiners_(std::move(combiners)), limits_(limits) {}
+      : name_(std::move(name)), sub_(std::move(sub)), combiners_(std::move(combiners)), limits_(std::move(limits)) {
+    for (std::size_t k = 0; k < combiners_.size(); ++k) {
+      (combiners_[k].mode() == Combiner<G>::Mode::pair ? pairwise_ : growers_).push_back(k);
+    }
+  }
 
   std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const std::string& target) const override {
-    CandidatePool pool(graph.size());
-    for (Candidate& c : sub_.all_candidates(graph, target)) pool.add(std::move(c));
+    Run run(*this, graph);
+    for (Candidate& c : sub_.all_candidates(graph, target)) run.pool.add_seed(std::move(c));
+    run.stats.seeds = run.pool.size();
+    std::vector<std::size_t> runs;  // where each round's additions start
     std::size_t first_new = 0;
-    while (first_new < pool.size() && pool.size() < limits_.max_candidates) {
-      std::vector<SubGraph> found = one_round(graph, pool, first_new);
-      first_new = pool.size();
-      std::sort(found.begin(), found.end());
-      for (SubGraph& s : found) {
-        if (pool.size() >= limits_.max_candidates) break;
-        pool.add(Candidate{std::move(s), target, name_, std::nullopt});
+    while (first_new < run.pool.size() && run.pool.size() < limits_.max_candidates) {
+      ++run.stats.rounds;
+      run.one_round(first_new);
+      first_new = run.pool.size();
+      runs.push_back(first_new);
+      std::vector<std::size_t> order(run.found.size());
+      for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+      auto before = [&](std::size_t a, std::size_t b) { return run.found[a] < run.found[b]; };
+      if (!std::is_sorted(order.begin(), order.end(), before)) std::sort(order.begin(), order.end(), before);
+      for (std::size_t k : order) {
+        if (run.pool.size() >= limits_.max_candidates) break;
+        run.pool.add(std::move(run.found[k]), run.found_hashes[k]);
       }
+      run.found.clear();
+      run.found_hashes.clear();
+      run.found_index.clear();
     }
-    std::vector<Candidate> result = pool.take();
-    canonicalize(result);
+    std::vector<Candidate> result = run.pool.take(runs, target, name_);
+    run.stats.candidates = result.size();
+    if (limits_.report) limits_.report(run.stats);
     return result;
   }
 
@@ -144,117 +335,169 @@ class CombineRule final : public RuleImpl<G> {
   const std::string& name() const override { return name_; }
 
  private:
-  /// The joins of one round, for candidates [first_new, pool.size()) and their partners.
-  std::vector<SubGraph> one_round(const DataflowGraph<G>& graph, const CandidatePool& pool,
-                                  std::size_t first_new) const {
+  /// The state of one candidates() call.
+  struct Run {
+    Run(const CombineRule& r, const DataflowGraph<G>& g) : rule(r), graph(g), pool(g.size()) {}
+
+    const CombineRule& rule;
+    const DataflowGraph<G>& graph;
+    CandidatePool pool;
+    /// This round's new joins, and their index (ids are positions in `found`).
     std::vector<SubGraph> found;
-    auto offer = [&](SubGraph s) {
-      if (limits_.max_depth != 0 && s.depth() > limits_.max_depth) return;
-      if (!graph.is_convex(s.inside())) return;
-      if (pool.find(s) != npos) return;
-      found.push_back(std::move(s));
-    };
-    const std::size_t end = pool.size();
-    for (const Combiner<G>& combiner : combiners_) {
+    IdentityIndex found_index;
+    std::vector<std::size_t> found_hashes;
+    CombineStats stats;
+    std::vector<std::size_t> partners;  // scratch
+    JoinKey key;                        // scratch
+
+    /// Finds the joins of one round, for candidates [first_new, pool.size()) and their partners.
+    void one_round(std::size_t first_new) {
+      const std::size_t end = pool.size();
       for (std::size_t id = first_new; id < end; ++id) {
-        const SubGraph& sub = pool[id].sub_graph;
-        switch (combiner.mode()) {
-          case Combiner<G>::Mode::pair:
-            join_pairs(graph, pool, combiner, id, first_new, offer);
-            break;
-          case Combiner<G>::Mode::tuple_arg:
-            join_tuple_args(graph, pool, sub, offer);
-            break;
-          case Combiner<G>::Mode::tuple_proj:
-            grow(graph, sub, offer, [&](IndexSet& extra) {
-              for (std::size_t x : sub.exit()) {
-                for (std::size_t o : graph.outputs(x)) {
-                  if (graph.is_projection(o) && !sub.inside().contains(o)) extra.add(o);
+        if (!rule.pairwise_.empty()) join_pairs(id, first_new);
+        for (std::size_t c : rule.growers_) {
+          const SubGraph& sub = pool[id];
+          switch (rule.combiners_[c].mode()) {
+            case Combiner<G>::Mode::pair:
+              break;
+            case Combiner<G>::Mode::tuple_arg:
+              join_tuple_args(sub);
+              break;
+            case Combiner<G>::Mode::tuple_proj:
+              grow(sub, [&](IndexSet& extra) {
+                for (std::size_t x : sub.exit()) {
+                  for (std::size_t o : graph.outputs(x)) {
+                    if (graph.is_projection(o) && !sub.inside().contains(o)) extra.add(o);
+                  }
                 }
-              }
-            });
-            break;
-          case Combiner<G>::Mode::constant:
-            grow(graph, sub, offer, [&](IndexSet& extra) {
-              for (std::size_t i : sub.input()) {
-                if (graph.is_constant(i)) extra.add(i);
-              }
-            });
-            break;
+              });
+              break;
+            case Combiner<G>::Mode::constant:
+              grow(sub, [&](IndexSet& extra) {
+                for (std::size_t i : sub.input()) {
+                  if (graph.is_constant(i)) extra.add(i);
+                }
+              });
+              break;
+          }
         }
       }
     }
-    return found;
-  }
 
-  /// Offers new_id joined with every touching partner: downstream partners through its outputs,
-  /// and (old) upstream partners through its entries' inputs.
-  template <class Offer>
-  static void join_pairs(const DataflowGraph<G>& graph, const CandidatePool& pool, const Combiner<G>& combiner,
-                         std::size_t new_id, std::size_t first_new, Offer& offer) {
-    const SubGraph& me = pool[new_id].sub_graph;
-    auto try_pair = [&](const SubGraph& up, const SubGraph& down) {
-      if (up.inside().intersects(down.inside()) || !combiner.accepts(graph, up, down)) return;
-      offer(up.disjoint_union(graph, down));
-    };
-    std::vector<std::size_t> partners;
-    for (std::size_t o : me.output()) {
-      for (std::size_t id : pool.with_entry(o)) partners.push_back(id);
-    }
-    dedupe(partners);
-    for (std::size_t id : partners) try_pair(me, pool[id].sub_graph);
-    partners.clear();
-    for (std::size_t i : me.input()) {
-      for (std::size_t id : pool.with_exit(i)) {
-        if (id < first_new) partners.push_back(id);  // pairs of two new candidates were tried above
+    /// Offers the join `key` describes (its inside set and nested groups filled in): kept when
+    /// it is new, within max_depth and convex. Its depth is at least `min_depth` and, when
+    /// `max_depth_known` is set, at most that.
+    void offer(std::size_t min_depth, std::size_t max_depth_known = npos) {
+      ++stats.joins_tried;
+      // The cheap, local test first: the depth needs only the graph's edges among the inside nodes.
+      const std::size_t max_depth = rule.limits_.max_depth;
+      if (max_depth != 0 && max_depth_known > max_depth &&
+          (min_depth > max_depth || detail::inside_depth(graph, key.inside, max_depth) > max_depth)) {
+        return;
       }
+      key.seal();
+      if (pool.find(key) != npos) return;
+      if (found_index.find(key.hash, [&](std::size_t k) { return key.same_as(found[k]); }) != npos) return;
+      if (!detail::is_convex(graph, key.inside)) return;
+      ++stats.joins_built;
+      found.push_back(SubGraph(graph, std::move(key.inside), {}, key.nested_groups()));
+      found_hashes.push_back(key.hash);
+      found_index.push(key.hash);
     }
-    dedupe(partners);
-    for (std::size_t id : partners) try_pair(pool[id].sub_graph, me);
-  }
 
-  template <class Offer>
-  static void join_tuple_args(const DataflowGraph<G>& graph, const CandidatePool& pool, const SubGraph& sub,
-                              Offer& offer) {
-    if (sub.kind() > OpKind::injective) return;
-    for (std::size_t e : sub.entry()) {
-      for (std::size_t t : graph.inputs(e)) {
-        if (!graph.is_tuple(t) || sub.inside().contains(t)) continue;
-        IndexSet joined = sub.inside();
-        joined.add(t);
-        std::vector<NestedSubGraph> nested = sub.nested();
-        bool ok = true;
-        for (std::size_t f : graph.inputs(t)) {
-          if (!graph.needs_kernel(f) || joined.contains(f)) continue;  // a plain input stays outside
-          const std::size_t producer = pool.find(SubGraph(graph, IndexSet(graph.size(), {f})));
-          if (producer == npos) {
-            ok = false;
+    /// Offers new_id joined with every touching partner that some pairwise combiner accepts:
+    /// downstream partners through its outputs, and (old) upstream partners through its entries'
+    /// inputs.
+    void join_pairs(std::size_t new_id, std::size_t first_new) {
+      const SubGraph& me = pool[new_id];
+      auto try_pair = [&](const SubGraph& up, const SubGraph& down) {
+        if (up.inside().intersects(down.inside())) return;
+        bool accepted = false;
+        for (std::size_t c : rule.pairwise_) {
+          if (rule.combiners_[c].accepts(graph, up, down)) {
+            accepted = true;
             break;
           }
-          joined.add(f);
         }
-        if (ok) offer(SubGraph(graph, std::move(joined), {}, std::move(nested)));
+        if (!accepted) return;
+        key.inside = up.inside();
+        key.inside |= down.inside();
+        key.nested.clear();
+        key.add_nested(up);
+        key.add_nested(down);
+        // Without an edge from down back into up, a path through the union runs through up,
+        // then through down: at most up.depth() + down.depth() nodes.
+        const bool one_way = !down.output().intersects(up.inside());
+        offer(std::max(up.depth(), down.depth()), one_way ? up.depth() + down.depth() : npos);
+      };
+      partners.clear();
+      for (std::size_t o : me.output()) {
+        for (std::size_t id : pool.with_entry(o)) partners.push_back(id);
+      }
+      dedupe(partners);
+      for (std::size_t id : partners) try_pair(me, pool[id]);
+      partners.clear();
+      for (std::size_t i : me.input()) {
+        for (std::size_t id : pool.with_exit(i)) {
+          if (id < first_new) partners.push_back(id);  // pairs of two new candidates were tried above
+        }
+      }
+      dedupe(partners);
+      for (std::size_t id : partners) try_pair(pool[id], me);
+    }
+
+    void join_tuple_args(const SubGraph& sub) {
+      if (sub.kind() > OpKind::injective) return;
+      for (std::size_t e : sub.entry()) {
+        for (std::size_t t : graph.inputs(e)) {
+          if (!graph.is_tuple(t) || sub.inside().contains(t)) continue;
+          IndexSet joined = sub.inside();
+          joined.add(t);
+          bool ok = true;
+          for (std::size_t f : graph.inputs(t)) {
+            if (!graph.needs_kernel(f) || joined.contains(f)) continue;  // a plain input stays outside
+            key.inside = IndexSet(graph.size(), {f});
+            key.nested.clear();
+            key.seal();
+            if (pool.find(key) == npos) {  // no singleton candidate produces the field
+              ok = false;
+              break;
+            }
+            joined.add(f);
+          }
+          if (!ok) continue;
+          key.inside = std::move(joined);
+          key.nested.clear();
+          key.add_nested(sub);
+          offer(sub.depth());
+        }
       }
     }
-  }
 
-  template <class Offer, class Collect>
-  static void grow(const DataflowGraph<G>& graph, const SubGraph& sub, Offer& offer, Collect collect) {
-    IndexSet extra(graph.size());
-    collect(extra);
-    if (extra.empty()) return;
-    offer(SubGraph(graph, sub.inside() | extra, {}, sub.nested()));
-  }
+    template <class Collect>
+    void grow(const SubGraph& sub, Collect collect) {
+      IndexSet extra(graph.size());
+      collect(extra);
+      if (extra.empty()) return;
+      key.inside = sub.inside();
+      key.inside |= extra;
+      key.nested.clear();
+      key.add_nested(sub);
+      offer(sub.depth());
+    }
 
-  static void dedupe(std::vector<std::size_t>& ids) {
-    std::sort(ids.begin(), ids.end());
-    ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-  }
+    static void dedupe(std::vector<std::size_t>& ids) {
+      std::sort(ids.begin(), ids.end());
+      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
+    }
+  };
 
   std::string name_;
   PartitionRule<G> sub_;
   std::vector<Combiner<G>> combiners_;
   CombineLimits limits_;
+  std::vector<std::size_t> pairwise_;  // the pairwise combiners, as positions in combiners_
+  std::vector<std::size_t> growers_;   // the others
 };
 
 }  // namespace detail
@@ -265,7 +508,7 @@ class CombineRule final : public RuleImpl<G> {
 template <class G>
 PartitionRule<G> combine(PartitionRule<G> sub, std::vector<Combiner<G>> combiners, CombineLimits limits = {},
                          std::string name = "combine") {
-  return make_rule<G, detail::CombineRule<G>>(std::move(name), std::move(sub), std::move(combiners), limits);
+  return make_rule<G, detail::CombineRule<G>>(std::move(name), std::move(sub), std::move(combiners), std::move(limits));
 }
 
 }  // namespace collage

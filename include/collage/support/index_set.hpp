@@ -10,11 +10,10 @@
 #include <functional>
 #include <initializer_list>
 #include <iterator>
+#include <limits>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <boost/container/small_vector.hpp>
 
 namespace collage {
 
@@ -26,6 +25,8 @@ inline constexpr std::size_t npos = static_cast<std::size_t>(-1);
 /// Only the words between the first and the last member are stored (a window), so a set of a few
 /// nearby indexes costs the same over a universe of 64 or of 10 million; windows of up to 128
 /// indexes live inline without heap allocation. Set algebra works word by word over the windows.
+/// An IndexSet is 32 bytes, plus one heap block for a wider window. Universes hold up to 2^38
+/// indexes (the window's first word is a 32-bit word index).
 ///
 /// Binary operations require both operands to share a universe (checked with assert).
 class IndexSet {
@@ -38,7 +39,34 @@ class IndexSet {
   IndexSet() = default;
 
   /// The empty set over [0, universe).
-  explicit IndexSet(std::size_t universe) : universe_(universe) {}
+  explicit IndexSet(std::size_t universe) : universe_(universe) {
+    assert(universe / kWordBits < std::numeric_limits<std::uint32_t>::max() && "IndexSet: universe too large");
+  }
+
+  IndexSet(const IndexSet& that) { copy_from(that); }
+  IndexSet(IndexSet&& that) noexcept { steal(that); }
+  IndexSet& operator=(const IndexSet& that) {
+    if (this != &that) {
+      if (that.size_ <= kInlineWords || that.size_ > capacity() || size_ <= kInlineWords) {
+        release();
+        copy_from(that);
+      } else {  // reuse this heap block
+        universe_ = that.universe_;
+        base_ = that.base_;
+        size_ = that.size_;
+        std::copy(that.heap_, that.heap_ + size_, heap_);
+      }
+    }
+    return *this;
+  }
+  IndexSet& operator=(IndexSet&& that) noexcept {
+    if (this != &that) {
+      release();
+      steal(that);
+    }
+    return *this;
+  }
+  ~IndexSet() { release(); }
 
   /// The set {indexes...} over [0, universe).
   IndexSet(std::size_t universe, std::initializer_list<std::size_t> indexes) : IndexSet(universe) {
@@ -50,11 +78,13 @@ class IndexSet {
     assert(first <= last && last <= universe);
     IndexSet result(universe);
     if (first == last) return result;
-    result.base_ = first / kWordBits;
+    const std::size_t first_word = first / kWordBits;
     const std::size_t end_word = (last - 1) / kWordBits + 1;
-    result.words_.assign(end_word - result.base_, ~Word{0});
-    result.words_.front() &= ~Word{0} << (first % kWordBits);
-    if (last % kWordBits != 0) result.words_.back() &= ~(~Word{0} << (last % kWordBits));
+    result.set_window(first_word, end_word);
+    Word* words = result.data();
+    std::fill(words, words + result.size_, ~Word{0});
+    words[0] &= ~Word{0} << (first % kWordBits);
+    if (last % kWordBits != 0) words[result.size_ - 1] &= ~(~Word{0} << (last % kWordBits));
     return result;
   }
 
@@ -73,37 +103,39 @@ class IndexSet {
     assert(i < universe_);
     const std::size_t w = i / kWordBits;
     cover_words(w, w + 1);
-    words_[w - base_] |= Word{1} << (i % kWordBits);
+    data()[w - base_] |= Word{1} << (i % kWordBits);
   }
   void remove(std::size_t i) {
     assert(i < universe_);
     const std::size_t w = i / kWordBits;
     if (w < base_ || w >= end_word()) return;
-    words_[w - base_] &= ~(Word{1} << (i % kWordBits));
+    data()[w - base_] &= ~(Word{1} << (i % kWordBits));
     trim();
   }
   void clear() {
-    words_.clear();
+    release();
+    size_ = 0;
     base_ = 0;
   }
 
   /// Number of indexes inside.
   std::size_t count() const {
     std::size_t n = 0;
-    for (Word w : words_) n += static_cast<std::size_t>(popcount(w));
+    const Word* words = data();
+    for (std::size_t k = 0; k < size_; ++k) n += static_cast<std::size_t>(popcount(words[k]));
     return n;
   }
-  bool empty() const { return words_.empty(); }
+  bool empty() const { return size_ == 0; }
 
   /// Smallest index inside, or npos.
   std::size_t first_inside() const {
-    return empty() ? npos : base_ * kWordBits + static_cast<std::size_t>(ctz(words_.front()));
+    return empty() ? npos : std::size_t{base_} * kWordBits + static_cast<std::size_t>(ctz(data()[0]));
   }
 
   /// Largest index inside, or npos.
   std::size_t last_inside() const {
     if (empty()) return npos;
-    return (end_word() - 1) * kWordBits + (kWordBits - 1 - static_cast<std::size_t>(clz(words_.back())));
+    return (end_word() - 1) * kWordBits + (kWordBits - 1 - static_cast<std::size_t>(clz(data()[size_ - 1])));
   }
 
   /// Smallest index inside that is strictly greater than i, or npos.
@@ -112,20 +144,21 @@ class IndexSet {
   /// Smallest index inside that is >= i, or npos.
   std::size_t next_inside_from(std::size_t i) const {
     if (empty() || i >= universe_) return npos;
+    const Word* words = data();
     std::size_t w = i / kWordBits;
     Word word;
     if (w < base_) {
       w = base_;
-      word = words_.front();
+      word = words[0];
     } else if (w >= end_word()) {
       return npos;
     } else {
-      word = words_[w - base_] & (~Word{0} << (i % kWordBits));
+      word = words[w - base_] & (~Word{0} << (i % kWordBits));
     }
     while (true) {
       if (word != 0) return w * kWordBits + static_cast<std::size_t>(ctz(word));
       if (++w == end_word()) return npos;
-      word = words_[w - base_];
+      word = words[w - base_];
     }
   }
 
@@ -133,13 +166,14 @@ class IndexSet {
   std::size_t first_outside() const {
     if (universe_ == 0) return npos;
     if (empty() || base_ > 0) return 0;
-    for (std::size_t k = 0; k < words_.size(); ++k) {
-      if (words_[k] != ~Word{0}) {
-        std::size_t i = k * kWordBits + static_cast<std::size_t>(ctz(~words_[k]));
+    const Word* words = data();
+    for (std::size_t k = 0; k < size_; ++k) {
+      if (words[k] != ~Word{0}) {
+        std::size_t i = k * kWordBits + static_cast<std::size_t>(ctz(~words[k]));
         return i < universe_ ? i : npos;
       }
     }
-    std::size_t i = words_.size() * kWordBits;
+    std::size_t i = std::size_t{size_} * kWordBits;
     return i < universe_ ? i : npos;
   }
 
@@ -147,29 +181,31 @@ class IndexSet {
     check_same_universe(that);
     if (that.empty()) return *this;
     cover_words(that.base_, that.end_word());
-    for (std::size_t k = 0; k < that.words_.size(); ++k) words_[that.base_ + k - base_] |= that.words_[k];
+    Word* words = data() + (that.base_ - base_);
+    const Word* theirs = that.data();
+    for (std::size_t k = 0; k < that.size_; ++k) words[k] |= theirs[k];
     return *this;
   }
   IndexSet& operator&=(const IndexSet& that) {
     check_same_universe(that);
-    const std::size_t lo = std::max(base_, that.base_);
+    const std::size_t lo = std::max<std::size_t>(base_, that.base_);
     const std::size_t hi = std::min(end_word(), that.end_word());
     if (empty() || that.empty() || lo >= hi) {
       clear();
       return *this;
     }
-    Words kept;
-    kept.reserve(hi - lo);
-    for (std::size_t w = lo; w < hi; ++w) kept.push_back(words_[w - base_] & that.words_[w - that.base_]);
-    words_ = std::move(kept);
-    base_ = lo;
+    Word* words = data();
+    const Word* theirs = that.data();
+    for (std::size_t w = lo; w < hi; ++w) words[w - base_] &= theirs[w - that.base_];
+    set_window(lo, hi);
     trim();
     return *this;
   }
   /// Set difference.
   IndexSet& operator-=(const IndexSet& that) {
     check_same_universe(that);
-    for (std::size_t k = 0; k < words_.size(); ++k) words_[k] &= ~that.word_at(base_ + k);
+    Word* words = data();
+    for (std::size_t k = 0; k < size_; ++k) words[k] &= ~that.word_at(base_ + k);
     trim();
     return *this;
   }
@@ -180,25 +216,28 @@ class IndexSet {
   /// Every index of this set is in that.
   bool is_subset_of(const IndexSet& that) const {
     check_same_universe(that);
-    for (std::size_t k = 0; k < words_.size(); ++k) {
-      if ((words_[k] & ~that.word_at(base_ + k)) != 0) return false;
+    const Word* words = data();
+    for (std::size_t k = 0; k < size_; ++k) {
+      if ((words[k] & ~that.word_at(base_ + k)) != 0) return false;
     }
     return true;
   }
   bool intersects(const IndexSet& that) const {
     check_same_universe(that);
-    const std::size_t lo = std::max(base_, that.base_);
+    const std::size_t lo = std::max<std::size_t>(base_, that.base_);
     const std::size_t hi = std::min(end_word(), that.end_word());
+    const Word* words = data();
+    const Word* theirs = that.data();
     for (std::size_t w = lo; w < hi; ++w) {
-      if ((words_[w - base_] & that.words_[w - that.base_]) != 0) return true;
+      if ((words[w - base_] & theirs[w - that.base_]) != 0) return true;
     }
     return false;
   }
   bool is_disjoint(const IndexSet& that) const { return !intersects(that); }
 
   friend bool operator==(const IndexSet& a, const IndexSet& b) {
-    return a.universe_ == b.universe_ && a.base_ == b.base_ && a.words_.size() == b.words_.size() &&
-           std::equal(a.words_.begin(), a.words_.end(), b.words_.begin());
+    return a.universe_ == b.universe_ && a.base_ == b.base_ && a.size_ == b.size_ &&
+           std::equal(a.data(), a.data() + a.size_, b.data());
   }
   friend bool operator!=(const IndexSet& a, const IndexSet& b) { return !(a == b); }
 
@@ -232,8 +271,9 @@ class IndexSet {
   std::size_t hash() const {
     std::uint64_t h = 0xcbf29ce484222325ULL ^ universe_;
     h = (h ^ base_) * 0x100000001b3ULL;
-    for (Word w : words_) {
-      h ^= w + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    const Word* words = data();
+    for (std::size_t k = 0; k < size_; ++k) {
+      h ^= words[k] + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
       h *= 0x100000001b3ULL;
     }
     return static_cast<std::size_t>(h);
@@ -310,8 +350,6 @@ class IndexSet {
   const_iterator end() const { return const_iterator(this, npos); }
 
  private:
-  using Words = boost::container::small_vector<Word, kInlineWords>;
-
   static int popcount(Word w) { return __builtin_popcountll(w); }
   static int ctz(Word w) { return __builtin_ctzll(w); }
   static int clz(Word w) { return __builtin_clzll(w); }
@@ -319,38 +357,107 @@ class IndexSet {
     assert(universe_ == that.universe_ && "IndexSet: operands over different universes");
   }
 
-  std::size_t end_word() const { return base_ + words_.size(); }
+  // Storage: the window's words live inline while there are at most kInlineWords of them, else on
+  // the heap, in a block whose first word holds its capacity (in words, after that word).
+  Word* data() { return size_ <= kInlineWords ? inline_ : heap_; }
+  const Word* data() const { return size_ <= kInlineWords ? inline_ : heap_; }
+  std::size_t capacity() const { return size_ <= kInlineWords ? kInlineWords : static_cast<std::size_t>(heap_[-1]); }
+  static Word* allocate(std::size_t capacity) {
+    Word* block = new Word[capacity + 1];
+    block[0] = static_cast<Word>(capacity);
+    return block + 1;
+  }
+  /// Frees the heap block, if any (size_ still says where the words are).
+  void release() {
+    if (size_ > kInlineWords) delete[] (heap_ - 1);
+  }
+
+  std::size_t end_word() const { return std::size_t{base_} + size_; }
   /// Word w of the universe (0 outside the stored window).
-  Word word_at(std::size_t w) const { return (w >= base_ && w < end_word()) ? words_[w - base_] : Word{0}; }
+  Word word_at(std::size_t w) const { return (w >= base_ && w < end_word()) ? data()[w - base_] : Word{0}; }
+
+  /// Makes [lo, hi) (in words, lo < hi) the stored window: words in both the old and the new window
+  /// keep their value, the others are zero.
+  void set_window(std::size_t lo, std::size_t hi) {
+    assert(lo < hi && hi <= std::numeric_limits<std::uint32_t>::max());
+    const std::size_t n = hi - lo;
+    const std::size_t old_lo = base_;
+    const std::size_t old_hi = end_word();
+    const std::size_t keep_lo = std::max(lo, old_lo);
+    const std::size_t keep_hi = std::max(keep_lo, std::min(hi, old_hi));
+    Word* old = data();
+    if (n <= kInlineWords) {
+      Word words[kInlineWords] = {};
+      for (std::size_t w = keep_lo; w < keep_hi; ++w) words[w - lo] = old[w - old_lo];
+      release();
+      std::copy(words, words + kInlineWords, inline_);
+    } else if (size_ > kInlineWords && lo >= old_lo && n <= capacity()) {
+      // In place: the kept words move down (or stay: keep_lo == lo here), the rest is zeroed.
+      for (std::size_t w = keep_lo; w < keep_hi; ++w) heap_[w - lo] = old[w - old_lo];
+      std::fill(heap_ + (keep_hi - lo), heap_ + n, Word{0});
+    } else {
+      Word* words = allocate(std::max(n, 2 * capacity()));
+      std::fill(words, words + n, Word{0});
+      for (std::size_t w = keep_lo; w < keep_hi; ++w) words[w - lo] = old[w - old_lo];
+      release();
+      heap_ = words;
+    }
+    base_ = static_cast<std::uint32_t>(lo);
+    size_ = static_cast<std::uint32_t>(n);
+  }
   /// Widens the stored window to cover words [lo, hi).
   void cover_words(std::size_t lo, std::size_t hi) {
-    if (words_.empty()) {
-      base_ = lo;
-      words_.assign(hi - lo, Word{0});
-      return;
+    if (empty()) {
+      set_window(lo, hi);
+    } else if (lo < base_ || hi > end_word()) {
+      set_window(std::min<std::size_t>(lo, base_), std::max(hi, end_word()));
     }
-    if (lo < base_) {
-      words_.insert(words_.begin(), base_ - lo, Word{0});
-      base_ = lo;
-    }
-    if (hi > end_word()) words_.resize(hi - base_, Word{0});
   }
   /// Restores the canonical form: no zero word at either end of the window.
   void trim() {
-    while (!words_.empty() && words_.back() == 0) words_.pop_back();
-    std::size_t lead = 0;
-    while (lead < words_.size() && words_[lead] == 0) ++lead;
-    if (lead != 0) {
-      words_.erase(words_.begin(), words_.begin() + static_cast<std::ptrdiff_t>(lead));
-      base_ += lead;
+    const Word* words = data();
+    std::size_t last = size_;
+    while (last > 0 && words[last - 1] == 0) --last;
+    if (last == 0) {
+      clear();
+      return;
     }
-    if (words_.empty()) base_ = 0;
+    std::size_t lead = 0;
+    while (words[lead] == 0) ++lead;
+    if (lead != 0 || last != size_) set_window(base_ + lead, base_ + last);
+  }
+
+  void copy_from(const IndexSet& that) {
+    universe_ = that.universe_;
+    base_ = that.base_;
+    size_ = that.size_;
+    if (size_ > kInlineWords) {
+      heap_ = allocate(size_);
+      std::copy(that.heap_, that.heap_ + size_, heap_);
+    } else {
+      std::copy(that.inline_, that.inline_ + kInlineWords, inline_);
+    }
+  }
+  void steal(IndexSet& that) noexcept {
+    universe_ = that.universe_;
+    base_ = that.base_;
+    size_ = that.size_;
+    if (size_ > kInlineWords) {
+      heap_ = that.heap_;
+    } else {
+      std::copy(that.inline_, that.inline_ + kInlineWords, inline_);
+    }
+    that.size_ = 0;
+    that.base_ = 0;
   }
 
   std::size_t universe_ = 0;
-  std::size_t base_ = 0;  // word index of words_[0]
-  /// Canonical: empty, or the first and last words are non-zero.
-  Words words_;
+  std::uint32_t base_ = 0;  // word index of the first stored word
+  std::uint32_t size_ = 0;  // stored words; canonical: 0, or the first and last are non-zero
+  union {
+    Word inline_[kInlineWords] = {};
+    Word* heap_;
+  };
 };
 
 }  // namespace collage
