@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <optional>
 #include <sstream>
 #include <string>
@@ -166,9 +167,14 @@ Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vect
   phase = std::chrono::steady_clock::now();
   BudgetedOracle<G> budgeted(oracle, options.budget, options.progress);
   budgeted.set_chunk_size(options.progress ? 16 : 0);
-  std::optional<CachingOracle<G>> cache;
+  // Held by pointer: CachingOracle's wrap-another-cache constructor takes a non-const reference, which
+  // std::optional's defaulted copy constructor cannot use under clang.
+  std::unique_ptr<CachingOracle<G>> cache;
   CostOracle<G>* front = &budgeted;
-  if (options.cache) front = &cache.emplace(budgeted);
+  if (options.cache) {
+    cache = std::make_unique<CachingOracle<G>>(static_cast<CostOracle<G>&>(budgeted));
+    front = cache.get();
+  }
   std::vector<const Candidate*> pending;
   for (const Candidate& c : result.candidates) {
     if (!c.cost) pending.push_back(&c);
