@@ -28,6 +28,7 @@
 #include "collage/rules/pattern_rule.hpp"
 #include "collage/rules/split_bound.hpp"
 #include "collage/search/beam_search.hpp"
+#include "collage/search/evolutionary_search.hpp"
 #include "collage/search/exact_search.hpp"
 #include "collage/search/greedy_search.hpp"
 #include "collage/search/partitioning.hpp"
