@@ -161,15 +161,17 @@ BENCHMARK(BM_Partition)
 
 // Other shapes, 100 .. 100,000 nodes.
 BENCHMARK(BM_Partition)
-    ->ArgsProduct({{kChain}, {100, 1000, 10000, 100000}, {1, 3}, {kExact, kBeam}})
+    ->ArgsProduct({{kChain}, {100, 1000, 10000, 100000}, {1, 3}, {kExact, kBeam, kGreedy}})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
+// Residual blocks: 11 nodes each (9,100 blocks: 100k nodes).
 BENCHMARK(BM_Partition)
-    ->ArgsProduct({{kResidual}, {16, 160, 1600}, {1, 3}, {kExact, kBeam, kGreedy}})
+    ->ArgsProduct({{kResidual}, {16, 160, 1600, 9100}, {1, 3}, {kExact, kBeam, kGreedy}})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
+// Wide branches: 31 nodes each (3,200 branches: 100k nodes).
 BENCHMARK(BM_Partition)
-    ->ArgsProduct({{kWide}, {2, 4, 8}, {1, 3}, {kExact, kBeam, kGreedy}})
+    ->ArgsProduct({{kWide}, {4, 32, 320, 3200}, {1, 3}, {kExact, kBeam, kGreedy}})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 

@@ -115,14 +115,23 @@ TEST(Combine, CandidateBudgetStopsGrowthDeterministically) {
   for (int i = 0; i < 30; ++i) h = f.ir.call("relu", {h});
   f.ir.output(h);
   f.build();
+  std::vector<CombineStats> reports;
   CombineLimits limits;
   limits.max_candidates = 100;
+  limits.report = [&](const CombineStats& s) { reports.push_back(s); };
   auto rule = combine(op_kind<ExprGraph>(OpKind::elemwise), {C::all()}, limits);
   auto first = f.insides(rule, "t");
   EXPECT_EQ(first.size(), 100u);
   EXPECT_EQ(f.insides(rule, "t"), first);
+  ASSERT_EQ(reports.size(), 2u);
+  EXPECT_TRUE(reports[0].truncated);
+  EXPECT_EQ(reports[0].candidates, 100u);
+  EXPECT_EQ(reports[0].joins_built, 70u);  // the cut also bounds the joins built, within a round
   // Unbounded, a 30-op chain has 30*31/2 contiguous runs.
-  EXPECT_EQ(f.insides(combine(op_kind<ExprGraph>(OpKind::elemwise), {C::all()}, {0}), "t").size(), 465u);
+  limits.max_candidates = 465;
+  EXPECT_EQ(f.insides(combine(op_kind<ExprGraph>(OpKind::elemwise), {C::all()}, limits), "t").size(), 465u);
+  ASSERT_EQ(reports.size(), 3u);
+  EXPECT_FALSE(reports[2].truncated);
 }
 
 TEST(Combine, CustomPairwiseCombinerAndDescribe) {

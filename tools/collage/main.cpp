@@ -212,6 +212,17 @@ int fail(const std::string& message) {
   return kUserError;
 }
 
+/// Prints the spec's rule warnings on stderr, one line each.
+void print_warnings(const Spec& spec) {
+  for (const std::string& w : *spec.warnings) std::fprintf(stderr, "collage: warning: %s\n", one_line(w).c_str());
+}
+
+/// `doc` with the spec's rule warnings added under "warnings" (when there are any).
+OrderedJson with_warnings(OrderedJson doc, const Spec& spec) {
+  if (!spec.warnings->empty()) doc["warnings"] = *spec.warnings;
+  return doc;
+}
+
 double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 /// The graph and spec files of a command, read and indexed.
@@ -267,6 +278,7 @@ int run_partition(const Options& options) {
   std::unique_ptr<collage::CostOracle<JsonGraph>> oracle = in.spec->make_oracle();
   collage::Result<collage::PartitionResult> result = collage::partition(*in.graph, in.spec->targets, *oracle, popts);
   bar.stop();
+  print_warnings(*in.spec);
   if (!result.ok()) return fail(in.spec->file + ": " + result.error().message);
   Timings t;
   t.build = in.build_seconds;
@@ -276,7 +288,7 @@ int run_partition(const Options& options) {
   t.total = in.build_seconds + result->seconds.total;
   std::string text;
   if (format == "json") {
-    text = pretty(partition_json(*in.graph, *result, t));
+    text = pretty(with_warnings(partition_json(*in.graph, *result, t), *in.spec));
   } else if (format == "dot") {
     text = partition_dot(*in.graph, *result);
   } else {
@@ -311,7 +323,8 @@ int run_candidates(const Options& options) {
   std::vector<collage::SafeEstimate> costs = collage::safe_estimate_batch(cache, *in.graph, pending);
   for (std::size_t k = 0; k < pending.size(); ++k) const_cast<collage::Candidate*>(pending[k])->cost = costs[k].cost;
   bar.stop();
-  const std::string text = pretty(candidates_json(*in.graph, all, penalties));
+  print_warnings(*in.spec);
+  const std::string text = pretty(with_warnings(candidates_json(*in.graph, all, penalties), *in.spec));
   if (collage::Status s = emit(options, text); !s.ok()) return fail(s.message());
   return kOk;
 }

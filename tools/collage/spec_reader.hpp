@@ -5,7 +5,9 @@
 /// the cost model and the search settings.
 
 #include <cstddef>
+#include <algorithm>
 #include <exception>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -49,6 +51,9 @@ struct ToolSpec {
   SearchAlgorithm algorithm = SearchAlgorithm::exact;
   std::size_t beam_width = 64;
   std::size_t max_states = ExactSearchOptions{}.max_states;
+  /// Warnings the rules raise while they run (a combine step cut at its candidate budget), one
+  /// line each, without duplicates, in the order they first happened. Shared with the rules.
+  std::shared_ptr<std::vector<std::string>> warnings = std::make_shared<std::vector<std::string>>();
 
   /// The partitioner options the search settings give.
   PartitionerOptions options() const {
@@ -82,7 +87,8 @@ inline constexpr const char* kKindNames = "elemwise, broadcast, injective, reduc
 template <class G>
 class SpecParser {
  public:
-  explicit SpecParser(JsonReader& in) : in_(in) {}
+  SpecParser(JsonReader& in, std::string file, std::shared_ptr<std::vector<std::string>> warnings)
+      : in_(in), file_(std::move(file)), warnings_(std::move(warnings)) {}
 
   std::optional<PartitionRule<G>> rule(const Json& j, const JsonPath& path, std::size_t depth) {
     if (depth >= kMaxRuleDepth) {
@@ -177,10 +183,8 @@ class SpecParser {
       if (!cs || !max_depth || !max_candidates || !rule_name) return std::nullopt;
       std::optional<PartitionRule<G>> sub = sub_rule(j, path, depth);
       if (!sub) return std::nullopt;
-      CombineLimits limits;
-      limits.max_depth = *max_depth;
-      limits.max_candidates = *max_candidates;
-      return combine<G>(std::move(*sub), std::move(*cs), limits, *rule_name);
+      CombineLimits limits = combine_limits(path, *max_depth, *max_candidates);
+      return combine<G>(std::move(*sub), std::move(*cs), std::move(limits), *rule_name);
     }
     if (r == "combine_split_bounded") {
       if (!in_.expect_object(j, path, {"rule", "sub", "combiners", "max_splits", "max_candidates", "name"})) {
@@ -197,6 +201,7 @@ class SpecParser {
       SplitBoundLimits limits;
       limits.max_splits = *max_splits;
       limits.max_candidates = *max_candidates;
+      limits.on_truncated = [warn = truncation_warning(path, *max_candidates)] { warn(); };
       return combine_split_bounded<G>(std::move(*sub), std::move(*cs), limits, *rule_name);
     }
     if (r == "only_valid" || r == "max_coalesce") {
@@ -229,7 +234,7 @@ class SpecParser {
       if (!in_.expect_object(j, path, {"rule", "max_depth"})) return std::nullopt;
       std::optional<std::size_t> max_depth = optional_size(j, "max_depth", path, 0);
       if (!max_depth) return std::nullopt;
-      return native_fusion_rule<G>(*max_depth);
+      return native_fusion_rule<G>(combine_limits(path, *max_depth, CombineLimits{}.max_candidates));
     }
     in_.fail(path / "rule", "unknown rule " + quote_text(one_line(r)) + " (expected one of: " + kRuleNames + ")");
     return std::nullopt;
@@ -268,6 +273,26 @@ class SpecParser {
   }
 
  private:
+  /// Adds the warning that the combine step at `path` stopped at its candidate budget (once).
+  std::function<void()> truncation_warning(const JsonPath& path, std::size_t max_candidates) const {
+    std::string line = file_ + ": " + path.str() + ": stopped at max_candidates (" + std::to_string(max_candidates) +
+                       " candidates); larger candidates are missing, so the partitioning may be worse than this "
+                       "rule allows (set max_depth, or raise max_candidates)";
+    return [sink = warnings_, line = std::move(line)] {
+      if (std::find(sink->begin(), sink->end(), line) == sink->end()) sink->push_back(line);
+    };
+  }
+
+  CombineLimits combine_limits(const JsonPath& path, std::size_t max_depth, std::size_t max_candidates) const {
+    CombineLimits limits;
+    limits.max_depth = max_depth;
+    limits.max_candidates = max_candidates;
+    limits.report = [warn = truncation_warning(path, max_candidates)](const CombineStats& stats) {
+      if (stats.truncated) warn();
+    };
+    return limits;
+  }
+
   std::optional<PartitionRule<G>> sub_rule(const Json& j, const JsonPath& path, std::size_t depth) {
     const Json* sub = in_.member(j, "sub", path, true);
     if (sub == nullptr) return std::nullopt;
@@ -393,14 +418,16 @@ class SpecParser {
   }
 
   JsonReader& in_;
+  std::string file_;
+  std::shared_ptr<std::vector<std::string>> warnings_;
 };
 
 template <class G>
 Result<ToolSpec<G>> read_spec_document(const Json& doc, const std::string& file) {
   JsonReader in(file);
-  SpecParser<G> parser(in);
   ToolSpec<G> spec;
   spec.file = file;
+  SpecParser<G> parser(in, file, spec.warnings);
   const JsonPath root;
   if (!in.expect_format(doc, kSpecFormat)) return in.error();
   if (!in.expect_object(doc, root, {"format", "name", "description", "targets", "cost", "search"})) return in.error();

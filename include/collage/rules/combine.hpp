@@ -80,6 +80,9 @@ struct CombineStats {
   std::size_t joins_built = 0;
   /// Candidates the run returned (seeds and joins).
   std::size_t candidates = 0;
+  /// Whether the run stopped at CombineLimits::max_candidates with joins left to find (so larger
+  /// candidates may be missing).
+  bool truncated = false;
 };
 
 /// Limits on `combine`.
@@ -87,9 +90,11 @@ struct CombineLimits {
   /// Largest depth of a combined candidate (0: unlimited).
   std::size_t max_depth = 0;
   /// Stop growing once this many candidates exist (a guard against exponential growth, e.g.
-  /// combiner `all` without a depth bound on a wide graph; the cut is deterministic).
+  /// combiner `all` without a depth bound on a long chain; the cut is deterministic). A run that
+  /// stops here says so in CombineStats::truncated.
   std::size_t max_candidates = 1000000;
-  /// When set, called at the end of every run with what it did (for benchmarks and tuning).
+  /// When set, called at the end of every run with what it did (for benchmarks, tuning and
+  /// warning about truncated runs).
   std::function<void(const CombineStats&)> report = nullptr;
 };
 
@@ -304,7 +309,7 @@ class CombineRule final : public RuleImpl<G> {
     run.stats.seeds = run.pool.size();
     std::vector<std::size_t> runs;  // where each round's additions start
     std::size_t first_new = 0;
-    while (first_new < run.pool.size() && run.pool.size() < limits_.max_candidates) {
+    while (first_new < run.pool.size() && !run.stats.truncated) {
       ++run.stats.rounds;
       run.one_round(first_new);
       first_new = run.pool.size();
@@ -313,10 +318,7 @@ class CombineRule final : public RuleImpl<G> {
       for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
       auto before = [&](std::size_t a, std::size_t b) { return run.found[a] < run.found[b]; };
       if (!std::is_sorted(order.begin(), order.end(), before)) std::sort(order.begin(), order.end(), before);
-      for (std::size_t k : order) {
-        if (run.pool.size() >= limits_.max_candidates) break;
-        run.pool.add(std::move(run.found[k]), run.found_hashes[k]);
-      }
+      for (std::size_t k : order) run.pool.add(std::move(run.found[k]), run.found_hashes[k]);
       run.found.clear();
       run.found_hashes.clear();
       run.found_index.clear();
@@ -353,7 +355,7 @@ class CombineRule final : public RuleImpl<G> {
     /// Finds the joins of one round, for candidates [first_new, pool.size()) and their partners.
     void one_round(std::size_t first_new) {
       const std::size_t end = pool.size();
-      for (std::size_t id = first_new; id < end; ++id) {
+      for (std::size_t id = first_new; id < end && !stats.truncated; ++id) {
         if (!rule.pairwise_.empty()) join_pairs(id, first_new);
         for (std::size_t c : rule.growers_) {
           const SubGraph& sub = pool[id];
@@ -399,6 +401,10 @@ class CombineRule final : public RuleImpl<G> {
       if (pool.find(key) != npos) return;
       if (found_index.find(key.hash, [&](std::size_t k) { return key.same_as(found[k]); }) != npos) return;
       if (!detail::is_convex(graph, key.inside)) return;
+      if (pool.size() + found.size() >= rule.limits_.max_candidates) {
+        stats.truncated = true;
+        return;
+      }
       ++stats.joins_built;
       found.push_back(SubGraph(graph, std::move(key.inside), {}, key.nested_groups()));
       found_hashes.push_back(key.hash);

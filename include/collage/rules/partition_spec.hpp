@@ -64,12 +64,17 @@ std::vector<PartitionRule<G>> composite_patterns(const PatternTable<G>& table) {
 
 /// The native-fusion tree over the seed rule `seeds`.
 template <class G>
+PartitionRule<G> native_fusion_over(PartitionRule<G> seeds, CombineLimits limits) {
+  const SubGraphConfig config = kernel_config(limits.max_depth);
+  return primitive(only_valid(combine(std::move(seeds), fuse_ops_combiners<G>(), std::move(limits), "fuse"), config),
+                   /*external=*/false);
+}
+
+template <class G>
 PartitionRule<G> native_fusion_over(PartitionRule<G> seeds, std::size_t max_depth) {
   CombineLimits limits;
   limits.max_depth = max_depth;
-  return primitive(only_valid(combine(std::move(seeds), fuse_ops_combiners<G>(), limits, "fuse"),
-                              kernel_config(max_depth)),
-                   /*external=*/false);
+  return native_fusion_over(std::move(seeds), std::move(limits));
 }
 
 }  // namespace detail
@@ -90,6 +95,13 @@ PartitionRule<G> native_fusion_over(PartitionRule<G> seeds, std::size_t max_dept
 template <class G>
 PartitionRule<G> native_fusion_rule(std::size_t max_depth) {
   return detail::native_fusion_over(op_kind<G>(OpKind::opaque), max_depth);
+}
+
+/// native_fusion_rule(limits.max_depth) whose combine step runs under `limits` (a candidate
+/// budget, a report of each run).
+template <class G>
+PartitionRule<G> native_fusion_rule(CombineLimits limits) {
+  return detail::native_fusion_over(op_kind<G>(OpKind::opaque), std::move(limits));
 }
 
 /// A spec for `target` whose rule is native_fusion_rule(max_depth).

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -25,6 +26,8 @@ struct SplitBoundLimits {
   /// Stop adding segments once this many candidates exist (a guard for max_splits >= 2 on very
   /// large regions; the cut is deterministic).
   std::size_t max_candidates = 1000000;
+  /// When set, called once per run that stopped at max_candidates with segments left to add.
+  std::function<void()> on_truncated = nullptr;
 };
 
 namespace detail {
@@ -80,7 +83,10 @@ class SplitBoundRule final : public RuleImpl<G> {
     std::sort(regions.begin(), regions.end());
     std::vector<std::size_t> position(graph.size(), npos);
     for (const Candidate& region : regions) {
-      if (!add_segments(graph, region.sub_graph, target, position, seen, result)) break;
+      if (!add_segments(graph, region.sub_graph, target, position, seen, result)) {
+        if (limits_.on_truncated) limits_.on_truncated();
+        break;
+      }
     }
     canonicalize(result);
     return result;

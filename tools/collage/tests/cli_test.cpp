@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <ostream>
 #include <string>
@@ -372,6 +373,51 @@ TEST(CliTuples, PartitionsGraphsWithTuplesProjectionsAndConstants) {
   CliRun text = run_cli(dir, {"partition", "--graph", "graph.json", "--spec", "spec.json", "--format", "text"});
   EXPECT_EQ(text.status, 0) << text.err;
   EXPECT_NE(text.out.find("tuples: 12 nodes"), std::string::npos) << text.out;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A combine step cut at its candidate budget is reported, not silent.
+
+TEST(CliWarnings, CandidateBudgetCutIsReported) {
+  const fs::path dir = scratch_dir();
+  json nodes = json::array({{{"id", "x"}, {"op", "input"}}});
+  for (int i = 0; i < 20; ++i) {
+    nodes.push_back({{"id", "r" + std::to_string(i)}, {"op", "relu"}, {"inputs", {i == 0 ? "x" : "r" + std::to_string(i - 1)}}});
+  }
+  write_text(dir / "graph.json", json({{"format", "collage-graph/1"}, {"nodes", nodes}, {"outputs", {"r19"}}}).dump());
+  auto spec = [](int max_candidates) {
+    return json::parse(R"({"format": "collage-spec/1", "targets": [
+      {"name": "t", "rule": {"rule": "combine", "combiners": ["all"], "max_candidates": )" +
+                       std::to_string(max_candidates) + R"(, "sub": {"rule": "op_kind", "max_kind": "opaque"}}}],
+      "cost": {"model": "synthetic", "targets": {"t": {"launch": 1, "fusion": 0.9, "ops": {"*": 1}}}}})")
+        .dump();
+  };
+  write_text(dir / "cut.json", spec(50));
+  write_text(dir / "whole.json", spec(210));  // 20 * 21 / 2 runs: nothing is cut
+  const std::string warning =
+      "collage: warning: cut.json: /targets/0/rule: stopped at max_candidates (50 candidates); larger candidates are "
+      "missing";
+  for (const char* command : {"partition", "candidates"}) {
+    CliRun r = run_cli(dir, {command, "--graph", "graph.json", "--spec", "cut.json"});
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err.rfind(warning, 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    const json out = json::parse(r.out);
+    ASSERT_TRUE(out.contains("warnings")) << r.out;
+    ASSERT_EQ(out["warnings"].size(), 1u) << r.out;
+    EXPECT_NE(out["warnings"][0].get<std::string>().find("/targets/0/rule: stopped at max_candidates"),
+              std::string::npos);
+
+    CliRun whole = run_cli(dir, {command, "--graph", "graph.json", "--spec", "whole.json"});
+    ASSERT_EQ(whole.status, 0) << whole.err;
+    EXPECT_EQ(whole.err, "");
+    EXPECT_FALSE(json::parse(whole.out).contains("warnings")) << whole.out;
+  }
+  // With every run available the whole chain is one kernel; the cut one cannot find it.
+  CliRun cut = run_cli(dir, {"partition", "--graph", "graph.json", "--spec", "cut.json"});
+  CliRun whole = run_cli(dir, {"partition", "--graph", "graph.json", "--spec", "whole.json"});
+  EXPECT_EQ(json::parse(whole.out)["partitions"].size(), 1u);
+  EXPECT_GT(json::parse(cut.out)["total_cost"].get<double>(), json::parse(whole.out)["total_cost"].get<double>());
 }
 
 // ---------------------------------------------------------------------------------------------
