@@ -34,7 +34,7 @@ run_config() {
     -DCMAKE_CXX_COMPILER="$cxx"
     -DCMAKE_CXX_STANDARD="$std"
     -DCMAKE_BUILD_TYPE=
-    "-DCMAKE_CXX_FLAGS=-O1 -g"
+    "-DCMAKE_CXX_FLAGS=-O1 -g1"
     -DCOLLAGE_WERROR=ON
   )
   if [[ $kind == headers ]]; then
