@@ -94,14 +94,9 @@ Result<Partitioning> beam_search(const SearchProblem<G>& problem, const BeamSear
     for (const Node& member : members) {
       ++stats.states_expanded;
       const std::size_t link = link_of(member);
-      for (std::uint32_t r : member.state.ready) {
-        auto [first, last] = problem.starting_at(r);
-        for (std::size_t item = first; item < last; ++item) {
-          std::optional<detail::SearchState> next = frontier.apply(member.state, item);
-          if (!next) continue;
-          add(Node{std::move(*next), member.cost + problem[item].effective.raw(), link, item});
-        }
-      }
+      frontier.for_each_successor(member.state, [&](std::size_t item, detail::SearchState next) {
+        add(Node{std::move(next), member.cost + problem[item].effective.raw(), link, item});
+      });
     }
   }
   return Error{"beam search found no complete partitioning (no kept state could be completed); try a wider "

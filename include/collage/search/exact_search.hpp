@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -20,6 +21,8 @@ namespace collage {
 struct ExactSearchOptions {
   /// Give up (with an error) after creating this many states; 0 means no limit.
   std::size_t max_states = 5000000;
+  /// Give up (with an error) once the states take about this many MiB; 0 means no limit.
+  std::size_t max_memory_mib = 1024;
 };
 
 /// The cheapest partitioning of `problem` whose quotient is acyclic, by A* over covered-node
@@ -41,11 +44,15 @@ Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSe
     std::uint32_t via = 0;
     bool closed = false;
   };
-  std::vector<Record> records;
+  std::deque<Record> records;  // stable references while successors are added
   std::unordered_map<CoveredSet, std::uint32_t> ids;
   IndexedPriorityQueue<double> open;
   auto estimate = [&](const Record& r) { return r.cost + std::max(0.0, bound_total - r.state.covered_share); };
 
+  // Bytes per state besides its sets: the record, the hash-map entry, the queue's slots.
+  constexpr std::size_t kStateOverhead = sizeof(Record) + sizeof(CoveredSet) + 64;
+  const std::size_t max_bytes = options.max_memory_mib << 20;
+  std::size_t bytes = 0;
   records.push_back(Record{frontier.start(), 0, 0, 0, false});
   ids.emplace(records[0].state.covered, 0);
   open.push(0, estimate(records[0]));
@@ -66,33 +73,37 @@ Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSe
       return result;
     }
     ++stats.states_expanded;
-    const std::vector<std::uint32_t> ready = records[id].state.ready;
-    for (std::uint32_t r : ready) {
-      auto [first, last] = problem.starting_at(r);
-      for (std::size_t item = first; item < last; ++item) {
-        std::optional<detail::SearchState> next = frontier.apply(records[id].state, item);
-        if (!next) continue;
-        const double cost = records[id].cost + problem[item].effective.raw();
-        auto found = ids.find(next->covered);
-        if (found == ids.end()) {
-          if (options.max_states != 0 && records.size() >= options.max_states) {
-            return Error{"exact search gave up after " + std::to_string(records.size()) +
-                         " states; use beam search for this graph or raise max_states"};
-          }
-          const auto new_id = static_cast<std::uint32_t>(records.size());
-          ids.emplace(next->covered, new_id);
-          records.push_back(Record{std::move(*next), cost, static_cast<std::uint32_t>(id),
-                                   static_cast<std::uint32_t>(item), false});
-          open.push(new_id, estimate(records.back()));
-        } else {
-          Record& old = records[found->second];
-          if (old.closed || cost >= old.cost) continue;
-          old.cost = cost;
-          old.parent = static_cast<std::uint32_t>(id);
-          old.via = static_cast<std::uint32_t>(item);
-          open.decrease(found->second, estimate(old));
+    const detail::SearchState& state = records[id].state;
+    const double base = records[id].cost;
+    bool gave_up = false;
+    frontier.for_each_successor(state, [&](std::size_t item, detail::SearchState next) {
+      if (gave_up) return;
+      const double cost = base + problem[item].effective.raw();
+      auto found = ids.find(next.covered);
+      if (found == ids.end()) {
+        bytes += kStateOverhead + 2 * next.covered.beyond.heap_bytes() + next.ready.capacity() * sizeof(std::uint32_t);
+        if ((options.max_states != 0 && records.size() >= options.max_states) || (max_bytes != 0 && bytes > max_bytes)) {
+          gave_up = true;
+          return;
         }
+        const auto new_id = static_cast<std::uint32_t>(records.size());
+        ids.emplace(next.covered, new_id);
+        records.push_back(Record{std::move(next), cost, static_cast<std::uint32_t>(id),
+                                 static_cast<std::uint32_t>(item), false});
+        open.push(new_id, estimate(records.back()));
+      } else {
+        Record& old = records[found->second];
+        if (old.closed || cost >= old.cost) return;
+        old.cost = cost;
+        old.parent = static_cast<std::uint32_t>(id);
+        old.via = static_cast<std::uint32_t>(item);
+        open.decrease(found->second, estimate(old));
       }
+    });
+    if (gave_up) {
+      return Error{"exact search gave up after " + std::to_string(records.size()) + " states (about " +
+                   std::to_string(bytes >> 20) +
+                   " MiB); use beam search for this graph or raise max_states / max_memory_mib"};
     }
   }
   return Error{"no complete partitioning exists over the given candidates (some node cannot be covered "

@@ -62,7 +62,9 @@ class SearchProblem {
       auto pen = costs.penalty.find(c.target);
       if (pen != costs.penalty.end()) cost += Cost::value(pen->second);
       if (cost.is_known()) known_sum += cost.raw();
-      p.items_.push_back(Item{std::move(c), cost, Cost(), first_kernel, kernels});
+      const std::size_t first_node = c.sub_graph.inside().first_inside();
+      const std::size_t last_node = c.sub_graph.inside().last_inside();
+      p.items_.push_back(Item{std::move(c), cost, Cost(), first_kernel, kernels, first_node, last_node});
     }
     p.unknown_fallback_ = Cost::value(1.0 + 2.0 * known_sum);
     std::stable_sort(p.items_.begin(), p.items_.end(),
@@ -105,6 +107,9 @@ class SearchProblem {
     Cost effective;
     std::size_t first_kernel;
     std::size_t kernels;
+    /// The candidate's smallest and largest nodes (kernel or not).
+    std::size_t first_node;
+    std::size_t last_node;
   };
 
   const DataflowGraph<G>& graph() const { return *graph_; }

@@ -92,6 +92,8 @@ class IndexSet {
   static IndexSet full(std::size_t universe) { return range(universe, 0, universe); }
 
   std::size_t universe() const { return universe_; }
+  /// Bytes this set holds on the heap (0 while its window fits the inline words).
+  std::size_t heap_bytes() const { return size_ <= kInlineWords ? 0 : (capacity() + 1) * sizeof(Word); }
 
   bool contains(std::size_t i) const {
     assert(i < universe_);

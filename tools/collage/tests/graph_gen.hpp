@@ -129,4 +129,41 @@ inline std::string random_spec_json(const std::string& algorithm) {
 })js";
 }
 
+/// A layered graph of `n` nodes like a large transformer's: every 7th node a weight.
+inline std::string layered_graph_json(std::size_t n) {
+  std::mt19937_64 rng(7);
+  static const char* const kOps[] = {"dense", "add", "relu", "multiply", "reshape", "softmax", "layer_norm"};
+  std::string text = R"({"format": "collage-graph/1", "name": "layered", "nodes": [)";
+  text += R"({"id": "n0", "op": "input", "shape": [1, 768], "dtype": "float32"})";
+  std::vector<bool> used(n, false);
+  std::vector<bool> weight(n, false);
+  for (std::size_t i = 1; i < n; ++i) {
+    const std::string id = "\"n" + std::to_string(i) + "\"";
+    if (i % 7 == 0) {
+      weight[i] = true;
+      text += R"(, {"id": )" + id + R"(, "op": "const", "shape": [768, 768], "dtype": "float32"})";
+      continue;
+    }
+    const char* op = kOps[rng() % 7];
+    std::string inputs;
+    const std::size_t k = 1 + rng() % 2;
+    for (std::size_t a = 0; a < k; ++a) {
+      const std::size_t lo = i > 20 ? i - 20 : 0;
+      const std::size_t j = lo + rng() % (i - lo);
+      used[j] = true;
+      inputs += (a ? ", \"n" : "\"n") + std::to_string(j) + "\"";
+    }
+    text += R"(, {"id": )" + id + R"(, "op": ")" + op + R"(", "inputs": [)" + inputs +
+            R"(], "attrs": {"units": 768}, "shape": [1, 768], "dtype": "float32"})";
+  }
+  text += R"(], "outputs": [)";
+  bool first = true;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (used[i]) continue;
+    text += (first ? "\"n" : ", \"n") + std::to_string(i) + "\"";
+    first = false;
+  }
+  return text + "]}";
+}
+
 }  // namespace collage_cli_test
