@@ -165,6 +165,23 @@ TEST(IndexSet, WindowGrowsBothWaysAndShrinks) {
   EXPECT_EQ(f.first_outside(), npos);
 }
 
+TEST(IndexSet, ScratchSetReusedWithWindowsMovingDownStaysBounded) {
+  // A reused set (as in combine's scratch key): assigned a window, then joined with a set lower
+  // down, again and again. Its heap block must stay within the universe, not double each time.
+  constexpr std::size_t kUniverse = 64 * 1000;
+  IndexSet scratch(kUniverse);
+  for (std::size_t k = 0; k < 200; ++k) {
+    const std::size_t high = kUniverse - 1 - 64 * k;
+    const IndexSet up(kUniverse, {high - 300, high});
+    const IndexSet down(kUniverse, {high - 64 * 100, high - 64 * 100 + 1});
+    scratch = up;  // a copy keeps the block when it fits
+    scratch |= down;
+    ASSERT_EQ(scratch.count(), 4u);
+    ASSERT_LE(scratch.heap_bytes(), (kUniverse / 64 + 1) * sizeof(std::uint64_t));
+  }
+  EXPECT_EQ(IndexSet(kUniverse, {5}).heap_bytes(), 0u);
+}
+
 TEST(IndexSet, Subst) {
   IndexSet s(5, {0, 2, 4});
   std::vector<std::size_t> map{3, 1, 7, 0, npos};

@@ -51,6 +51,7 @@ struct ToolSpec {
   SearchAlgorithm algorithm = SearchAlgorithm::exact;
   std::size_t beam_width = 64;
   std::size_t max_states = ExactSearchOptions{}.max_states;
+  std::size_t max_memory_mib = ExactSearchOptions{}.max_memory_mib;
   /// Warnings the rules raise while they run (a combine step cut at its candidate budget), one
   /// line each, without duplicates, in the order they first happened. Shared with the rules.
   std::shared_ptr<std::vector<std::string>> warnings = std::make_shared<std::vector<std::string>>();
@@ -61,6 +62,7 @@ struct ToolSpec {
     o.algorithm = algorithm;
     o.beam.width = beam_width;
     o.exact.max_states = max_states;
+    o.exact.max_memory_mib = max_memory_mib;
     return o;
   }
   /// A fresh oracle for the cost model.
@@ -493,7 +495,9 @@ Result<ToolSpec<G>> read_spec_document(const Json& doc, const std::string& file)
 
   if (const Json* search = in.member(doc, "search", root, false)) {
     const JsonPath path = root / "search";
-    if (!in.expect_object(*search, path, {"algorithm", "beam_width", "max_states"})) return in.error();
+    if (!in.expect_object(*search, path, {"algorithm", "beam_width", "max_states", "max_memory_mib"})) {
+      return in.error();
+    }
     if (const Json* a = in.member(*search, "algorithm", path, false)) {
       std::optional<std::string> name = in.string(*a, path / "algorithm");
       if (!name) return in.error();
@@ -514,6 +518,11 @@ Result<ToolSpec<G>> read_spec_document(const Json& doc, const std::string& file)
       std::optional<std::size_t> states = in.size(*m, path / "max_states");
       if (!states) return in.error();
       spec.max_states = *states;
+    }
+    if (const Json* m = in.member(*search, "max_memory_mib", path, false)) {
+      std::optional<std::size_t> mib = in.size(*m, path / "max_memory_mib");
+      if (!mib) return in.error();
+      spec.max_memory_mib = *mib;
     }
   }
   return spec;

@@ -398,7 +398,11 @@ class IndexSet {
       for (std::size_t w = keep_lo; w < keep_hi; ++w) heap_[w - lo] = old[w - old_lo];
       std::fill(heap_ + (keep_hi - lo), heap_ + n, Word{0});
     } else {
-      Word* words = allocate(std::max(n, 2 * capacity()));
+      // Grow geometrically, but never past the universe: a scratch set whose window moves
+      // down again and again must not double its block each time.
+      const std::size_t universe_words = (universe_ + kWordBits - 1) / kWordBits;
+      const std::size_t grown = n <= capacity() ? capacity() : std::min(2 * capacity(), universe_words);
+      Word* words = allocate(std::max(n, grown));
       std::fill(words, words + n, Word{0});
       for (std::size_t w = keep_lo; w < keep_hi; ++w) words[w - lo] = old[w - old_lo];
       release();

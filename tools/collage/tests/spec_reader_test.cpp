@@ -56,12 +56,13 @@ TEST(SpecReader, ReadsEveryRuleAndCombiner) {
 TEST(SpecReader, ReadsSearchSettingsPenaltiesAndCosts) {
   Result<Spec> s = read_spec<JsonGraph>(
       std::string_view(one_target(R"({"rule": "native"})", R"({"launch": 2, "fusion": 0.5, "ops": {"*": 3, "relu": 1}})",
-                                  R"(, "search": {"algorithm": "beam", "beam_width": 8, "max_states": 100})")),
+                                  R"(, "search": {"algorithm": "beam", "beam_width": 8, "max_states": 100, "max_memory_mib": 64})")),
       "s.json");
   ASSERT_TRUE(s.ok()) << s.error().message;
   EXPECT_EQ(s->algorithm, SearchAlgorithm::beam);
   EXPECT_EQ(s->options().beam.width, 8u);
   EXPECT_EQ(s->options().exact.max_states, 100u);
+  EXPECT_EQ(s->options().exact.max_memory_mib, 64u);
   const SyntheticCost& c = s->costs.at("t");
   EXPECT_EQ(c.launch, 2.0);
   EXPECT_EQ(c.fusion, 0.5);
