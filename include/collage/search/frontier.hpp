@@ -5,6 +5,7 @@
 /// covered set that results.
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -81,9 +82,12 @@ class Frontier {
     next.covered = settle(s.covered, added);
     // Ready nodes: the old ones not covered now, and kernel consumers reached from the newly
     // settled nodes through nodes without kernels.
+    next.ready.reserve(s.ready.size() + 4);
     for (std::uint32_t r : s.ready) {
       if (!sub.inside().contains(r)) next.ready.push_back(r);
     }
+    // The old ones stay sorted; the few new ones are sorted and merged in.
+    const auto old_ready = static_cast<std::ptrdiff_t>(next.ready.size());
     std::vector<std::size_t> walk(added.begin(), added.end());
     std::vector<std::size_t> seen;
     while (!walk.empty()) {
@@ -99,7 +103,8 @@ class Frontier {
         }
       }
     }
-    std::sort(next.ready.begin(), next.ready.end());
+    std::sort(next.ready.begin() + old_ready, next.ready.end());
+    std::inplace_merge(next.ready.begin(), next.ready.begin() + old_ready, next.ready.end());
     next.ready.erase(std::unique(next.ready.begin(), next.ready.end()), next.ready.end());
     return next;
   }
