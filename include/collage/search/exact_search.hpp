@@ -20,7 +20,7 @@ namespace collage {
 /// Options of the exact search.
 struct ExactSearchOptions {
   /// Give up (with an error) after creating this many states; 0 means no limit.
-  std::size_t max_states = 5000000;
+  std::size_t max_states = 1000000;
   /// Give up (with an error) once the states take about this many MiB; 0 means no limit.
   std::size_t max_memory_mib = 1024;
 };
