@@ -7,6 +7,7 @@
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <initializer_list>
 #include <iterator>
@@ -393,10 +394,15 @@ class IndexSet {
       for (std::size_t w = keep_lo; w < keep_hi; ++w) words[w - lo] = old[w - old_lo];
       release();
       std::copy(words, words + kInlineWords, inline_);
-    } else if (size_ > kInlineWords && lo >= old_lo && n <= capacity()) {
-      // In place: the kept words move down (or stay: keep_lo == lo here), the rest is zeroed.
-      for (std::size_t w = keep_lo; w < keep_hi; ++w) heap_[w - lo] = old[w - old_lo];
-      std::fill(heap_ + (keep_hi - lo), heap_ + n, Word{0});
+    } else if (size_ > kInlineWords && n <= capacity()) {
+      // In place: the kept words move (either way, so memmove), the rest is zeroed.
+      if (keep_hi > keep_lo) {
+        std::memmove(heap_ + (keep_lo - lo), old + (keep_lo - old_lo), (keep_hi - keep_lo) * sizeof(Word));
+        std::fill(heap_, heap_ + (keep_lo - lo), Word{0});
+        std::fill(heap_ + (keep_hi - lo), heap_ + n, Word{0});
+      } else {
+        std::fill(heap_, heap_ + n, Word{0});
+      }
     } else {
       // Grow geometrically, but never past the universe: a scratch set whose window moves
       // down again and again must not double its block each time.
