@@ -11,7 +11,11 @@ python3 - "$json" "$data" <<'PY'
 import json, sys, collections
 runs = json.load(open(sys.argv[1]))["benchmarks"]
 series = collections.defaultdict(list)
+# With repetitions, plot the medians only.
+medians_only = any(r.get("aggregate_name") == "median" for r in runs)
 for r in runs:
+    if medians_only and r.get("aggregate_name") != "median":
+        continue
     if r.get("run_type") == "aggregate" and r.get("aggregate_name") != "median":
         continue
     if "error_occurred" in r or "nodes" not in r:
