@@ -81,8 +81,11 @@ Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSe
       const double cost = base + problem[item].effective.raw();
       auto found = ids.find(next.covered);
       if (found == ids.end()) {
-        bytes += kStateOverhead + 2 * next.covered.beyond.heap_bytes() + next.ready.capacity() * sizeof(std::uint32_t);
-        if ((options.max_states != 0 && records.size() >= options.max_states) || (max_bytes != 0 && bytes > max_bytes)) {
+        // The covered set is stored twice: in the record and as the map's key.
+        bytes += kStateOverhead + 2 * next.covered.beyond.heap_bytes() +
+                 next.ready.capacity() * sizeof(std::uint32_t);
+        const bool too_many = options.max_states != 0 && records.size() >= options.max_states;
+        if (too_many || (max_bytes != 0 && bytes > max_bytes)) {
           gave_up = true;
           return;
         }
