@@ -150,16 +150,13 @@ Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vect
   SearchCosts costs;
   for (std::size_t s = 0; s < specs.size(); ++s) {
     report("candidates", s, specs.size());
-    std::vector<Candidate> found = specs[s].all_candidates(graph);
-    result.candidates.insert(result.candidates.end(), std::make_move_iterator(found.begin()),
-                             std::make_move_iterator(found.end()));
+    merge_canonical(result.candidates, specs[s].all_candidates(graph));
     if (specs[s].penalty != 0) costs.penalty[specs[s].target] = specs[s].penalty;
     if (std::find(result.priority.begin(), result.priority.end(), specs[s].target) == result.priority.end()) {
       result.priority.push_back(specs[s].target);
     }
   }
   report("candidates", specs.size(), specs.size());
-  canonicalize(result.candidates);
   result.penalties = costs.penalty;
   result.seconds.candidates = detail::seconds_since(phase);
 

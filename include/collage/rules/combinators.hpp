@@ -55,11 +55,7 @@ class UnionRule final : public RuleImpl<G> {
 
   std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const std::string& target) const override {
     std::vector<Candidate> result;
-    for (const PartitionRule<G>& sub : subs_) {
-      std::vector<Candidate> part = sub.all_candidates(graph, target);
-      result.insert(result.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
-    }
-    canonicalize(result);
+    for (const PartitionRule<G>& sub : subs_) merge_canonical(result, sub.all_candidates(graph, target));
     return result;
   }
   std::string describe() const override {

@@ -5,6 +5,8 @@
 /// virtual interface.
 
 #include <algorithm>
+#include <cstddef>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <utility>
@@ -23,6 +25,16 @@ inline void canonicalize(std::vector<Candidate>& candidates) {
   if (std::adjacent_find(candidates.begin(), candidates.end(), out_of_order) == candidates.end()) return;
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
+}
+
+/// Adds `more` to `into`, both canonical, keeping `into` canonical: a merge rather than a sort.
+/// (`more` is canonicalized first, so a list that breaks the order still comes out right.)
+inline void merge_canonical(std::vector<Candidate>& into, std::vector<Candidate> more) {
+  canonicalize(more);
+  const auto middle = static_cast<std::ptrdiff_t>(into.size());
+  into.insert(into.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
+  std::inplace_merge(into.begin(), into.begin() + middle, into.end());
+  into.erase(std::unique(into.begin(), into.end()), into.end());
 }
 
 namespace detail {
