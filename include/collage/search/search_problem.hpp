@@ -67,11 +67,14 @@ class SearchProblem {
       p.items_.push_back(Item{std::move(c), cost, Cost(), first_kernel, kernels, first_node, last_node});
     }
     p.unknown_fallback_ = Cost::value(1.0 + 2.0 * known_sum);
-    std::stable_sort(p.items_.begin(), p.items_.end(),
-                     [](const Item& a, const Item& b) { return a.first_kernel < b.first_kernel; });
+    // Items by first kernel node, in candidate order within a node: a counting sort.
     p.by_first_.assign(graph.size() + 1, 0);
     for (const Item& item : p.items_) ++p.by_first_[item.first_kernel + 1];
     for (std::size_t i = 0; i < graph.size(); ++i) p.by_first_[i + 1] += p.by_first_[i];
+    std::vector<Item> sorted(p.items_.size());
+    std::vector<std::size_t> next(p.by_first_.begin(), p.by_first_.end() - 1);
+    for (Item& item : p.items_) sorted[next[item.first_kernel]++] = std::move(item);
+    p.items_ = std::move(sorted);
 
     // Effective costs, and the cheapest share of a candidate's cost per kernel node it covers
     // (the A* lower bound).
