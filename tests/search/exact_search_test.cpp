@@ -15,6 +15,7 @@
 #include "common/brute_force.hpp"
 #include "common/expr_ir.hpp"
 #include "common/models.hpp"
+#include "common/random_candidates.hpp"
 #include "common/random_dag.hpp"
 
 namespace collage {
@@ -22,24 +23,7 @@ namespace {
 
 using testing_ir::AdjacencyGraph;
 
-/// Candidates of several targets over a graph: singletons and combined runs up to depth 3, with
-/// pseudo-random costs (deterministic in the seed).
-template <class G>
-std::vector<Candidate> random_candidates(const DataflowGraph<G>& graph, std::mt19937_64& rng, int targets) {
-  std::vector<Candidate> all;
-  for (int t = 0; t < targets; ++t) {
-    auto rule = combine(op_kind<G>(OpKind::opaque), {Combiner<G>::all()}, {3});
-    for (Candidate c : rule.all_candidates(graph, "t" + std::to_string(t))) {
-      // Keep every singleton and some of the larger candidates.
-      if (c.sub_graph.size() > 1 && rng() % 3 == 0) continue;
-      const double per_node = 1.0 + static_cast<double>(rng() % 100);
-      c.cost = Cost::value(per_node * std::pow(0.8, static_cast<double>(c.sub_graph.size() - 1)) *
-                           static_cast<double>(c.sub_graph.size()));
-      all.push_back(std::move(c));
-    }
-  }
-  return all;
-}
+using testing_ir::random_candidates;
 
 TEST(ExactSearch, MatchesBruteForceOnRandomDags) {
   std::mt19937_64 rng(2024);

@@ -63,7 +63,81 @@ class Frontier {
   /// it applies, `*fixes_host` (if given) tells whether it fixed contested nodes to the host.
   std::optional<SearchState> apply(const SearchState& s, std::size_t item, bool* fixes_host = nullptr) const {
     if (touches_settled(s.covered, item)) return std::nullopt;
+    return apply_free(s, item, fixes_host);
+  }
+
+  /// Calls f(item, next state) for each candidate the searchers apply in `s`: a subset of the
+  /// applicable ones that keeps every partitioning reachable. Let u = s.ready[0], the first
+  /// unsettled kernel node (every earlier kernel node is settled, so u is ready), and `limit` the
+  /// largest node of the candidates that hold u and no settled node and either do not apply yet
+  /// or apply only by fixing contested nodes to the host (u itself when there are none). Tried
+  /// are the candidates that hold u and those whose smallest node is below `limit`.
+  ///
+  /// Why nothing is lost: take any acyclic partitioning P whose parts applied so far gave `s`,
+  /// and its part Q that holds u. If Q applies without fixing a node that P puts in another
+  /// part, it is tried. If not, some part of P not yet applied is an ancestor of Q in P's
+  /// quotient, and so max(Q) <= limit. A minimal such part M applies without fixing anything P
+  /// puts in a part (its producers are applied: the applied parts are closed under ancestors),
+  /// and since M holds an ancestor of a node of Q, min(M) < max(Q) <= limit: M is tried. Either
+  /// way a part of P is tried, so P is reached (and the rule depends on `s` alone, so merging
+  /// equal states loses nothing). This keeps independent chains from being interleaved in every
+  /// order (about (L+1)^w states for w chains of L nodes) except while a candidate at u waits
+  /// for them, e.g. one that also holds their join.
+  template <class F>
+  void for_each_successor(const SearchState& s, F f) const {
+    if (s.ready.empty()) return;
+    const std::size_t u = s.ready[0];
+    std::size_t limit = u;
+    auto [first_at_u, last_at_u] = problem_.starting_at(u);
+    for (std::size_t item = first_at_u; item < last_at_u; ++item) {
+      if (touches_settled(s.covered, item)) continue;
+      bool fixes_host = false;
+      std::optional<SearchState> next = apply_free(s, item, &fixes_host);
+      if (!next || fixes_host) limit = std::max(limit, problem_[item].last_node);
+      if (next) f(item, std::move(*next));
+    }
+    for (std::size_t k = 1; k < s.ready.size(); ++k) {
+      auto [first, last] = problem_.starting_at(s.ready[k]);
+      for (std::size_t item = first; item < last; ++item) {
+        if (problem_[item].first_node >= limit) continue;
+        if (std::optional<SearchState> next = apply(s, item)) f(item, std::move(*next));
+      }
+    }
+  }
+
+  /// The first kernel node not yet covered (npos at the goal).
+  std::size_t first_uncovered_kernel(const CoveredSet& c) const {
+    for (std::size_t i = c.first_open; i < graph_.size(); ++i) {
+      if (graph_.needs_kernel(i) && !settled(c, i)) return i;
+    }
+    return npos;
+  }
+
+  /// Builds the partitioning from the chosen items, in order.
+  Partitioning assemble(const std::vector<std::size_t>& items) const {
+    Partitioning result;
+    IndexSet used(graph_.size());
+    for (std::size_t id : items) {
+      const auto& item = problem_[id];
+      Candidate c = item.candidate;
+      c.cost = item.cost;
+      result.total += item.cost;
+      result.effective_total += item.effective;
+      used |= c.sub_graph.inside();
+      result.parts.push_back(std::move(c));
+    }
+    for (std::size_t i = 0; i < graph_.size(); ++i) {
+      if (!used.contains(i)) result.host.push_back(i);
+    }
+    result.stats.candidates = problem_.size();
+    return result;
+  }
+
+ private:
+  /// apply() for a candidate known to hold no settled node.
+  std::optional<SearchState> apply_free(const SearchState& s, std::size_t item, bool* fixes_host) const {
     const SubGraph& sub = problem_[item].candidate.sub_graph;
+
     std::vector<std::size_t> fixed;  // nodes without kernels that the candidate takes from the host
     for (std::size_t i : sub.input()) {
       if (!available(s.covered, i, &fixed)) return std::nullopt;
@@ -109,76 +183,6 @@ class Frontier {
     return next;
   }
 
-  /// Calls f(item, next state) for each candidate the searchers apply in `s`: a subset of the
-  /// applicable ones that keeps every partitioning reachable. Let u = s.ready[0], the first
-  /// unsettled kernel node (every earlier kernel node is settled, so u is ready), and `limit` the
-  /// largest node of the candidates that hold u and no settled node and either do not apply yet
-  /// or apply only by fixing contested nodes to the host (u itself when there are none). Tried
-  /// are the candidates that hold u and those whose smallest node is below `limit`.
-  ///
-  /// Why nothing is lost: take any acyclic partitioning P whose parts applied so far gave `s`,
-  /// and its part Q that holds u. If Q applies without fixing a node that P puts in another
-  /// part, it is tried. If not, some part of P not yet applied is an ancestor of Q in P's
-  /// quotient, and so max(Q) <= limit. A minimal such part M applies without fixing anything P
-  /// puts in a part (its producers are applied: the applied parts are closed under ancestors),
-  /// and since M holds an ancestor of a node of Q, min(M) < max(Q) <= limit: M is tried. Either
-  /// way a part of P is tried, so P is reached (and the rule depends on `s` alone, so merging
-  /// equal states loses nothing). This keeps independent chains from being interleaved in every
-  /// order (about (L+1)^w states for w chains of L nodes) except while a candidate at u waits
-  /// for them, e.g. one that also holds their join.
-  template <class F>
-  void for_each_successor(const SearchState& s, F f) const {
-    if (s.ready.empty()) return;
-    const std::size_t u = s.ready[0];
-    std::size_t limit = u;
-    auto [first_at_u, last_at_u] = problem_.starting_at(u);
-    for (std::size_t item = first_at_u; item < last_at_u; ++item) {
-      bool fixes_host = false;
-      std::optional<SearchState> next = apply(s, item, &fixes_host);
-      const bool waits = !next || fixes_host;
-      if (next) f(item, std::move(*next));
-      if (waits && problem_[item].last_node > limit && !touches_settled(s.covered, item)) {
-        limit = problem_[item].last_node;
-      }
-    }
-    for (std::size_t k = 1; k < s.ready.size(); ++k) {
-      auto [first, last] = problem_.starting_at(s.ready[k]);
-      for (std::size_t item = first; item < last; ++item) {
-        if (problem_[item].first_node >= limit) continue;
-        if (std::optional<SearchState> next = apply(s, item)) f(item, std::move(*next));
-      }
-    }
-  }
-
-  /// The first kernel node not yet covered (npos at the goal).
-  std::size_t first_uncovered_kernel(const CoveredSet& c) const {
-    for (std::size_t i = c.first_open; i < graph_.size(); ++i) {
-      if (graph_.needs_kernel(i) && !settled(c, i)) return i;
-    }
-    return npos;
-  }
-
-  /// Builds the partitioning from the chosen items, in order.
-  Partitioning assemble(const std::vector<std::size_t>& items) const {
-    Partitioning result;
-    IndexSet used(graph_.size());
-    for (std::size_t id : items) {
-      const auto& item = problem_[id];
-      Candidate c = item.candidate;
-      c.cost = item.cost;
-      result.total += item.cost;
-      result.effective_total += item.effective;
-      used |= c.sub_graph.inside();
-      result.parts.push_back(std::move(c));
-    }
-    for (std::size_t i = 0; i < graph_.size(); ++i) {
-      if (!used.contains(i)) result.host.push_back(i);
-    }
-    result.stats.candidates = problem_.size();
-    return result;
-  }
-
- private:
   bool touches_settled(const CoveredSet& c, std::size_t item) const {
     for (std::size_t i : problem_[item].candidate.sub_graph.inside()) {
       if (settled(c, i)) return true;
