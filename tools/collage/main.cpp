@@ -308,11 +308,9 @@ int run_candidates(const Options& options) {
   for (std::size_t s = 0; s < in.spec->targets.size(); ++s) {
     const collage::PartitionSpec<JsonGraph>& target = in.spec->targets[s];
     bar.update("candidates", s, in.spec->targets.size());
-    std::vector<collage::Candidate> found = target.all_candidates(*in.graph);
-    all.insert(all.end(), std::make_move_iterator(found.begin()), std::make_move_iterator(found.end()));
+    collage::merge_canonical(all, target.all_candidates(*in.graph));
     if (target.penalty != 0) penalties[target.target] = target.penalty;
   }
-  collage::canonicalize(all);
   std::unique_ptr<collage::CostOracle<JsonGraph>> oracle = in.spec->make_oracle();
   collage::CachingOracle<JsonGraph> cache(*oracle);
   std::vector<const collage::Candidate*> pending;
