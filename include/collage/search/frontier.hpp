@@ -33,10 +33,13 @@ struct SearchState {
 /// earlier candidates or the host, so every sequence of applications is a topological order of an
 /// acyclic partitioning; and every acyclic partitioning can be applied in a topological order of
 /// its quotient, so the states reach all of them.
+///
+/// for_each_successor() keeps scratch marks: one Frontier serves one thread.
 template <class G>
 class Frontier {
  public:
-  explicit Frontier(const SearchProblem<G>& problem) : problem_(problem), graph_(problem.graph()) {}
+  explicit Frontier(const SearchProblem<G>& problem)
+      : problem_(problem), graph_(problem.graph()), node_mark_(graph_.size(), 0), item_mark_(problem.size(), 0) {}
 
   /// The state before anything is chosen.
   SearchState start() const {
@@ -59,48 +62,57 @@ class Frontier {
     return c.beyond.contains(i) || always_host(i);
   }
 
-  /// The state after choosing candidate `item` in `s`, or nothing when it does not apply. When
-  /// it applies, `*fixes_host` (if given) tells whether it fixed contested nodes to the host.
-  std::optional<SearchState> apply(const SearchState& s, std::size_t item, bool* fixes_host = nullptr) const {
+  /// The state after choosing candidate `item` in `s`, or nothing when it does not apply.
+  std::optional<SearchState> apply(const SearchState& s, std::size_t item) const {
     if (touches_settled(s.covered, item)) return std::nullopt;
-    return apply_free(s, item, fixes_host);
+    return apply_free(s, item, nullptr);
   }
 
   /// Calls f(item, next state) for each candidate the searchers apply in `s`: a subset of the
-  /// applicable ones that keeps every partitioning reachable. Let u = s.ready[0], the first
-  /// unsettled kernel node (every earlier kernel node is settled, so u is ready), and `limit` the
-  /// largest node of the candidates that hold u and no settled node and either do not apply yet
-  /// or apply only by fixing contested nodes to the host (u itself when there are none). Tried
-  /// are the candidates that hold u and those whose smallest node is below `limit`.
+  /// applicable ones that keeps every partitioning reachable.
+  ///
+  /// The rule works on pivot nodes, starting with u = s.ready[0], the first unsettled kernel
+  /// node. For a pivot v, every candidate that holds v and no settled node is tried. Some of
+  /// those *wait*: they do not apply yet, or apply only by fixing contested nodes to the host.
+  /// A candidate that does not apply makes a pivot of a ready kernel node behind its first
+  /// unavailable input (reached by following unavailable inputs); one that fixes contested nodes
+  /// makes pivots of those nodes. Each node is a pivot at most once per state.
   ///
   /// Why nothing is lost: take any acyclic partitioning P whose parts applied so far gave `s`,
-  /// and its part Q that holds u. If Q applies without fixing a node that P puts in another
-  /// part, it is tried. If not, some part of P not yet applied is an ancestor of Q in P's
-  /// quotient, and so max(Q) <= limit. A minimal such part M applies without fixing anything P
-  /// puts in a part (its producers are applied: the applied parts are closed under ancestors),
-  /// and since M holds an ancestor of a node of Q, min(M) < max(Q) <= limit: M is tried. Either
-  /// way a part of P is tried, so P is reached (and the rule depends on `s` alone, so merging
-  /// equal states loses nothing). This keeps independent chains from being interleaved in every
-  /// order (about (L+1)^w states for w chains of L nodes) except while a candidate at u waits
-  /// for them, e.g. one that also holds their join.
+  /// and its part X0 that holds u. If X0 applies without fixing a node that P puts in another
+  /// part, it is tried. If not, X0 waits, and the pivot it makes lies in a part X1 of P that is
+  /// not applied yet and is a proper ancestor of X0 in P's quotient: either an unsettled kernel
+  /// node that X0's input comes from (not in X0, which is convex), or a contested node X0 would
+  /// fix that P puts in a part. X1 holds its pivot and no settled node, so it is tried in turn,
+  /// and so on: the parts X0, X1, ... climb P's acyclic quotient, so some Xm applies without
+  /// fixing anything P puts in a part (its producers are applied: the applied parts are closed
+  /// under ancestors) and is tried. So P is reached (and the rule depends on `s` alone, so
+  /// merging equal states loses nothing). This keeps independent branches from being
+  /// interleaved: a candidate that holds the join of w branches makes a pivot in one branch only.
   template <class F>
   void for_each_successor(const SearchState& s, F f) const {
     if (s.ready.empty()) return;
-    const std::size_t u = s.ready[0];
-    std::size_t limit = u;
-    auto [first_at_u, last_at_u] = problem_.starting_at(u);
-    for (std::size_t item = first_at_u; item < last_at_u; ++item) {
-      if (touches_settled(s.covered, item)) continue;
-      bool fixes_host = false;
-      std::optional<SearchState> next = apply_free(s, item, &fixes_host);
-      if (!next || fixes_host) limit = std::max(limit, problem_[item].last_node);
-      if (next) f(item, std::move(*next));
-    }
-    for (std::size_t k = 1; k < s.ready.size(); ++k) {
-      auto [first, last] = problem_.starting_at(s.ready[k]);
-      for (std::size_t item = first; item < last; ++item) {
-        if (problem_[item].first_node >= limit) continue;
-        if (std::optional<SearchState> next = apply(s, item)) f(item, std::move(*next));
+    new_epoch();
+    std::vector<std::size_t> pivots{s.ready[0]};
+    node_mark_[s.ready[0]] = epoch_;
+    std::vector<std::size_t> waits_on;
+    while (!pivots.empty()) {
+      const std::size_t v = pivots.back();
+      pivots.pop_back();
+      auto [first, last] = problem_.covering(v);
+      for (const std::uint32_t* id = first; id != last; ++id) {
+        if (item_mark_[*id] == epoch_) continue;
+        item_mark_[*id] = epoch_;
+        if (touches_settled(s.covered, *id)) continue;
+        waits_on.clear();
+        std::optional<SearchState> next = apply_free(s, *id, &waits_on);
+        for (std::size_t w : waits_on) {
+          const std::size_t pivot = next ? w : ready_behind(s.covered, w);
+          if (node_mark_[pivot] == epoch_) continue;
+          node_mark_[pivot] = epoch_;
+          pivots.push_back(pivot);
+        }
+        if (next) f(*id, std::move(*next));
       }
     }
   }
@@ -134,15 +146,21 @@ class Frontier {
   }
 
  private:
-  /// apply() for a candidate known to hold no settled node.
-  std::optional<SearchState> apply_free(const SearchState& s, std::size_t item, bool* fixes_host) const {
+  /// apply() for a candidate known to hold no settled node. When `waits_on` is given, appends what
+  /// the candidate waits on: its first unavailable input when it does not apply, else the
+  /// contested nodes it fixes to the host.
+  std::optional<SearchState> apply_free(const SearchState& s, std::size_t item,
+                                        std::vector<std::size_t>* waits_on) const {
     const SubGraph& sub = problem_[item].candidate.sub_graph;
 
     std::vector<std::size_t> fixed;  // nodes without kernels that the candidate takes from the host
     for (std::size_t i : sub.input()) {
-      if (!available(s.covered, i, &fixed)) return std::nullopt;
+      if (!available(s.covered, i, &fixed)) {
+        if (waits_on != nullptr) waits_on->push_back(i);  // the first unavailable input
+        return std::nullopt;
+      }
     }
-    if (fixes_host != nullptr) *fixes_host = !fixed.empty();
+    if (waits_on != nullptr) waits_on->insert(waits_on->end(), fixed.begin(), fixed.end());
     SearchState next;
     next.kernels_covered = s.kernels_covered + problem_[item].kernels;
     next.covered_share = s.covered_share;
@@ -154,6 +172,7 @@ class Frontier {
       if (!always_host(i)) added.add(i);
     }
     next.covered = settle(s.covered, added);
+    settle_dead_neighbours(next.covered, sub);
     // Ready nodes: the old ones not covered now, and kernel consumers reached from the newly
     // settled nodes through nodes without kernels.
     next.ready.reserve(s.ready.size() + 4);
@@ -183,6 +202,57 @@ class Frontier {
     return next;
   }
 
+  /// Starts a new round of marks for for_each_successor().
+  void new_epoch() const {
+    if (++epoch_ == 0) {  // wrapped: forget all marks
+      std::fill(node_mark_.begin(), node_mark_.end(), 0);
+      std::fill(item_mark_.begin(), item_mark_.end(), 0);
+      epoch_ = 1;
+    }
+  }
+
+  /// A ready kernel node behind `input`, an unavailable input of some candidate: found by
+  /// following unavailable inputs back until a kernel node's inputs are all available.
+  std::size_t ready_behind(const CoveredSet& c, std::size_t input) const {
+    std::size_t n = input;
+    while (true) {
+      std::size_t next = npos;
+      for (std::size_t j : graph_.inputs(n)) {
+        if (!available(c, j, nullptr)) {
+          next = j;
+          break;
+        }
+      }
+      if (next == npos) return n;  // a kernel node: an unavailable node without kernel has an unavailable input
+      n = next;
+    }
+  }
+
+  /// Settles the contested nodes without kernels next to `sub` (its inlinable inputs and its
+  /// outputs) that no candidate can hold any more, because each candidate that holds one holds a
+  /// settled node, and that need nothing unavailable. Whether such a node is settled no longer
+  /// matters, and settling it keeps apart no states that differ only in it: a scalar fused into
+  /// one candidate and left out of another, once its consumer is covered either way.
+  void settle_dead_neighbours(CoveredSet& c, const SubGraph& sub) const {
+    IndexSet dead(graph_.size());
+    auto consider = [&](std::size_t j) {
+      if (graph_.needs_kernel(j) || !problem_.contested(j) || settled(c, j)) return;
+      if (!graph_.is_inlinable(j) && !inputs_available(c, j)) return;
+      auto [first, last] = problem_.covering(j);
+      for (const std::uint32_t* id = first; id != last; ++id) {
+        if (!touches_settled(c, *id)) return;
+      }
+      dead.add(j);
+    };
+    for (std::size_t n : sub.inside()) {
+      for (std::size_t j : graph_.inputs(n)) {
+        if (graph_.is_inlinable(j)) consider(j);
+      }
+      for (std::size_t o : graph_.outputs(n)) consider(o);
+    }
+    if (!dead.empty()) c = settle(c, dead);
+  }
+
   bool touches_settled(const CoveredSet& c, std::size_t item) const {
     for (std::size_t i : problem_[item].candidate.sub_graph.inside()) {
       if (settled(c, i)) return true;
@@ -201,18 +271,21 @@ class Frontier {
     while (!stack.empty()) {
       const std::size_t n = stack.back();
       stack.pop_back();
-      if (graph_.is_inlinable(n)) continue;
-      if (graph_.needs_kernel(n)) {
-        if (!settled(c, n)) return false;
-        continue;
-      }
-      if (!always_host(n) && settled(c, n)) continue;
+      if (feeds_without_walk(c, n)) continue;
+      if (graph_.needs_kernel(n)) return false;
       if (std::find(visited.begin(), visited.end(), n) != visited.end()) continue;
       visited.push_back(n);
       if (fixed != nullptr && !always_host(n)) fixed->push_back(n);
       for (std::size_t j : graph_.inputs(n)) stack.push_back(j);
     }
     return true;
+  }
+  /// Node i can feed a candidate whatever its inputs: inlinable, a settled kernel node, or a
+  /// contested node without kernel that is settled.
+  bool feeds_without_walk(const CoveredSet& c, std::size_t i) const {
+    if (graph_.is_inlinable(i)) return true;
+    if (graph_.needs_kernel(i)) return settled(c, i);
+    return !always_host(i) && settled(c, i);
   }
   bool inputs_available(const CoveredSet& c, std::size_t i) const {
     for (std::size_t j : graph_.inputs(i)) {
@@ -244,6 +317,10 @@ class Frontier {
 
   const SearchProblem<G>& problem_;
   const DataflowGraph<G>& graph_;
+  // for_each_successor()'s marks: a node was a pivot, or a candidate was tried, when its mark == epoch_.
+  mutable std::vector<std::uint32_t> node_mark_;
+  mutable std::vector<std::uint32_t> item_mark_;
+  mutable std::uint32_t epoch_ = 0;
 };
 
 }  // namespace detail

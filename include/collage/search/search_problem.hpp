@@ -62,9 +62,7 @@ class SearchProblem {
       auto pen = costs.penalty.find(c.target);
       if (pen != costs.penalty.end()) cost += Cost::value(pen->second);
       if (cost.is_known()) known_sum += cost.raw();
-      const std::size_t first_node = c.sub_graph.inside().first_inside();
-      const std::size_t last_node = c.sub_graph.inside().last_inside();
-      p.items_.push_back(Item{std::move(c), cost, Cost(), first_kernel, kernels, first_node, last_node});
+      p.items_.push_back(Item{std::move(c), cost, Cost(), first_kernel, kernels});
     }
     p.unknown_fallback_ = Cost::value(1.0 + 2.0 * known_sum);
     // Items by first kernel node, in candidate order within a node: a counting sort.
@@ -98,6 +96,7 @@ class SearchProblem {
       }
     }
     p.mark_contested();
+    p.index_covering();
     return p;
   }
 
@@ -110,9 +109,6 @@ class SearchProblem {
     Cost effective;
     std::size_t first_kernel;
     std::size_t kernels;
-    /// The candidate's smallest and largest nodes (kernel or not).
-    std::size_t first_node;
-    std::size_t last_node;
   };
 
   const DataflowGraph<G>& graph() const { return *graph_; }
@@ -121,6 +117,10 @@ class SearchProblem {
   /// Ids of the candidates whose first kernel node is `node`, ascending in candidate order.
   std::pair<std::size_t, std::size_t> starting_at(std::size_t node) const {
     return {by_first_[node], by_first_[node + 1]};
+  }
+  /// Ids of the candidates that hold `node` (kernel or not), ascending.
+  std::pair<const std::uint32_t*, const std::uint32_t*> covering(std::size_t node) const {
+    return {covering_ids_.data() + covering_first_[node], covering_ids_.data() + covering_first_[node + 1]};
   }
   /// The cheapest cost share per kernel node (0 for other nodes): an admissible bound.
   double min_share(std::size_t node) const { return min_share_[node] < 0 ? 0.0 : min_share_[node]; }
@@ -142,8 +142,24 @@ class SearchProblem {
     }
   }
 
+  /// covering(): the candidate ids of every node, one run per node (counting sort by node).
+  void index_covering() {
+    covering_first_.assign(graph_->size() + 1, 0);
+    for (const Item& item : items_) {
+      for (std::size_t i : item.candidate.sub_graph.inside()) ++covering_first_[i + 1];
+    }
+    for (std::size_t i = 0; i < graph_->size(); ++i) covering_first_[i + 1] += covering_first_[i];
+    covering_ids_.resize(covering_first_.back());
+    std::vector<std::size_t> next(covering_first_.begin(), covering_first_.end() - 1);
+    for (std::size_t id = 0; id < items_.size(); ++id) {
+      for (std::size_t i : items_[id].candidate.sub_graph.inside()) covering_ids_[next[i]++] = static_cast<std::uint32_t>(id);
+    }
+  }
+
   const DataflowGraph<G>* graph_;
   std::vector<Item> items_;
+  std::vector<std::size_t> covering_first_;
+  std::vector<std::uint32_t> covering_ids_;
   std::vector<std::size_t> by_first_;
   std::vector<double> min_share_;
   std::vector<bool> contested_;
