@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
+#include <queue>
 #include <string>
 #include <vector>
 
@@ -45,11 +47,13 @@ Result<Partitioning> greedy_search(const SearchProblem<G>& problem, const std::v
   std::vector<std::size_t> claimed;
   std::vector<std::size_t> visited_at(graph.size(), npos);
   // Whether claiming `inside` closes a cycle: a path leaves it and comes back, possibly through
-  // claimed parts (entering a part anywhere lets the path leave from any of its nodes).
+  // claimed parts (entering a part anywhere lets the path leave from any of its nodes). Edges go
+  // from smaller to larger indexes, so nodes after the last one inside cannot lead back.
   auto closes_cycle = [&](const IndexSet& inside, std::size_t stamp) {
+    const std::size_t last = inside.last_inside();
     std::vector<std::size_t> stack;
     auto push = [&](std::size_t n) {
-      if (visited_at[n] == stamp) return;
+      if (n > last || visited_at[n] == stamp) return;
       visited_at[n] = stamp;
       stack.push_back(n);
     };
@@ -116,18 +120,17 @@ Result<Partitioning> greedy_search(const SearchProblem<G>& problem, const std::v
       ++indegree[part_of[i]];
     }
   }
-  std::vector<std::size_t> ready;
+  std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
   for (std::size_t k = 0; k < claimed.size(); ++k) {
-    if (indegree[k] == 0) ready.push_back(k);
+    if (indegree[k] == 0) ready.push(k);
   }
   std::vector<std::size_t> items;
   while (!ready.empty()) {
-    auto smallest = std::min_element(ready.begin(), ready.end());
-    const std::size_t k = *smallest;
-    ready.erase(smallest);
+    const std::size_t k = ready.top();
+    ready.pop();
     items.push_back(claimed[k]);
     for (std::size_t s : succ[k]) {
-      if (--indegree[s] == 0) ready.push_back(s);
+      if (--indegree[s] == 0) ready.push(s);
     }
   }
   Partitioning result = detail::Frontier<G>(problem).assemble(items);
