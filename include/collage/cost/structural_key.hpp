@@ -5,6 +5,7 @@
 /// that would compile to the same kernel, so their cost is estimated once.
 
 #include <algorithm>
+#include <charconv>
 #include <cstddef>
 #include <string>
 #include <string_view>
@@ -20,9 +21,16 @@ namespace collage {
 
 namespace detail {
 
+/// Appends the decimal digits of `n` (without a temporary string).
+inline void append_number(std::string& out, std::size_t n) {
+  char digits[24];
+  const auto end = std::to_chars(digits, digits + sizeof digits, n).ptr;
+  out.append(digits, static_cast<std::size_t>(end - digits));
+}
+
 /// Appends `s` as "<length>:<bytes>", so that no string can be mistaken for the text around it.
 inline void append_field(std::string& out, std::string_view s) {
-  out += std::to_string(s.size());
+  append_number(out, s.size());
   out += ':';
   out.append(s.data(), s.size());
 }
@@ -49,7 +57,7 @@ inline void append_ref(std::string& out, char kind, std::size_t position) {
     return;
   }
   out += kind;
-  out += std::to_string(position);
+  append_number(out, position);
 }
 
 /// Appends "group <depth> <attrs> {b<k>,...}" lines for `nested` and, depth-first, their own nested groups.
@@ -57,7 +65,7 @@ inline void append_groups(std::string& key, const std::vector<NestedSubGraph>& n
                           const std::vector<std::pair<std::size_t, std::size_t>>& body_pos) {
   for (const NestedSubGraph& n : nested) {
     key += "group ";
-    key += std::to_string(depth);
+    append_number(key, depth);
     for (const auto& [name, value] : n.attrs) {
       key += ' ';
       append_field(key, name);
@@ -93,7 +101,9 @@ template <class G>
 std::string structural_key(const DataflowGraph<G>& graph, const Candidate& candidate, const ExtractionView& view) {
   const auto param_pos = detail::positions_of(view.params);
   const auto body_pos = detail::positions_of(view.body);
-  std::string key = "target ";
+  std::string key;
+  key.reserve(64 * (view.params.size() + view.body.size() + 1));
+  key += "target ";
   detail::append_field(key, candidate.target);
   key += '\n';
   for (std::size_t p : view.params) {
