@@ -106,10 +106,10 @@ inline double seconds_since(std::chrono::steady_clock::time_point start) {
 
 /// Runs the chosen searcher over costed candidates.
 template <class G>
-Result<Partitioning> run_search(const DataflowGraph<G>& graph, std::vector<Candidate> candidates,
+Result<Partitioning> run_search(const DataflowGraph<G>& graph, const std::vector<Candidate>& candidates,
                                 const SearchCosts& costs, SearchAlgorithm algorithm, const PartitionerOptions& options,
                                 const std::vector<std::string>& priority) {
-  auto problem = SearchProblem<G>::build(graph, std::move(candidates), costs);
+  auto problem = SearchProblem<G>::build_borrowed(graph, candidates, costs);
   if (!problem.ok()) return problem.error();
   switch (algorithm) {
     case SearchAlgorithm::greedy: return greedy_search(*problem, priority);
@@ -357,7 +357,7 @@ Result<Partitioning> replay(const DataflowGraph<G>& graph, std::string_view trac
     }
   }
   options.fall_back_to_beam = true;
-  return detail::run_search(graph, std::move(candidates), costs, options.algorithm, options, priority);
+  return detail::run_search(graph, candidates, costs, options.algorithm, options, priority);
 }
 
 }  // namespace collage

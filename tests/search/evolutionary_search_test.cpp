@@ -168,7 +168,7 @@ Cost best_assignment(const SearchProblem<AdjacencyGraph>& problem, Fitness&& fit
     for (std::size_t node = 0; node < 4; ++node) {
       const std::string target = (mask >> node) & 1 ? "u" : "t";
       for (std::size_t id = 0; id < problem.size(); ++id) {
-        const Candidate& c = problem[id].candidate;
+        const Candidate& c = problem[id].candidate();
         if (c.target == target && c.sub_graph.first_inside() == node) {
           parts.push_back(c);
           parts.back().cost = problem[id].cost;

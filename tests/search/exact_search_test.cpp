@@ -77,6 +77,18 @@ TEST(ExactSearch, MatchesBruteForceOnRandomDags) {
   EXPECT_LE(beam_gap[2], beam_gap[1] + 1e-9);
 }
 
+/// Exact search finds what brute force finds on `problem` (or fails where it does); `compared`
+/// counts the problems that have a partitioning.
+template <class G>
+void expect_exact_matches_brute_force(const SearchProblem<G>& problem, int trial, int& compared) {
+  std::optional<double> expected = testing_ir::brute_force_best(problem);
+  Result<Partitioning> got = exact_search(problem);
+  ASSERT_EQ(got.ok(), expected.has_value()) << "trial " << trial;
+  if (!expected) return;
+  ++compared;
+  ASSERT_NEAR(got->effective_total.raw(), *expected, 1e-9 * (1 + *expected)) << "trial " << trial;
+}
+
 /// A random expression graph: operators over earlier values, tensor constants and scalars (some
 /// shared by several consumers), and tuples with projections, so candidates can hold nodes that
 /// need no kernel.
@@ -137,12 +149,7 @@ TEST(ExactSearch, MatchesBruteForceWithConstantsTuplesAndProjectionsInside) {
     }
     auto problem = SearchProblem<G>::build(*graph, all);
     ASSERT_TRUE(problem.ok()) << problem.error().message;
-    std::optional<double> expected = testing_ir::brute_force_best(*problem);
-    Result<Partitioning> got = exact_search(*problem);
-    ASSERT_EQ(got.ok(), expected.has_value()) << "trial " << trial;
-    if (!expected) continue;
-    ++compared;
-    ASSERT_NEAR(got->effective_total.raw(), *expected, 1e-9 * (1 + *expected)) << "trial " << trial;
+    ASSERT_NO_FATAL_FAILURE(expect_exact_matches_brute_force(*problem, trial, compared));
   }
   EXPECT_GT(compared, 250);
 }
@@ -197,12 +204,7 @@ TEST(ExactSearch, MatchesBruteForceWithCandidatesOfAnyShape) {
     ASSERT_TRUE(graph.ok());
     auto problem = SearchProblem<AdjacencyGraph>::build(*graph, random_convex_candidates(*graph, rng, 1 + trial % 3));
     ASSERT_TRUE(problem.ok()) << problem.error().message;
-    std::optional<double> expected = testing_ir::brute_force_best(*problem);
-    Result<Partitioning> got = exact_search(*problem);
-    ASSERT_EQ(got.ok(), expected.has_value()) << "trial " << trial;
-    if (!expected) continue;
-    ++compared;
-    ASSERT_NEAR(got->effective_total.raw(), *expected, 1e-9 * (1 + *expected)) << "trial " << trial;
+    ASSERT_NO_FATAL_FAILURE(expect_exact_matches_brute_force(*problem, trial, compared));
   }
   EXPECT_GT(compared, 350);
 }

@@ -171,7 +171,7 @@ class Evolver {
     group_of_.resize(problem.size());
     std::map<IndexSet, std::size_t> groups;
     for (std::size_t id = 0; id < problem.size(); ++id) {
-      const IndexSet& inside = problem[id].candidate.sub_graph.inside();
+      const IndexSet& inside = problem[id].candidate().sub_graph.inside();
       for (std::size_t i : inside) {
         if (graph_.needs_kernel(i)) covering_[i].push_back(id);
       }
@@ -198,7 +198,7 @@ class Evolver {
     std::optional<std::size_t> found;
     auto [first, last] = problem_.starting_at(first_kernel);
     for (std::size_t id = first; id < last; ++id) {
-      const Candidate& c = problem_[id].candidate;
+      const Candidate& c = problem_[id].candidate();
       if (c.target != part.target || c.sub_graph != part.sub_graph) continue;
       if (c.rule_name == part.rule_name) return id;
       if (!found) found = id;
@@ -306,7 +306,7 @@ class Evolver {
   static constexpr unsigned char kPending = 1;
   static constexpr unsigned char kApplied = 2;
 
-  const IndexSet& inside(std::size_t id) const { return problem_[id].candidate.sub_graph.inside(); }
+  const IndexSet& inside(std::size_t id) const { return problem_[id].candidate().sub_graph.inside(); }
 
   void set_owner(std::size_t node, std::size_t id) {
     owner_[node] = id;
@@ -354,7 +354,7 @@ class Evolver {
     return true;
   }
   std::vector<std::size_t> inside_inputs(std::size_t id) const {
-    const IndexSet& in = problem_[id].candidate.sub_graph.input();
+    const IndexSet& in = problem_[id].candidate().sub_graph.input();
     return std::vector<std::size_t>(in.begin(), in.end());
   }
 
@@ -422,7 +422,7 @@ class Evolver {
     const std::size_t x = items[at];
     for (std::size_t id : items) take(id);
     std::vector<std::size_t> neighbours;
-    const SubGraph& sub = problem_[x].candidate.sub_graph;
+    const SubGraph& sub = problem_[x].candidate().sub_graph;
     for (const IndexSet* side : {&sub.input(), &sub.output()}) {
       for (std::size_t i : *side) {
         if (owner_[i] != npos && owner_[i] != x) neighbours.push_back(owner_[i]);

@@ -131,7 +131,7 @@ class Frontier {
     IndexSet used(graph_.size());
     for (std::size_t id : items) {
       const auto& item = problem_[id];
-      Candidate c = item.candidate;
+      Candidate c = item.candidate();
       c.cost = item.cost;
       result.total += item.cost;
       result.effective_total += item.effective;
@@ -151,7 +151,7 @@ class Frontier {
   /// contested nodes it fixes to the host.
   std::optional<SearchState> apply_free(const SearchState& s, std::size_t item,
                                         std::vector<std::size_t>* waits_on) const {
-    const SubGraph& sub = problem_[item].candidate.sub_graph;
+    const SubGraph& sub = problem_[item].candidate().sub_graph;
 
     std::vector<std::size_t> fixed;  // nodes without kernels that the candidate takes from the host
     for (std::size_t i : sub.input()) {
@@ -181,8 +181,10 @@ class Frontier {
     }
     // The old ones stay sorted; the few new ones are sorted and merged in.
     const auto old_ready = static_cast<std::ptrdiff_t>(next.ready.size());
-    std::vector<std::size_t> walk(added.begin(), added.end());
-    std::vector<std::size_t> seen;
+    std::vector<std::size_t>& walk = walk_scratch_;
+    std::vector<std::size_t>& seen = seen_scratch_;
+    walk.assign(added.begin(), added.end());
+    seen.clear();
     while (!walk.empty()) {
       std::size_t n = walk.back();
       walk.pop_back();
@@ -254,7 +256,7 @@ class Frontier {
   }
 
   bool touches_settled(const CoveredSet& c, std::size_t item) const {
-    for (std::size_t i : problem_[item].candidate.sub_graph.inside()) {
+    for (std::size_t i : problem_[item].candidate().sub_graph.inside()) {
       if (settled(c, i)) return true;
     }
     return false;
@@ -266,6 +268,8 @@ class Frontier {
   /// node without kernel, or a node without kernel whose ancestors up to kernel nodes are
   /// available. Appends the contested nodes this would fix to the host to `fixed`. Iterative.
   bool available(const CoveredSet& c, std::size_t i, std::vector<std::size_t>* fixed) const {
+    if (feeds_without_walk(c, i)) return true;  // the common cases, without a walk
+    if (graph_.needs_kernel(i)) return false;
     std::vector<std::size_t> stack{i};
     std::vector<std::size_t> visited;
     while (!stack.empty()) {
@@ -321,6 +325,9 @@ class Frontier {
   mutable std::vector<std::uint32_t> node_mark_;
   mutable std::vector<std::uint32_t> item_mark_;
   mutable std::uint32_t epoch_ = 0;
+  // apply_free()'s scratch lists, kept to save allocations.
+  mutable std::vector<std::size_t> walk_scratch_;
+  mutable std::vector<std::size_t> seen_scratch_;
 };
 
 }  // namespace detail

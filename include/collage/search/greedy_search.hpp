@@ -32,8 +32,8 @@ Result<Partitioning> greedy_search(const SearchProblem<G>& problem, const std::v
   std::vector<std::size_t> order(problem.size());
   for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    const Candidate& ca = problem[a].candidate;
-    const Candidate& cb = problem[b].candidate;
+    const Candidate& ca = problem[a].candidate();
+    const Candidate& cb = problem[b].candidate();
     const std::size_t ra = rank(ca.target);
     const std::size_t rb = rank(cb.target);
     if (ra != rb) return ra < rb;
@@ -66,7 +66,7 @@ Result<Partitioning> greedy_search(const SearchProblem<G>& problem, const std::v
       const std::size_t n = stack.back();
       stack.pop_back();
       if (owner[n] != npos) {
-        for (std::size_t m : problem[owner[n]].candidate.sub_graph.inside()) push(m);
+        for (std::size_t m : problem[owner[n]].candidate().sub_graph.inside()) push(m);
       }
       for (std::size_t c : graph.outputs(n)) {
         if (inside.contains(c)) return true;
@@ -76,7 +76,7 @@ Result<Partitioning> greedy_search(const SearchProblem<G>& problem, const std::v
     return false;
   };
   for (std::size_t id : order) {
-    const IndexSet& inside = problem[id].candidate.sub_graph.inside();
+    const IndexSet& inside = problem[id].candidate().sub_graph.inside();
     bool free = true;
     for (std::size_t i : inside) free = free && owner[i] == npos;
     if (!free || closes_cycle(inside, id)) continue;
@@ -92,7 +92,7 @@ Result<Partitioning> greedy_search(const SearchProblem<G>& problem, const std::v
   // Emit the parts in a topological order of the quotient (Kahn's algorithm, smallest first).
   std::vector<std::size_t> part_of(graph.size(), npos);
   for (std::size_t k = 0; k < claimed.size(); ++k) {
-    for (std::size_t i : problem[claimed[k]].candidate.sub_graph.inside()) part_of[i] = k;
+    for (std::size_t i : problem[claimed[k]].candidate().sub_graph.inside()) part_of[i] = k;
   }
   std::vector<std::vector<std::size_t>> succ(claimed.size());
   std::vector<std::size_t> indegree(claimed.size(), 0);

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -41,68 +42,30 @@ class SearchProblem {
   static Result<SearchProblem> build(const DataflowGraph<G>& graph, std::vector<Candidate> candidates,
                                      const SearchCosts& costs = {}) {
     SearchProblem p(graph);
-    std::vector<std::string> targets;
-    for (const Candidate& c : candidates) targets.push_back(c.target);
-    std::sort(targets.begin(), targets.end());
-    targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
-
-    double known_sum = 0;
-    for (Candidate& c : candidates) {
-      Cost cost = c.cost.value_or(Cost::unknown());
-      if (cost.is_invalid()) continue;
-      std::size_t first_kernel = npos;
-      std::size_t kernels = 0;
-      for (std::size_t i : c.sub_graph.inside()) {
-        if (graph.needs_kernel(i)) {
-          if (first_kernel == npos) first_kernel = i;
-          ++kernels;
-        }
-      }
-      if (kernels == 0) continue;
-      auto pen = costs.penalty.find(c.target);
-      if (pen != costs.penalty.end()) cost += Cost::value(pen->second);
-      if (cost.is_known()) known_sum += cost.raw();
-      p.items_.push_back(Item{std::move(c), cost, Cost(), first_kernel, kernels});
-    }
-    p.unknown_fallback_ = Cost::value(1.0 + 2.0 * known_sum);
-    // Items by first kernel node, in candidate order within a node: a counting sort.
-    p.by_first_.assign(graph.size() + 1, 0);
-    for (const Item& item : p.items_) ++p.by_first_[item.first_kernel + 1];
-    for (std::size_t i = 0; i < graph.size(); ++i) p.by_first_[i + 1] += p.by_first_[i];
-    std::vector<Item> sorted(p.items_.size());
-    std::vector<std::size_t> next(p.by_first_.begin(), p.by_first_.end() - 1);
-    for (Item& item : p.items_) sorted[next[item.first_kernel]++] = std::move(item);
-    p.items_ = std::move(sorted);
-
-    // Effective costs, and the cheapest share of a candidate's cost per kernel node it covers
-    // (the A* lower bound).
-    p.min_share_.assign(graph.size(), -1.0);
-    for (Item& item : p.items_) {
-      item.effective = item.cost.is_unknown() ? p.unknown_fallback_ : item.cost;
-      const double share = item.effective.raw() / static_cast<double>(item.kernels);
-      for (std::size_t i : item.candidate.sub_graph.inside()) {
-        if (!graph.needs_kernel(i)) continue;
-        if (p.min_share_[i] < 0 || share < p.min_share_[i]) p.min_share_[i] = share;
-      }
-    }
-    for (std::size_t i = 0; i < graph.size(); ++i) {
-      if (!graph.needs_kernel(i)) continue;
-      ++p.kernel_nodes_;
-      if (p.min_share_[i] < 0) {
-        std::string tried;
-        for (const std::string& t : targets) tried += (tried.empty() ? "" : ", ") + t;
-        return Error{"no candidate covers node '" + graph.label(i) + "' (targets tried: " +
-                     (tried.empty() ? std::string("none") : tried) + ")"};
-      }
-    }
-    p.mark_contested();
-    p.index_covering();
+    p.owned_ = std::move(candidates);
+    if (std::optional<Error> error = p.index(p.owned_, costs)) return std::move(*error);
     return p;
   }
 
+  /// build() without copying the candidates: the problem refers to `candidates`, which must
+  /// outlive it unchanged.
+  static Result<SearchProblem> build_borrowed(const DataflowGraph<G>& graph, const std::vector<Candidate>& candidates,
+                                              const SearchCosts& costs = {}) {
+    SearchProblem p(graph);
+    if (std::optional<Error> error = p.index(candidates, costs)) return std::move(*error);
+    return p;
+  }
+
+  SearchProblem(SearchProblem&&) noexcept = default;
+  SearchProblem& operator=(SearchProblem&&) noexcept = default;
+  // Items point into the candidate list: no copies.
+  SearchProblem(const SearchProblem&) = delete;
+  SearchProblem& operator=(const SearchProblem&) = delete;
+
   /// A usable candidate with its costs.
   struct Item {
-    Candidate candidate;
+    const Candidate& candidate() const { return *source; }
+    const Candidate* source;
     /// The oracle's cost plus the target's penalty (may be Unknown).
     Cost cost;
     /// `cost`, with Unknown replaced by the fallback: what the search minimises.
@@ -133,10 +96,72 @@ class SearchProblem {
  private:
   explicit SearchProblem(const DataflowGraph<G>& graph) : graph_(&graph) {}
 
+  /// Indexes the usable candidates of `candidates` (which the items point into).
+  std::optional<Error> index(const std::vector<Candidate>& candidates, const SearchCosts& costs) {
+    std::vector<std::string> targets;  // for the error message: few, so a linear search
+    for (const Candidate& c : candidates) {
+      if (std::find(targets.begin(), targets.end(), c.target) == targets.end()) targets.push_back(c.target);
+    }
+    std::sort(targets.begin(), targets.end());
+
+    double known_sum = 0;
+    for (const Candidate& c : candidates) {
+      Cost cost = c.cost.value_or(Cost::unknown());
+      if (cost.is_invalid()) continue;
+      std::size_t first_kernel = npos;
+      std::size_t kernels = 0;
+      for (std::size_t i : c.sub_graph.inside()) {
+        if (graph_->needs_kernel(i)) {
+          if (first_kernel == npos) first_kernel = i;
+          ++kernels;
+        }
+      }
+      if (kernels == 0) continue;
+      auto pen = costs.penalty.find(c.target);
+      if (pen != costs.penalty.end()) cost += Cost::value(pen->second);
+      if (cost.is_known()) known_sum += cost.raw();
+      items_.push_back(Item{&c, cost, Cost(), first_kernel, kernels});
+    }
+    unknown_fallback_ = Cost::value(1.0 + 2.0 * known_sum);
+    // Items by first kernel node, in candidate order within a node: a counting sort.
+    by_first_.assign(graph_->size() + 1, 0);
+    for (const Item& item : items_) ++by_first_[item.first_kernel + 1];
+    for (std::size_t i = 0; i < graph_->size(); ++i) by_first_[i + 1] += by_first_[i];
+    std::vector<Item> sorted(items_.size());
+    std::vector<std::size_t> next(by_first_.begin(), by_first_.end() - 1);
+    for (Item& item : items_) sorted[next[item.first_kernel]++] = std::move(item);
+    items_ = std::move(sorted);
+
+    // Effective costs, and the cheapest share of a candidate's cost per kernel node it covers
+    // (the A* lower bound).
+    min_share_.assign(graph_->size(), -1.0);
+    for (Item& item : items_) {
+      item.effective = item.cost.is_unknown() ? unknown_fallback_ : item.cost;
+      const double share = item.effective.raw() / static_cast<double>(item.kernels);
+      for (std::size_t i : item.candidate().sub_graph.inside()) {
+        if (!graph_->needs_kernel(i)) continue;
+        if (min_share_[i] < 0 || share < min_share_[i]) min_share_[i] = share;
+      }
+    }
+    for (std::size_t i = 0; i < graph_->size(); ++i) {
+      if (!graph_->needs_kernel(i)) continue;
+      ++kernel_nodes_;
+      if (min_share_[i] < 0) {
+        std::string tried;
+        for (const std::string& t : targets) tried += (tried.empty() ? "" : ", ") + t;
+        return Error{"no candidate covers node '" + graph_->label(i) + "' (targets tried: " +
+                     (tried.empty() ? std::string("none") : tried) + ")"};
+      }
+    }
+    mark_contested();
+    index_covering();
+    return std::nullopt;
+  }
+
   void mark_contested() {
     contested_.assign(graph_->size(), false);
     for (const Item& item : items_) {
-      for (std::size_t i : item.candidate.sub_graph.inside()) {
+      for (std::size_t i : item.candidate().sub_graph.inside()) {
         if (!graph_->needs_kernel(i)) contested_[i] = true;
       }
     }
@@ -146,17 +171,18 @@ class SearchProblem {
   void index_covering() {
     covering_first_.assign(graph_->size() + 1, 0);
     for (const Item& item : items_) {
-      for (std::size_t i : item.candidate.sub_graph.inside()) ++covering_first_[i + 1];
+      for (std::size_t i : item.candidate().sub_graph.inside()) ++covering_first_[i + 1];
     }
     for (std::size_t i = 0; i < graph_->size(); ++i) covering_first_[i + 1] += covering_first_[i];
     covering_ids_.resize(covering_first_.back());
     std::vector<std::size_t> next(covering_first_.begin(), covering_first_.end() - 1);
     for (std::size_t id = 0; id < items_.size(); ++id) {
-      for (std::size_t i : items_[id].candidate.sub_graph.inside()) covering_ids_[next[i]++] = static_cast<std::uint32_t>(id);
+      for (std::size_t i : items_[id].candidate().sub_graph.inside()) covering_ids_[next[i]++] = static_cast<std::uint32_t>(id);
     }
   }
 
   const DataflowGraph<G>* graph_;
+  std::vector<Candidate> owned_;  // the candidates, when the problem owns them
   std::vector<Item> items_;
   std::vector<std::size_t> covering_first_;
   std::vector<std::uint32_t> covering_ids_;
