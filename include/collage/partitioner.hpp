@@ -148,14 +148,16 @@ Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vect
   // Phase 2: candidates.
   auto phase = std::chrono::steady_clock::now();
   SearchCosts costs;
+  std::vector<std::vector<Candidate>> lists;
   for (std::size_t s = 0; s < specs.size(); ++s) {
     report("candidates", s, specs.size());
-    merge_canonical(result.candidates, specs[s].all_candidates(graph));
+    lists.push_back(specs[s].all_candidates(graph));
     if (specs[s].penalty != 0) costs.penalty[specs[s].target] = specs[s].penalty;
     if (std::find(result.priority.begin(), result.priority.end(), specs[s].target) == result.priority.end()) {
       result.priority.push_back(specs[s].target);
     }
   }
+  result.candidates = merge_canonical(std::move(lists));
   report("candidates", specs.size(), specs.size());
   result.penalties = costs.penalty;
   result.seconds.candidates = detail::seconds_since(phase);

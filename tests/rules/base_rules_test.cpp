@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "collage/rules/combinators.hpp"
+#include "collage/rules/partition_rule.hpp"
 #include "common/expr_ir.hpp"
 #include "common/rules_fixture.hpp"
 
@@ -87,6 +88,46 @@ TEST(Combinators, CompositePrimitiveUnionOnlyValid) {
   EXPECT_EQ(f.describe(only_valid(both, SubGraphConfig{1, false, 0}), "t").size(), 3u);
   EXPECT_EQ(only_valid(both, SubGraphConfig{1, false, 0}).describe(),
             "only_valid(op_predicate(both), {max_exits 1, taps forbidden, max_depth 0})");
+}
+
+TEST(MergeCanonical, EqualsCanonicalizingTheConcatenation) {
+  // Lists in any order, duplicates within and across lists (same sub-graph and target; the
+  // smallest rule name stays), nested groups and several targets.
+  RulesFixture f;
+  auto x = f.ir.var("x");
+  auto a = f.ir.call("relu", {x});
+  auto b = f.ir.call("abs", {a});
+  auto sum = f.ir.call("add", {a, b});
+  f.ir.output(sum);
+  f.build();
+  const auto& g = *f.graph;
+  const std::size_t n = g.size();
+  auto cand = [&](std::initializer_list<std::size_t> nodes, const char* target, const char* rule, bool nested) {
+    IndexSet inside(n);
+    for (std::size_t i : nodes) inside.add(i);
+    std::vector<NestedSubGraph> groups;
+    if (nested) groups.push_back(NestedSubGraph{SubGraph(g, inside), {{"Composite", "lib"}}});
+    return Candidate{SubGraph(g, inside, {}, groups), target, rule, std::nullopt};
+  };
+  const std::size_t ia = g.index_of(a);
+  const std::size_t ib = g.index_of(b);
+  const std::size_t iadd = g.index_of(sum);
+  std::vector<std::vector<Candidate>> lists = {
+      {cand({iadd}, "t", "r2", false), cand({ia}, "t", "r2", false), cand({ia, ib}, "u", "r", true)},
+      {cand({ia}, "t", "r1", false), cand({ib}, "t", "r", false), cand({ia, ib}, "u", "r", false)},
+      {},
+      {cand({iadd}, "t", "r1", false), cand({ia}, "u", "r", false), cand({ia}, "t", "r3", false)}};
+  std::vector<Candidate> expected;
+  for (const auto& list : lists) expected.insert(expected.end(), list.begin(), list.end());
+  canonicalize(expected);
+  std::vector<Candidate> merged = merge_canonical(lists);
+  ASSERT_EQ(merged.size(), expected.size());
+  EXPECT_EQ(merged.size(), 6u);  // {a}:t, {a}:u, {a,b}:u twice (with and without the group), {b}:t, {add}:t
+  for (std::size_t k = 0; k < merged.size(); ++k) {
+    EXPECT_EQ(merged[k], expected[k]) << k;
+    EXPECT_EQ(merged[k].rule_name, expected[k].rule_name) << k;
+  }
+  EXPECT_EQ(merged[0].rule_name, "r1");  // {a}:t, the smallest of r1, r2, r3
 }
 
 }  // namespace

@@ -303,14 +303,15 @@ int run_candidates(const Options& options) {
   ProgressBar bar(isatty(fileno(stderr)) != 0, stderr);
   if (auto e = load_graph(*options.get("graph"), in)) return fail(*e);
   if (auto e = load_spec(*options.get("spec"), in)) return fail(*e);
-  std::vector<collage::Candidate> all;
+  std::vector<std::vector<collage::Candidate>> lists;
   std::map<std::string, double> penalties;
   for (std::size_t s = 0; s < in.spec->targets.size(); ++s) {
     const collage::PartitionSpec<JsonGraph>& target = in.spec->targets[s];
     bar.update("candidates", s, in.spec->targets.size());
-    collage::merge_canonical(all, target.all_candidates(*in.graph));
+    lists.push_back(target.all_candidates(*in.graph));
     if (target.penalty != 0) penalties[target.target] = target.penalty;
   }
+  std::vector<collage::Candidate> all = collage::merge_canonical(std::move(lists));
   std::unique_ptr<collage::CostOracle<JsonGraph>> oracle = in.spec->make_oracle();
   collage::CachingOracle<JsonGraph> cache(*oracle);
   std::vector<const collage::Candidate*> pending;

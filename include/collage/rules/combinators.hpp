@@ -54,9 +54,9 @@ class UnionRule final : public RuleImpl<G> {
   explicit UnionRule(std::vector<PartitionRule<G>> subs) : subs_(std::move(subs)), name_("union") {}
 
   std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const std::string& target) const override {
-    std::vector<Candidate> result;
-    for (const PartitionRule<G>& sub : subs_) merge_canonical(result, sub.all_candidates(graph, target));
-    return result;
+    std::vector<std::vector<Candidate>> lists;
+    for (const PartitionRule<G>& sub : subs_) lists.push_back(sub.all_candidates(graph, target));
+    return merge_canonical(std::move(lists));
   }
   std::string describe() const override {
     std::string out = "union(";

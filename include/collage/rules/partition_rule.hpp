@@ -27,14 +27,36 @@ inline void canonicalize(std::vector<Candidate>& candidates) {
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());
 }
 
-/// Adds `more` to `into`, both canonical, keeping `into` canonical: a merge rather than a sort.
-/// (`more` is canonicalized first, so a list that breaks the order still comes out right.)
-inline void merge_canonical(std::vector<Candidate>& into, std::vector<Candidate> more) {
-  canonicalize(more);
-  const auto middle = static_cast<std::ptrdiff_t>(into.size());
-  into.insert(into.end(), std::make_move_iterator(more.begin()), std::make_move_iterator(more.end()));
-  std::inplace_merge(into.begin(), into.begin() + middle, into.end());
-  into.erase(std::unique(into.begin(), into.end()), into.end());
+/// Joins lists of candidates into one canonical list (duplicates dropped as by canonicalize()).
+/// The candidates are grouped by first inside node with one sort of integer pairs, and only each
+/// node's group is sorted in full: on large lists, merging list after list would compare (and
+/// chase the sub-graphs of) every candidate once per list.
+inline std::vector<Candidate> merge_canonical(std::vector<std::vector<Candidate>> lists) {
+  std::size_t total = 0;
+  for (const std::vector<Candidate>& list : lists) total += list.size();
+  std::vector<Candidate> all;
+  all.reserve(total);
+  std::vector<std::pair<std::size_t, std::size_t>> by_first;  // (first inside node, index in `all`)
+  by_first.reserve(total);
+  for (std::vector<Candidate>& list : lists) {
+    for (Candidate& c : list) {
+      by_first.emplace_back(c.sub_graph.first_inside(), all.size());
+      all.push_back(std::move(c));
+    }
+  }
+  std::sort(by_first.begin(), by_first.end());
+  std::vector<Candidate> out;
+  out.reserve(total);
+  for (std::size_t a = 0; a < by_first.size();) {
+    std::size_t b = a;
+    while (b < by_first.size() && by_first[b].first == by_first[a].first) ++b;
+    const auto group = static_cast<std::ptrdiff_t>(out.size());
+    for (std::size_t k = a; k < b; ++k) out.push_back(std::move(all[by_first[k].second]));
+    std::sort(out.begin() + group, out.end());
+    out.erase(std::unique(out.begin() + group, out.end()), out.end());
+    a = b;
+  }
+  return out;
 }
 
 namespace detail {
