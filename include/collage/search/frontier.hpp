@@ -233,8 +233,8 @@ class Frontier {
   /// Settles the contested nodes without kernels next to `sub` (its inlinable inputs and its
   /// outputs) that no candidate can hold any more, because each candidate that holds one holds a
   /// settled node, and that need nothing unavailable. Whether such a node is settled no longer
-  /// matters, and settling it keeps apart no states that differ only in it: a scalar fused into
-  /// one candidate and left out of another, once its consumer is covered either way.
+  /// matters, so settling it merges states that differ only in it: a scalar fused into one
+  /// candidate and left out of another, once its consumer is covered either way.
   void settle_dead_neighbours(CoveredSet& c, const SubGraph& sub) const {
     IndexSet dead(graph_.size());
     auto consider = [&](std::size_t j) {
