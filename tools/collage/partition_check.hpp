@@ -20,6 +20,7 @@
 #include "collage/graph/dataflow_graph.hpp"
 #include "collage/partition/candidate.hpp"
 #include "collage/partition/sub_graph.hpp"
+#include "collage/search/quotient.hpp"
 #include "collage/support/cost.hpp"
 #include "collage/support/result.hpp"
 #include "json_graph.hpp"
@@ -297,60 +298,16 @@ class PartitionChecker {
   /// The partitions, with each node outside them as a group of its own, must form an acyclic
   /// graph.
   bool acyclic(const std::vector<Candidate>& parts) {
-    const std::size_t n = graph_.size();
+    const QuotientOrder order = quotient_order(graph_, owner_, parts.size());
+    if (order.acyclic()) return true;
     const std::size_t p = parts.size();
-    auto group = [&](std::size_t i) { return owner_[i] != npos ? owner_[i] : p + i; };
-    std::vector<std::vector<std::size_t>> preds(p + n);
-    std::vector<std::vector<std::size_t>> succs(p + n);
-    for (std::size_t i = 0; i < n; ++i) {
-      for (std::size_t j : graph_.inputs(i)) {
-        const std::size_t gi = group(i);
-        const std::size_t gj = group(j);
-        if (gi == gj) continue;
-        preds[gi].push_back(gj);
-        succs[gj].push_back(gi);
-      }
-    }
-    std::vector<std::size_t> pending(p + n);
-    std::vector<std::size_t> ready;
-    for (std::size_t g = 0; g < p + n; ++g) {
-      pending[g] = preds[g].size();
-      if (pending[g] == 0) ready.push_back(g);
-    }
-    std::size_t done = 0;
-    while (!ready.empty()) {
-      const std::size_t g = ready.back();
-      ready.pop_back();
-      ++done;
-      for (std::size_t s : succs[g]) {
-        if (--pending[s] == 0) ready.push_back(s);
-      }
-    }
-    if (done == p + n) return true;
-    // Walk back through unfinished predecessors until a group repeats: that is a cycle.
-    std::size_t g = 0;
-    while (pending[g] == 0) ++g;
-    std::vector<std::size_t> walk;
-    std::vector<std::size_t> seen_at(p + n, npos);
-    while (seen_at[g] == npos) {
-      seen_at[g] = walk.size();
-      walk.push_back(g);
-      for (std::size_t q : preds[g]) {
-        if (pending[q] != 0) {
-          g = q;
-          break;
-        }
-      }
-    }
-    std::vector<std::size_t> cycle(walk.begin() + static_cast<std::ptrdiff_t>(seen_at[g]), walk.end());
-    std::reverse(cycle.begin(), cycle.end());
     auto name = [&](std::size_t q) {
       if (q < p) return "partition " + std::to_string(q) + " (" + one_line(parts[q].target) + ")";
       return "node " + node_name(q - p);
     };
     std::string text;
-    for (std::size_t q : cycle) text += name(q) + " -> ";
-    text += name(cycle.front());
+    for (std::size_t q : order.cycle) text += name(q) + " -> ";
+    text += name(order.cycle.front());
     return in_.fail(JsonPath() / "partitions", "the partitions form a cycle: " + text);
   }
 

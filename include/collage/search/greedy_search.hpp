@@ -5,12 +5,11 @@
 
 #include <algorithm>
 #include <chrono>
-#include <functional>
-#include <queue>
 #include <string>
 #include <vector>
 
 #include "collage/search/frontier.hpp"
+#include "collage/search/quotient.hpp"
 #include "collage/support/result.hpp"
 
 namespace collage {
@@ -89,50 +88,15 @@ Result<Partitioning> greedy_search(const SearchProblem<G>& problem, const std::v
                    "a larger claimed region or would close a cycle"};
     }
   }
-  // Emit the parts in a topological order of the quotient (Kahn's algorithm, smallest first).
+  // Emit the parts in a topological order of the quotient (acyclic: every claim was checked).
   std::vector<std::size_t> part_of(graph.size(), npos);
   for (std::size_t k = 0; k < claimed.size(); ++k) {
     for (std::size_t i : problem[claimed[k]].candidate().sub_graph.inside()) part_of[i] = k;
   }
-  std::vector<std::vector<std::size_t>> succ(claimed.size());
-  std::vector<std::size_t> indegree(claimed.size(), 0);
-  // Dependencies may pass through host nodes: propagate the producing parts through them.
-  std::vector<std::vector<std::size_t>> feeds(graph.size());
-  for (std::size_t i = 0; i < graph.size(); ++i) {
-    std::vector<std::size_t> from;
-    for (std::size_t j : graph.inputs(i)) {
-      if (graph.is_inlinable(j)) continue;
-      if (part_of[j] != npos) {
-        from.push_back(part_of[j]);
-      } else {
-        from.insert(from.end(), feeds[j].begin(), feeds[j].end());
-      }
-    }
-    std::sort(from.begin(), from.end());
-    from.erase(std::unique(from.begin(), from.end()), from.end());
-    if (part_of[i] == npos) {
-      feeds[i] = std::move(from);
-      continue;
-    }
-    for (std::size_t p : from) {
-      if (p == part_of[i]) continue;
-      succ[p].push_back(part_of[i]);
-      ++indegree[part_of[i]];
-    }
-  }
-  std::priority_queue<std::size_t, std::vector<std::size_t>, std::greater<>> ready;
-  for (std::size_t k = 0; k < claimed.size(); ++k) {
-    if (indegree[k] == 0) ready.push(k);
-  }
+  const QuotientOrder order_of_parts = quotient_order(graph, part_of, claimed.size());
+  if (!order_of_parts.acyclic()) return Error{"greedy search: the claimed regions form a cycle (a bug)"};
   std::vector<std::size_t> items;
-  while (!ready.empty()) {
-    const std::size_t k = ready.top();
-    ready.pop();
-    items.push_back(claimed[k]);
-    for (std::size_t s : succ[k]) {
-      if (--indegree[s] == 0) ready.push(s);
-    }
-  }
+  for (std::size_t k : order_of_parts.parts) items.push_back(claimed[k]);
   Partitioning result = detail::Frontier<G>(problem).assemble(items);
   result.stats.algorithm = "greedy";
   result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
