@@ -47,4 +47,14 @@ inline AdjacencyGraph chain(std::size_t n) {
   return g;
 }
 
+/// The trap of DESIGN.md: a -> c, a -> d, b -> c, b -> d (IR nodes 0, 1, 2, 3 are a, b, c, d).
+/// The parts {a, d} and {b, c} are each convex but feed each other.
+inline AdjacencyGraph crossed_pairs() {
+  AdjacencyGraph g;
+  const int a = g.add();
+  const int b = g.add();
+  g.roots = {g.add({a, b}), g.add({a, b})};
+  return g;
+}
+
 }  // namespace testing_ir

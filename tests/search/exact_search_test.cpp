@@ -262,12 +262,8 @@ TEST(ExactSearch, IndependentBranchesAreNotInterleaved) {
 TEST(ExactSearch, NeverReturnsTheCyclicTrap) {
   // a -> d, b -> c, a -> c, b -> d; parts {a,d} and {b,c} are each convex but depend on each
   // other. They are by far the cheapest candidates, yet the search must not pick both.
-  AdjacencyGraph ir;
-  int a = ir.add();
-  int b = ir.add();
-  int c = ir.add({a, b});
-  int d = ir.add({a, b});
-  ir.roots = {c, d};
+  AdjacencyGraph ir = testing_ir::crossed_pairs();
+  const int a = 0, b = 1, c = 2, d = 3;
   auto graph = DataflowGraph<AdjacencyGraph>::build(ir);
   ASSERT_TRUE(graph.ok());
   const auto& g = *graph;

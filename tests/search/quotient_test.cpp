@@ -15,13 +15,9 @@ namespace {
 using testing_ir::AdjacencyGraph;
 
 TEST(QuotientOrder, TheCrossedPairsFormACycle) {
-  // a -> c, a -> d, b -> c, b -> d with parts {a, d} and {b, c}: each part feeds the other.
-  AdjacencyGraph ir;
-  int a = ir.add();
-  int b = ir.add();
-  int c = ir.add({a, b});
-  int d = ir.add({a, b});
-  ir.roots = {c, d};
+  // Parts {a, d} and {b, c}: each part feeds the other.
+  AdjacencyGraph ir = testing_ir::crossed_pairs();
+  const int a = 0, b = 1, c = 2, d = 3;
   auto graph = DataflowGraph<AdjacencyGraph>::build(ir);
   ASSERT_TRUE(graph.ok());
   const auto& g = *graph;
