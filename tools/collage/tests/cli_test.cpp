@@ -70,6 +70,22 @@ TEST(CliExample, WritesPartitionJsonThatChecksAsValid) {
   EXPECT_NE(recorded.out.find("total cost 29.5 (as recorded)"), std::string::npos) << recorded.out;
 }
 
+TEST(CliExample, TheBenchmarkSpecPartitionsAnyGraph) {
+  // tools/collage/bench/bert_spec.json (the end-to-end benchmark's spec) stays readable and gives
+  // a partitioning that `check` accepts, here on the MNIST example.
+  const fs::path dir = scratch_dir();
+  const std::string spec = std::string(COLLAGE_SOURCE_DIR) + "/tools/collage/bench/bert_spec.json";
+  CliRun r = run_cli(dir, {"partition", "--graph", example("graph.json"), "--spec", spec, "--out", "p.json"});
+  ASSERT_EQ(r.status, 0) << r.err;
+  const json p = json::parse(read_text(dir / "p.json"));
+  EXPECT_EQ(p["search"]["algorithm"], "beam");
+  bool uses_trt = false;
+  for (const json& part : p["partitions"]) uses_trt = uses_trt || part["target"] == "trt";
+  EXPECT_TRUE(uses_trt);
+  CliRun check = run_cli(dir, {"check", "--graph", example("graph.json"), "--partition", "p.json", "--spec", spec});
+  EXPECT_EQ(check.status, 0) << check.err;
+}
+
 TEST(CliExample, WritesDot) {
   const fs::path dir = scratch_dir();
   CliRun r = run_cli(dir, {"partition", "--graph", example("graph.json"), "--spec", example("spec.json"), "--format",
