@@ -98,12 +98,6 @@ class SearchProblem {
 
   /// Indexes the usable candidates of `candidates` (which the items point into).
   std::optional<Error> index(const std::vector<Candidate>& candidates, const SearchCosts& costs) {
-    std::vector<std::string> targets;  // for the error message: few, so a linear search
-    for (const Candidate& c : candidates) {
-      if (std::find(targets.begin(), targets.end(), c.target) == targets.end()) targets.push_back(c.target);
-    }
-    std::sort(targets.begin(), targets.end());
-
     double known_sum = 0;
     for (const Candidate& c : candidates) {
       Cost cost = c.cost.value_or(Cost::unknown());
@@ -147,6 +141,10 @@ class SearchProblem {
       if (!graph_->needs_kernel(i)) continue;
       ++kernel_nodes_;
       if (min_share_[i] < 0) {
+        std::vector<std::string> targets;
+        for (const Candidate& c : candidates) targets.push_back(c.target);
+        std::sort(targets.begin(), targets.end());
+        targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
         std::string tried;
         for (const std::string& t : targets) tried += (tried.empty() ? "" : ", ") + t;
         return Error{"no candidate covers node '" + graph_->label(i) + "' (targets tried: " +
