@@ -1,6 +1,8 @@
 // Candidate generation by the ready-made partition rules (rules/partition_spec.hpp): native fusion
 // (TVM FuseOps style) at max depth 3 and 6 on a 12-layer BERT-like graph and on a 100,000-node chain
-// of elementwise / broadcast ops, and operator-predicate BYOC on the BERT-like graph.
+// of elementwise / broadcast ops, operator-predicate BYOC on the BERT-like graph, and combiner
+// `all` at depth 3 on dense random DAGs (every node takes up to 2 inputs from the 32 before it),
+// where touching candidates are many and reach each other through many nodes.
 //
 // Timed: one all_candidates call over a prebuilt DataflowGraph (the IR and the graph are built
 // outside the timing). Counters:
@@ -25,6 +27,7 @@
 #include "collage/rules/partition_spec.hpp"
 #include "common/expr_ir.hpp"
 #include "common/models.hpp"
+#include "common/random_dag.hpp"
 
 namespace {
 
@@ -108,8 +111,29 @@ void BM_OpPredicateByoc(benchmark::State& state, Model model) {
       stats);
 }
 
+void BM_CombineAllDense(benchmark::State& state) {
+  std::mt19937_64 rng(7);
+  const testing_ir::AdjacencyGraph ir = testing_ir::random_dag(rng, static_cast<std::size_t>(state.range(0)), 2, 32);
+  const auto graph = DataflowGraph<testing_ir::AdjacencyGraph>::build(ir).value();
+  collage::CombineStats stats;
+  const auto rule = collage::combine(collage::op_kind<testing_ir::AdjacencyGraph>(collage::OpKind::opaque),
+                                     {collage::Combiner<testing_ir::AdjacencyGraph>::all()}, counting_limits(3, stats));
+  std::size_t produced = 0;
+  for (auto _ : state) {
+    auto candidates = rule.all_candidates(graph, "t");
+    produced = candidates.size();
+    benchmark::DoNotOptimize(candidates.data());
+  }
+  state.counters["nodes"] = static_cast<double>(graph.size());
+  state.counters["candidates"] = static_cast<double>(produced);
+  state.counters["rounds"] = static_cast<double>(stats.rounds);
+  state.counters["joins_tried"] = static_cast<double>(stats.joins_tried);
+  state.counters["joins_built"] = static_cast<double>(stats.joins_built);
+}
+
 BENCHMARK_CAPTURE(BM_NativeFusion, bert12, kBert12)->Arg(3)->Arg(6)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_NativeFusion, chain100k, kChain100k)->Arg(3)->Arg(6)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_OpPredicateByoc, bert12, kBert12)->Arg(3)->Arg(6)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_CombineAllDense)->Arg(40)->Arg(60)->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -349,7 +349,9 @@ class CombineRule final : public RuleImpl<G> {
     IdentityIndex found_index;
     std::vector<std::size_t> found_hashes;
     CombineStats stats;
-    std::vector<std::size_t> partners;  // scratch
+    std::vector<std::size_t> partners;  // scratch: the partners of one candidate, each once
+    std::vector<std::uint32_t> partner_mark;  // by pool id: partner_epoch when in `partners`
+    std::uint32_t partner_epoch = 0;
     JoinKey key;                        // scratch
 
     /// Finds the joins of one round, for candidates [first_new, pool.size()) and their partners.
@@ -426,6 +428,11 @@ class CombineRule final : public RuleImpl<G> {
           }
         }
         if (!accepted) return;
+        const std::size_t max_depth = rule.limits_.max_depth;
+        if (max_depth != 0 && std::max(up.depth(), down.depth()) > max_depth) {
+          ++stats.joins_tried;  // too deep whatever the union: skip building it
+          return;
+        }
         key.inside = up.inside();
         key.inside |= down.inside();
         key.nested.clear();
@@ -436,20 +443,35 @@ class CombineRule final : public RuleImpl<G> {
         const bool one_way = !down.output().intersects(up.inside());
         offer(std::max(up.depth(), down.depth()), one_way ? up.depth() + down.depth() : npos);
       };
-      partners.clear();
+      start_partners();
       for (std::size_t o : me.output()) {
-        for (std::size_t id : pool.with_entry(o)) partners.push_back(id);
+        for (std::size_t id : pool.with_entry(o)) add_partner(id);
       }
-      dedupe(partners);
       for (std::size_t id : partners) try_pair(me, pool[id]);
-      partners.clear();
+      start_partners();
       for (std::size_t i : me.input()) {
         for (std::size_t id : pool.with_exit(i)) {
-          if (id < first_new) partners.push_back(id);  // pairs of two new candidates were tried above
+          if (id < first_new) add_partner(id);  // pairs of two new candidates were tried above
         }
       }
-      dedupe(partners);
       for (std::size_t id : partners) try_pair(pool[id], me);
+    }
+
+    /// Empties `partners` for a new list (add_partner() drops repeats in constant time: on dense
+    /// graphs a candidate reaches the same partner through many of its outputs, and sorting those
+    /// lists made combine quadratic-times-log in its candidates).
+    void start_partners() {
+      partners.clear();
+      if (++partner_epoch == 0) {  // wrapped: forget every mark
+        std::fill(partner_mark.begin(), partner_mark.end(), 0);
+        partner_epoch = 1;
+      }
+      if (partner_mark.size() < pool.size()) partner_mark.resize(pool.size(), 0);
+    }
+    void add_partner(std::size_t id) {
+      if (partner_mark[id] == partner_epoch) return;
+      partner_mark[id] = partner_epoch;
+      partners.push_back(id);
     }
 
     void join_tuple_args(const SubGraph& sub) {
@@ -492,10 +514,6 @@ class CombineRule final : public RuleImpl<G> {
       offer(sub.depth());
     }
 
-    static void dedupe(std::vector<std::size_t>& ids) {
-      std::sort(ids.begin(), ids.end());
-      ids.erase(std::unique(ids.begin(), ids.end()), ids.end());
-    }
   };
 
   std::string name_;
