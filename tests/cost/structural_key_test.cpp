@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -224,6 +225,49 @@ TEST(StructuralKey, PassingTheViewGivesTheSameKey) {
   Layers f(1);
   Candidate c = f.candidate(f.blocks[0]);
   EXPECT_EQ(structural_key(*f.graph, c, extract(*f.graph, c.sub_graph)), structural_key(*f.graph, c));
+}
+
+// The key without a view lays the function out itself (a linear scan for the first parameters, a
+// set beyond); it must match extract() for every shape of candidate: repeated, inlinable and
+// many parameters, nested groups, several results.
+TEST(StructuralKey, PassingTheViewGivesTheSameKeyForAnyCandidate) {
+  std::mt19937_64 rng(11);
+  int wide = 0;
+  for (int trial = 0; trial < 50; ++trial) {
+    Fixture f;
+    std::vector<const Expr*> nodes;
+    for (int v = 0; v < 4; ++v) nodes.push_back(f.ir.var("x" + std::to_string(v)));
+    const Expr* two = f.ir.scalar("2");
+    std::vector<const Expr*> calls;
+    const int n = 10 + static_cast<int>(rng() % 40);
+    for (int k = 0; k < n; ++k) {
+      std::vector<const Expr*> args;
+      const std::size_t arity = 1 + rng() % 3;
+      for (std::size_t a = 0; a < arity; ++a) {
+        const std::size_t pick = rng() % (nodes.size() + 3);
+        args.push_back(pick < nodes.size() ? nodes[nodes.size() - 1 - rng() % std::min<std::size_t>(nodes.size(), 12)]
+                       : pick == nodes.size()  ? two
+                                               : f.ir.constant("w"));
+      }
+      nodes.push_back(f.ir.call(rng() % 2 ? "add" : "multiply", std::move(args)));
+      calls.push_back(nodes.back());
+    }
+    f.ir.outputs = calls;  // every call is a result: any set is a candidate
+    f.build();
+    std::vector<const Expr*> picked;
+    for (const Expr* c : calls) {
+      if (rng() % 3 != 0) picked.push_back(c);
+    }
+    if (picked.empty()) picked.push_back(calls.front());
+    const Candidate plain = f.candidate(picked);
+    const Candidate grouped = f.with_attrs(picked, {{"Composite", "c"}});
+    for (const Candidate* c : {&plain, &grouped}) {
+      EXPECT_EQ(structural_key(*f.graph, *c, extract(*f.graph, c->sub_graph)), structural_key(*f.graph, *c))
+          << "trial " << trial;
+    }
+    if (extract(*f.graph, plain.sub_graph).params.size() > 16) ++wide;
+  }
+  EXPECT_GE(wide, 5);  // candidates whose parameters outgrow the linear scan
 }
 
 /// A small typed IR whose signatures carry shapes, for keys that differ only in a shape.

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -56,37 +57,32 @@ class CachingOracle final : public detail::OracleWrapper<G> {
                                                  const std::vector<const Candidate*>& candidates) override {
     this->own_.calls += candidates.size();
     std::vector<std::string> keys;
-    keys.reserve(candidates.size());
+    keys.reserve(candidates.size());  // never reallocates: `pending` views these strings
+    std::vector<const Result<Measurement>*> cached(candidates.size(), nullptr);
     std::vector<const Candidate*> misses;
-    std::vector<std::size_t> miss_of;  // per batch entry: the index in `misses` of its key, or npos
-    miss_of.reserve(candidates.size());
-    std::unordered_map<std::string, std::size_t> pending;
-    for (const Candidate* c : candidates) {
-      keys.push_back(structural_key(graph, *c));
+    std::vector<std::size_t> miss_of(candidates.size(), npos);  // index in `misses` of an uncached key
+    std::unordered_map<std::string_view, std::size_t> pending;
+    for (std::size_t k = 0; k < candidates.size(); ++k) {
+      keys.push_back(structural_key(graph, *candidates[k]));
       const std::string& key = keys.back();
-      if (cache_.count(key) != 0) {
+      if (auto hit = cache_.find(key); hit != cache_.end()) {
         ++this->own_.cache_hits;
-        miss_of.push_back(npos);
+        cached[k] = &hit->second;
       } else if (auto it = pending.find(key); it != pending.end()) {
         ++this->own_.cache_hits;
-        miss_of.push_back(it->second);
+        miss_of[k] = it->second;
       } else {
         ++this->own_.cache_misses;
         pending.emplace(key, misses.size());
-        miss_of.push_back(misses.size());
-        misses.push_back(c);
+        miss_of[k] = misses.size();
+        misses.push_back(candidates[k]);
       }
     }
     std::vector<Result<Measurement>> answers = this->forward_batch(graph, misses);
     std::vector<Result<Measurement>> out;
     out.reserve(candidates.size());
-    for (std::size_t k = 0; k < candidates.size(); ++k) {
-      if (miss_of[k] == npos) {
-        out.push_back(cache_.find(keys[k])->second);
-      } else {
-        out.push_back(answers[miss_of[k]]);
-      }
-    }
+    for (std::size_t k = 0; k < candidates.size(); ++k) out.push_back(cached[k] ? *cached[k] : answers[miss_of[k]]);
+    pending.clear();  // before the keys it views move into the cache
     for (std::size_t k = 0; k < candidates.size(); ++k) {
       if (miss_of[k] != npos && cacheable(answers[miss_of[k]])) {
         cache_.emplace(std::move(keys[k]), answers[miss_of[k]]);

@@ -17,6 +17,8 @@
 #include "collage/partition/extraction.hpp"
 #include "collage/partition/sub_graph.hpp"
 
+#include <boost/container/small_vector.hpp>
+
 namespace collage {
 
 namespace detail {
@@ -35,19 +37,40 @@ inline void append_field(std::string& out, std::string_view s) {
   out.append(s.data(), s.size());
 }
 
-/// Sorted (graph index, position) pairs for lookups by graph index.
-inline std::vector<std::pair<std::size_t, std::size_t>> positions_of(const std::vector<std::size_t>& indexes) {
-  std::vector<std::pair<std::size_t, std::size_t>> out;
-  out.reserve(indexes.size());
-  for (std::size_t k = 0; k < indexes.size(); ++k) out.emplace_back(indexes[k], k);
-  std::sort(out.begin(), out.end());
-  return out;
-}
+/// Positions of a function's parameters by graph index: a linear scan while there are few, sorted
+/// (graph index, position) pairs beyond that.
+class ParamPositions {
+ public:
+  template <class Params>
+  explicit ParamPositions(const Params& params) : params_(params.begin(), params.end()) {
+    if (params_.size() > kScanned) {
+      for (std::size_t k = 0; k < params_.size(); ++k) sorted_.emplace_back(params_[k], k);
+      std::sort(sorted_.begin(), sorted_.end());
+    }
+  }
+  /// The position of graph index `i`, or npos.
+  std::size_t find(std::size_t i) const {
+    if (sorted_.empty()) {
+      for (std::size_t k = 0; k < params_.size(); ++k) {
+        if (params_[k] == i) return k;
+      }
+      return npos;
+    }
+    auto it = std::lower_bound(sorted_.begin(), sorted_.end(), std::make_pair(i, std::size_t{0}));
+    return (it != sorted_.end() && it->first == i) ? it->second : npos;
+  }
 
-/// The position of graph index `i` in `positions`, or npos.
-inline std::size_t position_in(const std::vector<std::pair<std::size_t, std::size_t>>& positions, std::size_t i) {
-  auto it = std::lower_bound(positions.begin(), positions.end(), std::make_pair(i, std::size_t{0}));
-  return (it != positions.end() && it->first == i) ? it->second : npos;
+ private:
+  static constexpr std::size_t kScanned = 16;
+  boost::container::small_vector<std::size_t, kScanned> params_;
+  std::vector<std::pair<std::size_t, std::size_t>> sorted_;
+};
+
+/// The position of graph index `i` in the ascending list `body`, or npos.
+template <class Body>
+std::size_t body_position(const Body& body, std::size_t i) {
+  auto it = std::lower_bound(body.begin(), body.end(), i);
+  return (it != body.end() && *it == i) ? static_cast<std::size_t>(it - body.begin()) : npos;
 }
 
 /// Appends "<kind><position>", or "?" for npos.
@@ -61,8 +84,8 @@ inline void append_ref(std::string& out, char kind, std::size_t position) {
 }
 
 /// Appends "group <depth> <attrs> {b<k>,...}" lines for `nested` and, depth-first, their own nested groups.
-inline void append_groups(std::string& key, const std::vector<NestedSubGraph>& nested, std::size_t depth,
-                          const std::vector<std::pair<std::size_t, std::size_t>>& body_pos) {
+template <class Body>
+void append_groups(std::string& key, const std::vector<NestedSubGraph>& nested, std::size_t depth, const Body& body) {
   for (const NestedSubGraph& n : nested) {
     key += "group ";
     append_number(key, depth);
@@ -77,11 +100,56 @@ inline void append_groups(std::string& key, const std::vector<NestedSubGraph>& n
     for (std::size_t i : n.sub_graph.inside()) {
       if (!first) key += ',';
       first = false;
-      append_ref(key, 'b', position_in(body_pos, i));
+      append_ref(key, 'b', body_position(body, i));
     }
     key += "}\n";
-    append_groups(key, n.sub_graph.nested(), depth + 1, body_pos);
+    append_groups(key, n.sub_graph.nested(), depth + 1, body);
   }
+}
+
+/// The key of structural_key() from the function's parameters (first-use order), body
+/// (ascending) and results (exit nodes, ascending).
+template <class G, class Params, class Body, class Results>
+std::string structural_key(const DataflowGraph<G>& graph, const Candidate& candidate, const Params& params,
+                           const Body& body, const Results& results) {
+  const ParamPositions param_pos(params);
+  std::string key;
+  key.reserve(32 * (params.size() + body.size() + 1) + 8 * candidate.sub_graph.nested().size());
+  key += "target ";
+  append_field(key, candidate.target);
+  key += '\n';
+  for (std::size_t p : params) {
+    key += "param ";
+    append_field(key, graph.signature(p));
+    key += '\n';
+  }
+  for (std::size_t i : body) {
+    key += "body ";
+    append_field(key, graph.signature(i));
+    key += " (";
+    bool first = true;
+    for (std::size_t j : graph.inputs(i)) {
+      if (!first) key += ',';
+      first = false;
+      if (std::size_t k = body_position(body, j); k != npos) {
+        append_ref(key, 'b', k);
+      } else if (std::size_t q = param_pos.find(j); q != npos) {
+        append_ref(key, 'p', q);
+      } else {
+        key += 'i';
+        append_field(key, graph.signature(j));
+      }
+    }
+    key += ")\n";
+  }
+  key += "results";
+  for (std::size_t r : results) {
+    key += ' ';
+    append_ref(key, 'b', body_position(body, r));
+  }
+  key += '\n';
+  append_groups(key, candidate.sub_graph.nested(), 0, body);
+  return key;
 }
 
 }  // namespace detail
@@ -99,51 +167,35 @@ inline void append_groups(std::string& key, const std::vector<NestedSubGraph>& n
 /// ("op_name/kind") two blocks fed by different ops get different keys.
 template <class G>
 std::string structural_key(const DataflowGraph<G>& graph, const Candidate& candidate, const ExtractionView& view) {
-  const auto param_pos = detail::positions_of(view.params);
-  const auto body_pos = detail::positions_of(view.body);
-  std::string key;
-  key.reserve(64 * (view.params.size() + view.body.size() + 1));
-  key += "target ";
-  detail::append_field(key, candidate.target);
-  key += '\n';
-  for (std::size_t p : view.params) {
-    key += "param ";
-    detail::append_field(key, graph.signature(p));
-    key += '\n';
-  }
-  for (std::size_t i : view.body) {
-    key += "body ";
-    detail::append_field(key, graph.signature(i));
-    key += " (";
-    bool first = true;
-    for (std::size_t j : graph.inputs(i)) {
-      if (!first) key += ',';
-      first = false;
-      if (std::size_t k = detail::position_in(body_pos, j); k != npos) {
-        detail::append_ref(key, 'b', k);
-      } else if (std::size_t q = detail::position_in(param_pos, j); q != npos) {
-        detail::append_ref(key, 'p', q);
-      } else {
-        key += 'i';
-        detail::append_field(key, graph.signature(j));
-      }
-    }
-    key += ")\n";
-  }
-  key += "results";
-  for (std::size_t r : view.results) {
-    key += ' ';
-    detail::append_ref(key, 'b', detail::position_in(body_pos, r));
-  }
-  key += '\n';
-  detail::append_groups(key, candidate.sub_graph.nested(), 0, body_pos);
-  return key;
+  return detail::structural_key(graph, candidate, view.params, view.body, view.results);
 }
 
-/// structural_key() with the extraction view computed here.
+/// structural_key() without an extraction view: the parameters and body are laid out here as
+/// extract() would, in small buffers.
 template <class G>
 std::string structural_key(const DataflowGraph<G>& graph, const Candidate& candidate) {
-  return structural_key(graph, candidate, extract(graph, candidate.sub_graph));
+  const SubGraph& sub = candidate.sub_graph;
+  boost::container::small_vector<std::size_t, 32> body(sub.inside().begin(), sub.inside().end());
+  constexpr std::size_t kScanned = 16;  // parameters found by a linear scan; beyond, through `seen`
+  boost::container::small_vector<std::size_t, kScanned> params;
+  IndexSet seen;
+  for (std::size_t i : body) {
+    for (std::size_t j : graph.inputs(i)) {
+      if (graph.is_inlinable(j) || sub.inside().contains(j)) continue;
+      if (params.size() < kScanned) {
+        if (std::find(params.begin(), params.end(), j) != params.end()) continue;
+      } else {
+        if (seen.universe() == 0) {
+          seen = IndexSet(graph.size());
+          for (std::size_t p : params) seen.add(p);
+        }
+        if (seen.contains(j)) continue;
+        seen.add(j);
+      }
+      params.push_back(j);
+    }
+  }
+  return detail::structural_key(graph, candidate, params, body, sub.exit());
 }
 
 }  // namespace collage

@@ -21,6 +21,38 @@
 
 namespace collage {
 
+namespace detail {
+
+/// A string per node, each distinct string stored once.
+class InternedStrings {
+ public:
+  const std::string& operator[](std::size_t i) const { return texts_[ids_[i]]; }
+
+  /// Fills an InternedStrings of `n` nodes, one set() per node.
+  class Builder {
+   public:
+    Builder(InternedStrings& out, std::size_t n) : out_(out) {
+      out_.ids_.assign(n, 0);
+      out_.texts_.clear();
+    }
+    void set(std::size_t i, std::string text) {
+      auto [it, added] = ids_.emplace(std::move(text), static_cast<std::uint32_t>(out_.texts_.size()));
+      if (added) out_.texts_.push_back(it->first);
+      out_.ids_[i] = it->second;
+    }
+
+   private:
+    InternedStrings& out_;
+    std::unordered_map<std::string, std::uint32_t> ids_;
+  };
+
+ private:
+  std::vector<std::uint32_t> ids_;
+  std::vector<std::string> texts_;
+};
+
+}  // namespace detail
+
 /// An immutable index over the part of a user IR reachable from its result nodes.
 ///
 /// Nodes are numbered in post-DFS order (inputs in argument order, roots in order), so every
@@ -87,11 +119,12 @@ class DataflowGraph {
   OpKind kind(std::size_t i) const { return kinds_[i]; }
   /// The field a projection node selects.
   std::size_t projection_index(std::size_t i) const { return access::projection_index(*ir_, handles_[i]); }
-  /// The operator name the traits give (empty when they give none).
-  std::string op_name(std::size_t i) const { return access::op_name(*ir_, handles_[i]); }
+  /// The operator name the traits give (empty when they give none); asked of the traits once per
+  /// node when the graph is built.
+  const std::string& op_name(std::size_t i) const { return op_names_[i]; }
   /// What makes node i interchangeable with another for costing (traits' signature, else
-  /// "op_name/kind").
-  std::string signature(std::size_t i) const { return access::signature(*ir_, handles_[i]); }
+  /// "op_name/kind"); asked of the traits once per node when the graph is built.
+  const std::string& signature(std::size_t i) const { return signatures_[i]; }
   /// The traits' label, else the op name, else "%i".
   std::string label(std::size_t i) const {
     std::string l = access::label(*ir_, handles_[i]);
@@ -274,13 +307,15 @@ class DataflowGraph {
     return result;
   }
 
-  /// Caches the optional traits answers (kind, flags, scope) per node.
+  /// Caches the optional traits answers (kind, flags, scope, signature) per node.
   void annotate_nodes() {
     const std::size_t n = size();
     kinds_.resize(n);
     scopes_.assign(n, 0);
     using ScopeKey = std::decay_t<decltype(scope_key(std::declval<const node_handle&>()))>;
     std::unordered_map<ScopeKey, std::size_t> scope_ids;
+    detail::InternedStrings::Builder op_names(op_names_, n);
+    detail::InternedStrings::Builder signatures(signatures_, n);
     for (std::size_t i = 0; i < n; ++i) {
       const node_handle& h = handles_[i];
       kinds_[i] = access::kind(*ir_, h);
@@ -290,6 +325,8 @@ class DataflowGraph {
       if (access::is_constant(*ir_, h)) flags_[i] |= kConstant;
       if (access::needs_kernel(*ir_, h)) flags_[i] |= kNeedsKernel;
       scopes_[i] = scope_ids.emplace(scope_key(h), scope_ids.size()).first->second;
+      op_names.set(i, access::op_name(*ir_, h));
+      signatures.set(i, access::signature(*ir_, h));
     }
     num_scopes_ = scope_ids.size();
   }
@@ -362,6 +399,8 @@ class DataflowGraph {
   std::vector<std::uint8_t> flags_;
   std::vector<OpKind> kinds_;
   std::vector<std::size_t> scopes_;
+  detail::InternedStrings op_names_;
+  detail::InternedStrings signatures_;
   std::size_t num_scopes_ = 0;
   std::vector<std::uint32_t> jumps_;  // level-major: jumps_[k * n + i] is the 2^k-th post-dominator of i
   std::size_t levels_ = 0;
