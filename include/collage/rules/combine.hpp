@@ -204,6 +204,31 @@ struct JoinKey {
   }
 };
 
+/// Lists of ids by node, each a chain (most recent first) through one shared array: two
+/// allocations however many nodes have lists.
+class NodeLists {
+ public:
+  explicit NodeLists(std::size_t nodes) : head_(nodes, kEnd) {}
+  void add(std::size_t node, std::size_t id) {
+    links_.push_back(Link{id, head_[node]});
+    head_[node] = links_.size() - 1;
+  }
+  /// Calls f(id) for each id added under `node`.
+  template <class F>
+  void for_each(std::size_t node, F f) const {
+    for (std::size_t k = head_[node]; k != kEnd; k = links_[k].next) f(links_[k].id);
+  }
+
+ private:
+  static constexpr std::size_t kEnd = npos;
+  struct Link {
+    std::size_t id;
+    std::size_t next;
+  };
+  std::vector<std::size_t> head_;
+  std::vector<Link> links_;
+};
+
 /// All candidates of one combine run: de-duplicated sub-graphs with ids in the order they were
 /// added (the sub-rule's candidates first), and indexes from node to the ids having that node as
 /// an entry or an exit.
@@ -222,8 +247,8 @@ class CandidatePool {
   /// Adds a join known to be absent.
   void add(SubGraph s, std::size_t hash) {
     const std::size_t id = items_.size();
-    for (std::size_t e : s.entry()) by_entry_[e].push_back(id);
-    for (std::size_t x : s.exit()) by_exit_[x].push_back(id);
+    for (std::size_t e : s.entry()) by_entry_.add(e, id);
+    for (std::size_t x : s.exit()) by_exit_.add(x, id);
     items_.push_back(std::move(s));
     index_.push(hash);
   }
@@ -233,8 +258,16 @@ class CandidatePool {
   }
   std::size_t size() const { return items_.size(); }
   const SubGraph& operator[](std::size_t id) const { return items_[id]; }
-  const std::vector<std::size_t>& with_entry(std::size_t node) const { return by_entry_[node]; }
-  const std::vector<std::size_t>& with_exit(std::size_t node) const { return by_exit_[node]; }
+  /// Calls f(id) for each sub-graph with `node` as an entry.
+  template <class F>
+  void for_each_with_entry(std::size_t node, F f) const {
+    by_entry_.for_each(node, f);
+  }
+  /// Calls f(id) for each sub-graph with `node` as an exit.
+  template <class F>
+  void for_each_with_exit(std::size_t node, F f) const {
+    by_exit_.for_each(node, f);
+  }
 
   /// The candidates in canonical order: the sub-rule's as they came, the joins stamped with
   /// `target` and `rule_name`. `runs` are the ids where each round's (sorted) additions start.
@@ -276,8 +309,8 @@ class CandidatePool {
   std::vector<Candidate> seeds_;  // ids [0, seeds_.size())
   std::vector<SubGraph> items_;
   IdentityIndex index_;
-  std::vector<std::vector<std::size_t>> by_entry_;
-  std::vector<std::vector<std::size_t>> by_exit_;
+  NodeLists by_entry_;
+  NodeLists by_exit_;
 };
 
 // How this differs from TVM's Collage (CombinePartitionRule): TVM compared every pair of
@@ -445,14 +478,14 @@ class CombineRule final : public RuleImpl<G> {
       };
       start_partners();
       for (std::size_t o : me.output()) {
-        for (std::size_t id : pool.with_entry(o)) add_partner(id);
+        pool.for_each_with_entry(o, [&](std::size_t id) { add_partner(id); });
       }
       for (std::size_t id : partners) try_pair(me, pool[id]);
       start_partners();
       for (std::size_t i : me.input()) {
-        for (std::size_t id : pool.with_exit(i)) {
+        pool.for_each_with_exit(i, [&](std::size_t id) {
           if (id < first_new) add_partner(id);  // pairs of two new candidates were tried above
-        }
+        });
       }
       for (std::size_t id : partners) try_pair(pool[id], me);
     }

@@ -32,28 +32,25 @@ inline void canonicalize(std::vector<Candidate>& candidates) {
 /// node's group is sorted in full: on large lists, merging list after list would compare (and
 /// chase the sub-graphs of) every candidate once per list.
 inline std::vector<Candidate> merge_canonical(std::vector<std::vector<Candidate>> lists) {
-  std::size_t total = 0;
-  for (const std::vector<Candidate>& list : lists) total += list.size();
-  std::vector<Candidate> all;
-  all.reserve(total);
-  std::vector<std::pair<std::size_t, std::size_t>> by_first;  // (first inside node, index in `all`)
-  by_first.reserve(total);
+  std::vector<std::pair<std::size_t, Candidate*>> by_first;  // (first inside node, candidate)
   for (std::vector<Candidate>& list : lists) {
-    for (Candidate& c : list) {
-      by_first.emplace_back(c.sub_graph.first_inside(), all.size());
-      all.push_back(std::move(c));
-    }
+    for (Candidate& c : list) by_first.emplace_back(c.sub_graph.first_inside(), &c);
   }
-  std::sort(by_first.begin(), by_first.end());
+  // Stable, so the lists' order decides among equal first nodes before the group sort below; the
+  // candidates themselves move once, into `out`.
+  std::stable_sort(by_first.begin(), by_first.end(),
+                   [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Candidate> out;
-  out.reserve(total);
+  out.reserve(by_first.size());
+  std::vector<Candidate*> group;
   for (std::size_t a = 0; a < by_first.size();) {
     std::size_t b = a;
-    while (b < by_first.size() && by_first[b].first == by_first[a].first) ++b;
-    const auto group = static_cast<std::ptrdiff_t>(out.size());
-    for (std::size_t k = a; k < b; ++k) out.push_back(std::move(all[by_first[k].second]));
-    std::sort(out.begin() + group, out.end());
-    out.erase(std::unique(out.begin() + group, out.end()), out.end());
+    group.clear();
+    for (; b < by_first.size() && by_first[b].first == by_first[a].first; ++b) group.push_back(by_first[b].second);
+    std::sort(group.begin(), group.end(), [](const Candidate* x, const Candidate* y) { return *x < *y; });
+    for (std::size_t k = 0; k < group.size(); ++k) {
+      if (k == 0 || !(*group[k] == out.back())) out.push_back(std::move(*group[k]));
+    }
     a = b;
   }
   return out;
