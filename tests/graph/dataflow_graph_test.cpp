@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "common/adjacency_ir.hpp"
@@ -181,6 +183,69 @@ TEST(DataflowGraph, ExprTraitsAreCached) {
   EXPECT_EQ(graph->num_scopes(), 2u);
   EXPECT_EQ(graph->scope(at(conv)), 0u);
   EXPECT_EQ(graph->scope(at(r)), 1u);  // dense ids by first appearance
+}
+
+/// Nodes with an op name and a kind but no signature of their own.
+struct NamedKindIr {
+  struct Node {
+    std::string op;
+    OpKind kind;
+    std::vector<int> inputs;
+  };
+  std::vector<Node> nodes;
+  std::vector<int> roots;
+};
+
+}  // namespace
+}  // namespace collage
+
+template <>
+struct collage::dataflow_traits<collage::NamedKindIr> {
+  using node_handle = int;
+  static const std::vector<int>& roots(const collage::NamedKindIr& g) { return g.roots; }
+  static const std::vector<int>& inputs(const collage::NamedKindIr& g, int n) { return g.nodes[static_cast<std::size_t>(n)].inputs; }
+  static std::string op_name(const collage::NamedKindIr& g, int n) { return g.nodes[static_cast<std::size_t>(n)].op; }
+  static collage::OpKind kind(const collage::NamedKindIr& g, int n) { return g.nodes[static_cast<std::size_t>(n)].kind; }
+};
+
+namespace collage {
+namespace {
+
+// The graph asks the traits for op names and signatures once and keeps each distinct string once;
+// what it returns must still be what the traits say, node by node (with and without a signature of
+// the traits' own).
+TEST(DataflowGraph, CachedOpNamesAndSignaturesAreTheTraits) {
+  NamedKindIr named;
+  const std::vector<std::pair<std::string, OpKind>> ops{{"add", OpKind::elemwise}, {"add", OpKind::broadcast},
+                                                        {"relu", OpKind::elemwise}, {"dense", OpKind::anchor},
+                                                        {"add", OpKind::elemwise}, {"", OpKind::opaque}};
+  for (std::size_t k = 0; k < ops.size(); ++k) {
+    std::vector<int> inputs;
+    if (k > 0) inputs.push_back(static_cast<int>(k) - 1);
+    named.nodes.push_back(NamedKindIr::Node{ops[k].first, ops[k].second, inputs});
+  }
+  named.roots = {static_cast<int>(ops.size()) - 1};
+  auto graph = DataflowGraph<NamedKindIr>::build(named);
+  ASSERT_TRUE(graph.ok());
+  for (std::size_t i = 0; i < graph->size(); ++i) {
+    const auto& node = named.nodes[static_cast<std::size_t>(graph->handle(i))];
+    EXPECT_EQ(graph->op_name(i), node.op);
+    EXPECT_EQ(graph->signature(i), node.op + "/" + std::string(to_string(node.kind))) << i;
+  }
+
+  ExprGraph expr;
+  auto x = expr.var("x");
+  auto two = expr.scalar("2");
+  auto a = expr.call("add", {x, two});
+  auto b = expr.call("add", {a, expr.scalar("3")});
+  expr.output(expr.call("relu", {b}));
+  auto expr_graph = DataflowGraph<ExprGraph>::build(expr);
+  ASSERT_TRUE(expr_graph.ok());
+  using Traits = dataflow_traits<ExprGraph>;
+  for (std::size_t i = 0; i < expr_graph->size(); ++i) {
+    EXPECT_EQ(expr_graph->op_name(i), Traits::op_name(expr, expr_graph->handle(i)));
+    EXPECT_EQ(expr_graph->signature(i), Traits::signature(expr, expr_graph->handle(i)));
+  }
 }
 
 TEST(DataflowGraph, CycleIsAnErrorNamingANode) {

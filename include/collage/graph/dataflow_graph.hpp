@@ -35,15 +35,24 @@ class InternedStrings {
       out_.ids_.assign(n, 0);
       out_.texts_.clear();
     }
-    void set(std::size_t i, std::string text) {
+    /// Node i's string is `text`; returns its id.
+    std::uint32_t set(std::size_t i, std::string text) {
       auto [it, added] = ids_.emplace(std::move(text), static_cast<std::uint32_t>(out_.texts_.size()));
       if (added) out_.texts_.push_back(it->first);
+      return out_.ids_[i] = it->second;
+    }
+    /// Node i's string is make(), a function of `key` alone: made once per distinct key.
+    template <class Make>
+    void set_by_key(std::size_t i, std::uint64_t key, Make make) {
+      auto [it, added] = by_key_.emplace(key, 0);
+      if (added) it->second = set(i, make());
       out_.ids_[i] = it->second;
     }
 
    private:
     InternedStrings& out_;
     std::unordered_map<std::string, std::uint32_t> ids_;
+    std::unordered_map<std::uint64_t, std::uint32_t> by_key_;
   };
 
  private:
@@ -325,8 +334,13 @@ class DataflowGraph {
       if (access::is_constant(*ir_, h)) flags_[i] |= kConstant;
       if (access::needs_kernel(*ir_, h)) flags_[i] |= kNeedsKernel;
       scopes_[i] = scope_ids.emplace(scope_key(h), scope_ids.size()).first->second;
-      op_names.set(i, access::op_name(*ir_, h));
-      signatures.set(i, access::signature(*ir_, h));
+      const std::uint32_t op = op_names.set(i, access::op_name(*ir_, h));
+      if constexpr (access::has_own_signature) {
+        signatures.set(i, access::signature(*ir_, h));
+      } else {  // "op_name/kind": one string per (op name, kind)
+        signatures.set_by_key(i, std::uint64_t{op} << 8 | static_cast<std::uint64_t>(kinds_[i]),
+                              [&] { return access::signature(*ir_, h); });
+      }
     }
     num_scopes_ = scope_ids.size();
   }

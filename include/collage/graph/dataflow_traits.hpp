@@ -206,6 +206,8 @@ struct traits_access {
     }
   }
   static constexpr bool has_scopes = has_scope<G, Traits>::value;
+  /// Whether the traits define signature (else it is derived from the op name and kind).
+  static constexpr bool has_own_signature = has_signature<G, Traits>::value;
 };
 
 }  // namespace detail
