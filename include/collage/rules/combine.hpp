@@ -204,29 +204,37 @@ struct JoinKey {
   }
 };
 
-/// Lists of ids by node, each a chain (most recent first) through one shared array: two
-/// allocations however many nodes have lists.
-class NodeLists {
+/// Ids by node (those of the sub-graphs having the node as an entry, say), as one array sorted by
+/// node: contiguous, so long lists on dense graphs read fast, and no allocation per node. Rebuilt
+/// whole when ids are added (combine adds them between rounds only).
+class NodeIndex {
  public:
-  explicit NodeLists(std::size_t nodes) : head_(nodes, kEnd) {}
-  void add(std::size_t node, std::size_t id) {
-    links_.push_back(Link{id, head_[node]});
-    head_[node] = links_.size() - 1;
+  explicit NodeIndex(std::size_t nodes) : offsets_(nodes + 1, 0) {}
+
+  /// Indexes ids [0, count) under the nodes of set_of(id).
+  template <class SetOf>
+  void rebuild(std::size_t count, SetOf set_of) {
+    std::fill(offsets_.begin(), offsets_.end(), 0);
+    for (std::size_t id = 0; id < count; ++id) {
+      for (std::size_t node : set_of(id)) ++offsets_[node + 1];
+    }
+    for (std::size_t n = 1; n < offsets_.size(); ++n) offsets_[n] += offsets_[n - 1];
+    ids_.resize(offsets_.back());
+    next_.assign(offsets_.begin(), offsets_.end() - 1);
+    for (std::size_t id = 0; id < count; ++id) {
+      for (std::size_t node : set_of(id)) ids_[next_[node]++] = id;
+    }
   }
-  /// Calls f(id) for each id added under `node`.
+  /// Calls f(id) for each id indexed under `node`, ascending.
   template <class F>
   void for_each(std::size_t node, F f) const {
-    for (std::size_t k = head_[node]; k != kEnd; k = links_[k].next) f(links_[k].id);
+    for (std::size_t k = offsets_[node]; k < offsets_[node + 1]; ++k) f(ids_[k]);
   }
 
  private:
-  static constexpr std::size_t kEnd = npos;
-  struct Link {
-    std::size_t id;
-    std::size_t next;
-  };
-  std::vector<std::size_t> head_;
-  std::vector<Link> links_;
+  std::vector<std::size_t> offsets_;  // ids of node n: ids_[offsets_[n] .. offsets_[n + 1])
+  std::vector<std::size_t> ids_;
+  std::vector<std::size_t> next_;  // scratch of rebuild()
 };
 
 /// All candidates of one combine run: de-duplicated sub-graphs with ids in the order they were
@@ -244,13 +252,15 @@ class CandidatePool {
     seeds_.push_back(std::move(c));
     add(seeds_.back().sub_graph, h);
   }
-  /// Adds a join known to be absent.
+  /// Adds a join known to be absent (it reaches the entry and exit indexes at the next reindex()).
   void add(SubGraph s, std::size_t hash) {
-    const std::size_t id = items_.size();
-    for (std::size_t e : s.entry()) by_entry_.add(e, id);
-    for (std::size_t x : s.exit()) by_exit_.add(x, id);
     items_.push_back(std::move(s));
     index_.push(hash);
+  }
+  /// Brings the entry and exit indexes up to date with every sub-graph added.
+  void reindex() {
+    by_entry_.rebuild(items_.size(), [&](std::size_t id) -> const IndexSet& { return items_[id].entry(); });
+    by_exit_.rebuild(items_.size(), [&](std::size_t id) -> const IndexSet& { return items_[id].exit(); });
   }
   /// The id of the sub-graph `key` describes, or npos.
   std::size_t find(const JoinKey& key) const {
@@ -309,8 +319,8 @@ class CandidatePool {
   std::vector<Candidate> seeds_;  // ids [0, seeds_.size())
   std::vector<SubGraph> items_;
   IdentityIndex index_;
-  NodeLists by_entry_;
-  NodeLists by_exit_;
+  NodeIndex by_entry_;
+  NodeIndex by_exit_;
 };
 
 // How this differs from TVM's Collage (CombinePartitionRule): TVM compared every pair of
@@ -344,6 +354,7 @@ class CombineRule final : public RuleImpl<G> {
     std::size_t first_new = 0;
     while (first_new < run.pool.size() && !run.stats.truncated) {
       ++run.stats.rounds;
+      run.pool.reindex();
       run.one_round(first_new);
       first_new = run.pool.size();
       runs.push_back(first_new);
