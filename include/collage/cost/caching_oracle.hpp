@@ -82,7 +82,6 @@ class CachingOracle final : public detail::OracleWrapper<G> {
     std::vector<Result<Measurement>> out;
     out.reserve(candidates.size());
     for (std::size_t k = 0; k < candidates.size(); ++k) out.push_back(cached[k] ? *cached[k] : answers[miss_of[k]]);
-    pending.clear();  // before the keys it views move into the cache
     for (std::size_t k = 0; k < candidates.size(); ++k) {
       if (miss_of[k] != npos && cacheable(answers[miss_of[k]])) {
         cache_.emplace(std::move(keys[k]), answers[miss_of[k]]);

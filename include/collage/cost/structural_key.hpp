@@ -5,6 +5,7 @@
 /// that would compile to the same kernel, so their cost is estimated once.
 
 #include <algorithm>
+#include <cassert>
 #include <charconv>
 #include <cstddef>
 #include <string>
@@ -112,6 +113,7 @@ void append_groups(std::string& key, const std::vector<NestedSubGraph>& nested, 
 template <class G, class Params, class Body, class Results>
 std::string structural_key(const DataflowGraph<G>& graph, const Candidate& candidate, const Params& params,
                            const Body& body, const Results& results) {
+  assert(std::is_sorted(body.begin(), body.end()) && "structural_key: the body must be in ascending order");
   const ParamPositions param_pos(params);
   std::string key;
   key.reserve(32 * (params.size() + body.size() + 1) + 8 * candidate.sub_graph.nested().size());
@@ -176,13 +178,13 @@ template <class G>
 std::string structural_key(const DataflowGraph<G>& graph, const Candidate& candidate) {
   const SubGraph& sub = candidate.sub_graph;
   boost::container::small_vector<std::size_t, 32> body(sub.inside().begin(), sub.inside().end());
-  constexpr std::size_t kScanned = 16;  // parameters found by a linear scan; beyond, through `seen`
-  boost::container::small_vector<std::size_t, kScanned> params;
+  constexpr std::size_t kLinearDedupe = 16;  // repeats found by a linear scan; beyond, through `seen`
+  boost::container::small_vector<std::size_t, kLinearDedupe> params;
   IndexSet seen;
   for (std::size_t i : body) {
     for (std::size_t j : graph.inputs(i)) {
       if (graph.is_inlinable(j) || sub.inside().contains(j)) continue;
-      if (params.size() < kScanned) {
+      if (params.size() < kLinearDedupe) {
         if (std::find(params.begin(), params.end(), j) != params.end()) continue;
       } else {
         if (seen.universe() == 0) {

@@ -37,22 +37,22 @@ class InternedStrings {
     }
     /// Node i's string is `text`; returns its id.
     std::uint32_t set(std::size_t i, std::string text) {
-      auto [it, added] = ids_.emplace(std::move(text), static_cast<std::uint32_t>(out_.texts_.size()));
+      auto [it, added] = id_of_text_.emplace(std::move(text), static_cast<std::uint32_t>(out_.texts_.size()));
       if (added) out_.texts_.push_back(it->first);
       return out_.ids_[i] = it->second;
     }
     /// Node i's string is make(), a function of `key` alone: made once per distinct key.
     template <class Make>
     void set_by_key(std::size_t i, std::uint64_t key, Make make) {
-      auto [it, added] = by_key_.emplace(key, 0);
+      auto [it, added] = id_of_key_.emplace(key, 0);
       if (added) it->second = set(i, make());
       out_.ids_[i] = it->second;
     }
 
    private:
     InternedStrings& out_;
-    std::unordered_map<std::string, std::uint32_t> ids_;
-    std::unordered_map<std::uint64_t, std::uint32_t> by_key_;
+    std::unordered_map<std::string, std::uint32_t> id_of_text_;
+    std::unordered_map<std::uint64_t, std::uint32_t> id_of_key_;
   };
 
  private:

@@ -25,6 +25,10 @@
 ///       nodes interchangeable for costing: op, attributes, shapes, dtypes. Cost caches key on it.
 ///
 /// Range is anything a range-for can walk whose elements convert to node_handle.
+///
+/// DataflowGraph::build asks for kind, the flags, scope, op_name and signature once per node and
+/// keeps the answers, so they must be pure functions of the node as it is when the graph is built
+/// (an IR changed afterwards needs a new graph); label and projection_index are asked on use.
 
 #include <cstddef>
 #include <functional>

@@ -335,7 +335,9 @@ class CandidatePool {
 // from the pool and from this round's finds), within max_depth and convex; only then is its
 // SubGraph built. The pool stores each sub-graph once, looked up by hash. The result is the same
 // as building every join and filtering afterwards: joins are pure functions of their parts, and
-// each round adds its new joins in sorted order.
+// each round adds its new joins in sorted order. (A run cut at max_candidates keeps the joins found
+// first: candidates in id order, each one's partners by node, then id. Deterministic, but which
+// joins are kept depends on that order.)
 template <class G>
 class CombineRule final : public RuleImpl<G> {
  public:
@@ -474,7 +476,7 @@ class CombineRule final : public RuleImpl<G> {
         if (!accepted) return;
         const std::size_t max_depth = rule.limits_.max_depth;
         if (max_depth != 0 && std::max(up.depth(), down.depth()) > max_depth) {
-          ++stats.joins_tried;  // too deep whatever the union: skip building it
+          ++stats.joins_tried;  // offer() would refuse it: spare the union and the nested groups' copy
           return;
         }
         key.inside = up.inside();
@@ -501,9 +503,9 @@ class CombineRule final : public RuleImpl<G> {
       for (std::size_t id : partners) try_pair(pool[id], me);
     }
 
-    /// Empties `partners` for a new list (add_partner() drops repeats in constant time: on dense
-    /// graphs a candidate reaches the same partner through many of its outputs, and sorting those
-    /// lists made combine quadratic-times-log in its candidates).
+    /// Empties `partners` for a new list. add_partner() drops repeats in constant time and keeps
+    /// the order found (by node, then id): on dense graphs a candidate reaches thousands of
+    /// partners through many of its nodes, and sorting those lists took most of combine's time.
     void start_partners() {
       partners.clear();
       if (++partner_epoch == 0) {  // wrapped: forget every mark
@@ -559,7 +561,6 @@ class CombineRule final : public RuleImpl<G> {
     }
 
   };
-
   std::string name_;
   PartitionRule<G> sub_;
   std::vector<Combiner<G>> combiners_;

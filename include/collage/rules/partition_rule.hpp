@@ -36,8 +36,9 @@ inline std::vector<Candidate> merge_canonical(std::vector<std::vector<Candidate>
   for (std::vector<Candidate>& list : lists) {
     for (Candidate& c : list) by_first.emplace_back(c.sub_graph.first_inside(), &c);
   }
-  // Stable, so the lists' order decides among equal first nodes before the group sort below; the
-  // candidates themselves move once, into `out`.
+  // Stable, so that the group sort below sees each group in an order that does not depend on
+  // where the candidates lie in memory (its result, the survivor of equal candidates included, is
+  // then deterministic). The candidates themselves move once, into `out`.
   std::stable_sort(by_first.begin(), by_first.end(),
                    [](const auto& a, const auto& b) { return a.first < b.first; });
   std::vector<Candidate> out;
