@@ -52,39 +52,43 @@ class CachingOracle final : public detail::OracleWrapper<G> {
   }
 
   /// Answers cached keys from memory and passes the first candidate of every other key on to the
-  /// wrapped oracle, all in one batch.
+  /// wrapped oracle, all in one batch. Keys are made once per group of structurally equal
+  /// candidates (group_by_structure()).
   std::vector<Result<Measurement>> measure_batch(const DataflowGraph<G>& graph,
                                                  const std::vector<const Candidate*>& candidates) override {
     this->own_.calls += candidates.size();
+    const StructureGroups groups = group_by_structure(graph, candidates);
+    const std::size_t n = groups.first.size();
     std::vector<std::string> keys;
-    keys.reserve(candidates.size());  // never reallocates: `pending` views these strings
-    std::vector<const Result<Measurement>*> cached(candidates.size(), nullptr);
+    keys.reserve(n);  // never reallocates: `pending` views these strings
+    std::vector<const Result<Measurement>*> cached(n, nullptr);  // by group
     std::vector<const Candidate*> misses;
-    std::vector<std::size_t> miss_of(candidates.size(), npos);  // index in `misses` of an uncached key
+    std::vector<std::size_t> miss_of(n, npos);  // by group: index in `misses` of an uncached key
     std::unordered_map<std::string_view, std::size_t> pending;
-    for (std::size_t k = 0; k < candidates.size(); ++k) {
-      keys.push_back(structural_key(graph, *candidates[k]));
+    for (std::size_t g = 0; g < n; ++g) {
+      keys.push_back(structural_key(graph, *candidates[groups.first[g]]));
       const std::string& key = keys.back();
       if (auto hit = cache_.find(key); hit != cache_.end()) {
-        ++this->own_.cache_hits;
-        cached[k] = &hit->second;
+        cached[g] = &hit->second;
       } else if (auto it = pending.find(key); it != pending.end()) {
-        ++this->own_.cache_hits;
-        miss_of[k] = it->second;
+        miss_of[g] = it->second;
       } else {
-        ++this->own_.cache_misses;
         pending.emplace(key, misses.size());
-        miss_of[k] = misses.size();
-        misses.push_back(candidates[k]);
+        miss_of[g] = misses.size();
+        misses.push_back(candidates[groups.first[g]]);
       }
     }
+    // Every candidate but the first of each missing key is a hit.
+    this->own_.cache_misses += misses.size();
+    this->own_.cache_hits += candidates.size() - misses.size();
     std::vector<Result<Measurement>> answers = this->forward_batch(graph, misses);
     std::vector<Result<Measurement>> out;
     out.reserve(candidates.size());
-    for (std::size_t k = 0; k < candidates.size(); ++k) out.push_back(cached[k] ? *cached[k] : answers[miss_of[k]]);
-    for (std::size_t k = 0; k < candidates.size(); ++k) {
-      if (miss_of[k] != npos && cacheable(answers[miss_of[k]])) {
-        cache_.emplace(std::move(keys[k]), answers[miss_of[k]]);
+    for (std::size_t g : groups.group_of) out.push_back(cached[g] ? *cached[g] : answers[miss_of[g]]);
+    for (std::size_t g = 0; g < n; ++g) {
+      if (miss_of[g] != npos && misses[miss_of[g]] == candidates[groups.first[g]] &&
+          cacheable(answers[miss_of[g]])) {
+        cache_.emplace(std::move(keys[g]), answers[miss_of[g]]);
       }
     }
     return out;

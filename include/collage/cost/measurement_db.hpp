@@ -320,43 +320,52 @@ class PersistentOracle final : public detail::OracleWrapper<G> {
                               const ExtractionView& view) override {
     ++this->own_.calls;
     std::string key = prefix_ + structural_key(graph, candidate, view);
-    if (std::optional<Measurement> m = lookup(key)) return *m;
+    if (std::optional<Measurement> m = lookup(key)) {
+      ++this->own_.db_hits;
+      return *m;
+    }
     Result<Measurement> m = this->forward(graph, candidate, view);
     record(std::move(key), m);
     return m;
   }
 
   /// Stored measurements from the database; the rest (one per key) from the wrapped oracle in
-  /// one batch.
+  /// one batch. Keys are made once per group of structurally equal candidates
+  /// (group_by_structure()).
   std::vector<Result<Measurement>> measure_batch(const DataflowGraph<G>& graph,
                                                  const std::vector<const Candidate*>& candidates) override {
     this->own_.calls += candidates.size();
-    std::vector<std::string> keys;
-    keys.reserve(candidates.size());
-    std::vector<std::optional<Measurement>> stored;
-    stored.reserve(candidates.size());
+    const StructureGroups groups = group_by_structure(graph, candidates);
+    const std::size_t n = groups.first.size();
+    std::vector<std::string> keys;  // by group
+    keys.reserve(n);
+    std::vector<std::optional<Measurement>> stored;  // by group
+    stored.reserve(n);
     std::vector<const Candidate*> misses;
-    std::vector<std::size_t> miss_of(candidates.size(), npos);
+    std::vector<std::size_t> miss_of(n, npos);  // by group
     std::unordered_map<std::string, std::size_t> pending;
-    for (std::size_t k = 0; k < candidates.size(); ++k) {
-      keys.push_back(prefix_ + structural_key(graph, *candidates[k]));
-      stored.push_back(lookup(keys[k]));
-      if (stored[k]) continue;
-      auto [it, inserted] = pending.emplace(keys[k], misses.size());
-      if (inserted) misses.push_back(candidates[k]);
-      miss_of[k] = it->second;
+    for (std::size_t g = 0; g < n; ++g) {
+      const Candidate* first = candidates[groups.first[g]];
+      keys.push_back(prefix_ + structural_key(graph, *first));
+      stored.push_back(lookup(keys[g]));
+      if (stored[g]) continue;
+      auto [it, inserted] = pending.emplace(keys[g], misses.size());
+      if (inserted) misses.push_back(first);
+      miss_of[g] = it->second;
     }
     std::vector<Result<Measurement>> answers = this->forward_batch(graph, misses);
-    for (std::size_t k = 0; k < candidates.size(); ++k) {
-      if (!stored[k] && misses[miss_of[k]] == candidates[k]) record(keys[k], answers[miss_of[k]]);
+    for (std::size_t g = 0; g < n; ++g) {
+      if (!stored[g] && misses[miss_of[g]] == candidates[groups.first[g]]) record(keys[g], answers[miss_of[g]]);
     }
     std::vector<Result<Measurement>> out;
     out.reserve(candidates.size());
     for (std::size_t k = 0; k < candidates.size(); ++k) {
-      if (stored[k]) {
-        out.push_back(*stored[k]);
+      const std::size_t g = groups.group_of[k];
+      if (stored[g]) {
+        ++this->own_.db_hits;
+        out.push_back(*stored[g]);
       } else {
-        out.push_back(answers[miss_of[k]]);
+        out.push_back(answers[miss_of[g]]);
       }
     }
     return out;
@@ -369,10 +378,10 @@ class PersistentOracle final : public detail::OracleWrapper<G> {
   const MeasurementDb& db() const { return *db_; }
 
  private:
-  std::optional<Measurement> lookup(const std::string& key) {
+  /// The stored measurement of `key`, unless absent or Unknown.
+  std::optional<Measurement> lookup(const std::string& key) const {
     std::optional<Measurement> m = db_->find(key);
     if (!m || m->cost.is_unknown()) return std::nullopt;
-    ++this->own_.db_hits;
     return m;
   }
   void record(std::string key, const Result<Measurement>& m) {

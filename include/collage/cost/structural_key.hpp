@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cassert>
 #include <charconv>
+#include <cstdint>
 #include <cstddef>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -17,6 +19,7 @@
 #include "collage/partition/candidate.hpp"
 #include "collage/partition/extraction.hpp"
 #include "collage/partition/sub_graph.hpp"
+#include "collage/support/identity_index.hpp"
 
 #include <boost/container/small_vector.hpp>
 
@@ -74,108 +77,116 @@ std::size_t body_position(const Body& body, std::size_t i) {
   return (it != body.end() && *it == i) ? static_cast<std::size_t>(it - body.begin()) : npos;
 }
 
-/// Appends "<kind><position>", or "?" for npos.
-inline void append_ref(std::string& out, char kind, std::size_t position) {
-  if (position == npos) {
-    out += '?';
-    return;
-  }
-  out += kind;
-  append_number(out, position);
+/// The fixed words of a structural key's text.
+enum class KeyWord : std::uint8_t {
+  target, param, body, open_args, comma, close_args, line_end, results, space, group, equals, open_members,
+  close_members, inlined
+};
+
+inline const char* key_word_text(KeyWord w) {
+  static constexpr const char* kText[] = {"target ", "param ", "body ", " (", ",", ")", "\n",
+                                          "results", " ", "group ", "=", " {", "}", "i"};
+  return kText[static_cast<std::size_t>(w)];
 }
+
+/// Writes a structural key as text (the key structural_key() returns).
+template <class G>
+class KeyTextWriter {
+ public:
+  KeyTextWriter(const DataflowGraph<G>& graph, std::string& out) : graph_(graph), out_(out) {}
+  void word(KeyWord w) { out_ += key_word_text(w); }
+  /// A string of the candidate's (target, attribute name or value).
+  void field(std::string_view s) { append_field(out_, s); }
+  void signature(std::size_t node) { append_field(out_, graph_.signature(node)); }
+  void number(std::size_t n) { append_number(out_, n); }
+  /// "<kind><position>", or "?" for npos.
+  void ref(char kind, std::size_t position) {
+    if (position == npos) {
+      out_ += '?';
+      return;
+    }
+    out_ += kind;
+    append_number(out_, position);
+  }
+
+ private:
+  const DataflowGraph<G>& graph_;
+  std::string& out_;
+};
 
 /// Appends "group <depth> <attrs> {b<k>,...}" lines for `nested` and, depth-first, their own nested groups.
-template <class Body>
-void append_groups(std::string& key, const std::vector<NestedSubGraph>& nested, std::size_t depth, const Body& body) {
+template <class Writer, class Body>
+void write_groups(Writer& w, const std::vector<NestedSubGraph>& nested, std::size_t depth, const Body& body) {
   for (const NestedSubGraph& n : nested) {
-    key += "group ";
-    append_number(key, depth);
+    w.word(KeyWord::group);
+    w.number(depth);
     for (const auto& [name, value] : n.attrs) {
-      key += ' ';
-      append_field(key, name);
-      key += '=';
-      append_field(key, value);
+      w.word(KeyWord::space);
+      w.field(name);
+      w.word(KeyWord::equals);
+      w.field(value);
     }
-    key += " {";
+    w.word(KeyWord::open_members);
     bool first = true;
     for (std::size_t i : n.sub_graph.inside()) {
-      if (!first) key += ',';
+      if (!first) w.word(KeyWord::comma);
       first = false;
-      append_ref(key, 'b', body_position(body, i));
+      w.ref('b', body_position(body, i));
     }
-    key += "}\n";
-    append_groups(key, n.sub_graph.nested(), depth + 1, body);
+    w.word(KeyWord::close_members);
+    w.word(KeyWord::line_end);
+    write_groups(w, n.sub_graph.nested(), depth + 1, body);
   }
 }
 
-/// The key of structural_key() from the function's parameters (first-use order), body
+/// Writes the key of structural_key() from the function's parameters (first-use order), body
 /// (ascending) and results (exit nodes, ascending).
-template <class G, class Params, class Body, class Results>
-std::string structural_key(const DataflowGraph<G>& graph, const Candidate& candidate, const Params& params,
-                           const Body& body, const Results& results) {
+template <class Writer, class G, class Params, class Body, class Results>
+void write_structure(Writer& w, const DataflowGraph<G>& graph, const Candidate& candidate, const Params& params,
+                     const Body& body, const Results& results) {
   assert(std::is_sorted(body.begin(), body.end()) && "structural_key: the body must be in ascending order");
   const ParamPositions param_pos(params);
-  std::string key;
-  key.reserve(32 * (params.size() + body.size() + 1) + 8 * candidate.sub_graph.nested().size());
-  key += "target ";
-  append_field(key, candidate.target);
-  key += '\n';
+  w.word(KeyWord::target);
+  w.field(candidate.target);
+  w.word(KeyWord::line_end);
   for (std::size_t p : params) {
-    key += "param ";
-    append_field(key, graph.signature(p));
-    key += '\n';
+    w.word(KeyWord::param);
+    w.signature(p);
+    w.word(KeyWord::line_end);
   }
   for (std::size_t i : body) {
-    key += "body ";
-    append_field(key, graph.signature(i));
-    key += " (";
+    w.word(KeyWord::body);
+    w.signature(i);
+    w.word(KeyWord::open_args);
     bool first = true;
     for (std::size_t j : graph.inputs(i)) {
-      if (!first) key += ',';
+      if (!first) w.word(KeyWord::comma);
       first = false;
       if (std::size_t k = body_position(body, j); k != npos) {
-        append_ref(key, 'b', k);
+        w.ref('b', k);
       } else if (std::size_t q = param_pos.find(j); q != npos) {
-        append_ref(key, 'p', q);
+        w.ref('p', q);
       } else {
-        key += 'i';
-        append_field(key, graph.signature(j));
+        w.word(KeyWord::inlined);
+        w.signature(j);
       }
     }
-    key += ")\n";
+    w.word(KeyWord::close_args);
+    w.word(KeyWord::line_end);
   }
-  key += "results";
+  w.word(KeyWord::results);
   for (std::size_t r : results) {
-    key += ' ';
-    append_ref(key, 'b', body_position(body, r));
+    w.word(KeyWord::space);
+    w.ref('b', body_position(body, r));
   }
-  key += '\n';
-  append_groups(key, candidate.sub_graph.nested(), 0, body);
-  return key;
+  w.word(KeyWord::line_end);
+  write_groups(w, candidate.sub_graph.nested(), 0, body);
 }
 
-}  // namespace detail
-
-/// The structure of `candidate`'s function as text, up to renaming of nodes: its target; the
-/// signature of each parameter, in order; for each body node in topological order its signature
-/// and its operands, written as parameter positions (p<j>), body positions (b<k>) or, for inlined
-/// nodes, their signatures; the results as body positions; and the nested groups (attributes and
-/// members as body positions, depth-first). Candidates with equal keys compute the same function
-/// on the same target, so one cost serves them all; a different op, signature (shape), wiring,
-/// target or nested attribute gives a different key. `view` must be extract(graph,
-/// candidate.sub_graph). The rule name is not part of the key.
-///
-/// A parameter is written as its producer's signature, so with the default signature
-/// ("op_name/kind") two blocks fed by different ops get different keys.
-template <class G>
-std::string structural_key(const DataflowGraph<G>& graph, const Candidate& candidate, const ExtractionView& view) {
-  return detail::structural_key(graph, candidate, view.params, view.body, view.results);
-}
-
-/// structural_key() without an extraction view: the parameters and body are laid out here as
-/// extract() would, in small buffers.
-template <class G>
-std::string structural_key(const DataflowGraph<G>& graph, const Candidate& candidate) {
+/// write_structure() with the parameters and body laid out here as extract() would, in small
+/// buffers.
+template <class Writer, class G>
+void write_structure(Writer& w, const DataflowGraph<G>& graph, const Candidate& candidate) {
   const SubGraph& sub = candidate.sub_graph;
   boost::container::small_vector<std::size_t, 32> body(sub.inside().begin(), sub.inside().end());
   constexpr std::size_t kLinearDedupe = 16;  // repeats found by a linear scan; beyond, through `seen`
@@ -197,7 +208,130 @@ std::string structural_key(const DataflowGraph<G>& graph, const Candidate& candi
       params.push_back(j);
     }
   }
-  return detail::structural_key(graph, candidate, params, body, sub.exit());
+  write_structure(w, graph, candidate, params, body, sub.exit());
+}
+
+/// Writes a structural key as a list of tokens for comparison within one batch over one graph:
+/// signatures as the graph's signature ids, strings as ids of `strings`. Two candidates with the
+/// same tokens have the same text key, and making the tokens costs a fraction of the text. The
+/// separators (commas, spaces, '=' and line ends) are left out: the other words and the types of
+/// the tokens fix where write_structure() puts them.
+template <class G>
+class KeyTokenWriter {
+ public:
+  using Tokens = std::vector<std::uint64_t>;
+  /// Appends to `out`; `strings` numbers the distinct strings seen (they must outlive it).
+  KeyTokenWriter(const DataflowGraph<G>& graph, Tokens& out,
+                 std::unordered_map<std::string_view, std::uint32_t>& strings)
+      : graph_(graph), out_(out), strings_(strings) {}
+  void word(KeyWord w) {
+    if (w == KeyWord::comma || w == KeyWord::space || w == KeyWord::equals || w == KeyWord::line_end) return;
+    push(kWord, static_cast<std::uint64_t>(w));
+  }
+  void field(std::string_view s) {
+    auto it = strings_.find(s);
+    if (it == strings_.end()) it = strings_.emplace(s, static_cast<std::uint32_t>(strings_.size())).first;
+    push(kField, it->second);
+  }
+  void signature(std::size_t node) { push(kSignature, graph_.signature_id(node)); }
+  void number(std::size_t n) { push(kNumber, n); }
+  void ref(char kind, std::size_t position) {
+    push(kRef, static_cast<std::uint64_t>(static_cast<unsigned char>(kind)) << 40 |
+                   (position == npos ? kNoPosition : position));
+  }
+
+ private:
+  // A token is its type (top byte) and its value.
+  enum Type : std::uint64_t { kWord = 1, kField, kSignature, kNumber, kRef };
+  static constexpr std::uint64_t kNoPosition = (std::uint64_t{1} << 40) - 1;
+  void push(Type type, std::uint64_t value) {
+    assert(value < (std::uint64_t{1} << 56));
+    out_.push_back(static_cast<std::uint64_t>(type) << 56 | value);
+  }
+
+  const DataflowGraph<G>& graph_;
+  Tokens& out_;
+  std::unordered_map<std::string_view, std::uint32_t>& strings_;
+};
+
+}  // namespace detail
+
+/// The structure of `candidate`'s function as text, up to renaming of nodes: its target; the
+/// signature of each parameter, in order; for each body node in topological order its signature
+/// and its operands, written as parameter positions (p<j>), body positions (b<k>) or, for inlined
+/// nodes, their signatures; the results as body positions; and the nested groups (attributes and
+/// members as body positions, depth-first). Candidates with equal keys compute the same function
+/// on the same target, so one cost serves them all; a different op, signature (shape), wiring,
+/// target or nested attribute gives a different key. `view` must be extract(graph,
+/// candidate.sub_graph). The rule name is not part of the key.
+///
+/// A parameter is written as its producer's signature, so with the default signature
+/// ("op_name/kind") two blocks fed by different ops get different keys.
+template <class G>
+std::string structural_key(const DataflowGraph<G>& graph, const Candidate& candidate, const ExtractionView& view) {
+  std::string key;
+  key.reserve(32 * (view.params.size() + view.body.size() + 1) + 8 * candidate.sub_graph.nested().size());
+  detail::KeyTextWriter<G> writer(graph, key);
+  detail::write_structure(writer, graph, candidate, view.params, view.body, view.results);
+  return key;
+}
+
+/// structural_key() without an extraction view: the parameters and body are laid out here as
+/// extract() would, in small buffers.
+template <class G>
+std::string structural_key(const DataflowGraph<G>& graph, const Candidate& candidate) {
+  std::string key;
+  key.reserve(64 * (candidate.sub_graph.size() + 1));
+  detail::KeyTextWriter<G> writer(graph, key);
+  detail::write_structure(writer, graph, candidate);
+  return key;
+}
+
+/// Candidates of one batch grouped by structure (see group_by_structure()).
+struct StructureGroups {
+  /// The group of each candidate; groups are numbered by first appearance.
+  std::vector<std::size_t> group_of;
+  /// The first candidate of each group.
+  std::vector<std::size_t> first;
+};
+
+/// Groups `candidates` (over `graph`) by structural_key(): candidates in one group have equal
+/// keys, and candidates in different groups different ones. Compares the keys as tokens (ids of
+/// signatures and strings) rather than text, so a caller that needs the text makes it once per
+/// group: on a model of repeated layers, a few dozen keys for thousands of candidates.
+template <class G>
+StructureGroups group_by_structure(const DataflowGraph<G>& graph, const std::vector<const Candidate*>& candidates) {
+  using Tokens = typename detail::KeyTokenWriter<G>::Tokens;
+  StructureGroups groups;
+  groups.group_of.reserve(candidates.size());
+  std::unordered_map<std::string_view, std::uint32_t> strings;
+  Tokens tokens;  // every group's tokens, one after another, then the current candidate's
+  tokens.reserve(256);
+  std::vector<std::size_t> starts{0};  // group g's tokens: [starts[g], starts[g + 1])
+  detail::IdentityIndex index;
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    const std::size_t start = tokens.size();
+    detail::KeyTokenWriter<G> writer(graph, tokens, strings);
+    detail::write_structure(writer, graph, *candidates[k]);
+    std::size_t hash = tokens.size() - start;
+    for (std::size_t t = start; t < tokens.size(); ++t) hash = hash * 0x9E3779B97F4A7C15ULL ^ tokens[t];
+    const std::size_t group = index.find(hash, [&](std::size_t g) {
+      return starts[g + 1] - starts[g] == tokens.size() - start &&
+             std::equal(tokens.begin() + static_cast<std::ptrdiff_t>(starts[g]),
+                        tokens.begin() + static_cast<std::ptrdiff_t>(starts[g + 1]),
+                        tokens.begin() + static_cast<std::ptrdiff_t>(start));
+    });
+    if (group != npos) {
+      tokens.resize(start);
+      groups.group_of.push_back(group);
+      continue;
+    }
+    groups.group_of.push_back(groups.first.size());
+    groups.first.push_back(k);
+    starts.push_back(tokens.size());
+    index.push(hash);
+  }
+  return groups;
 }
 
 }  // namespace collage

@@ -27,6 +27,8 @@ namespace detail {
 class InternedStrings {
  public:
   const std::string& operator[](std::size_t i) const { return texts_[ids_[i]]; }
+  /// The id of node i's string: equal ids, equal strings.
+  std::uint32_t id(std::size_t i) const { return ids_[i]; }
 
   /// Fills an InternedStrings of `n` nodes, one set() per node.
   class Builder {
@@ -134,6 +136,9 @@ class DataflowGraph {
   /// What makes node i interchangeable with another for costing (traits' signature, else
   /// "op_name/kind"); asked of the traits once per node when the graph is built.
   const std::string& signature(std::size_t i) const { return signatures_[i]; }
+  /// A dense id of signature(i) within this graph: two nodes have the same id exactly when they
+  /// have the same signature.
+  std::uint32_t signature_id(std::size_t i) const { return signatures_.id(i); }
   /// The traits' label, else the op name, else "%i".
   std::string label(std::size_t i) const {
     std::string l = access::label(*ir_, handles_[i]);

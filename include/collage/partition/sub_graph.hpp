@@ -45,8 +45,9 @@ struct NestedSubGraph;
 /// which must be the graph the sub-graph was made over.
 ///
 /// A SubGraph is immutable. The inside set and what is cached about it (boundary sets, depth, kind,
-/// label) live in one shared block, so copies are cheap and a sub-graph wrapped in a nested group
-/// (with_attrs) shares that block with the group instead of holding a second copy.
+/// label) live in one shared block, and the nested groups in another, so copies are cheap and a
+/// sub-graph wrapped in a nested group (with_attrs) shares its blocks with the group instead of
+/// holding second copies.
 class SubGraph {
  public:
   SubGraph() = default;
@@ -68,7 +69,7 @@ class SubGraph {
   std::size_t depth() const { return core().depth; }
   OpKind kind() const { return core().kind; }
   const std::string& label() const { return core().label; }
-  const std::vector<NestedSubGraph>& nested() const { return nested_; }
+  const std::vector<NestedSubGraph>& nested() const;
 
   bool empty() const { return inside().empty(); }
   /// Number of inside nodes.
@@ -122,6 +123,15 @@ class SubGraph {
  private:
   /// The inside set and what is derived from it; shared by copies and by with_attrs.
   struct Core {
+    Core() = default;
+    Core(std::size_t universe, IndexSet inside_set, std::string name)
+        : inside(std::move(inside_set)),
+          entry(universe),
+          exit(universe),
+          input(universe),
+          output(universe),
+          label(std::move(name)) {}
+
     IndexSet inside;
     IndexSet entry;
     IndexSet exit;
@@ -135,6 +145,8 @@ class SubGraph {
   template <class G>
   static std::shared_ptr<const Core> make_core(const DataflowGraph<G>& graph, IndexSet inside, std::string label);
   SubGraph(std::shared_ptr<const Core> core, std::vector<NestedSubGraph> nested);
+  /// Sorts `nested` and shares it (null when empty).
+  static std::shared_ptr<const std::vector<NestedSubGraph>> share_nested(std::vector<NestedSubGraph> nested);
 
   const Core& core() const { return core_ ? *core_ : empty_core(); }
   static const Core& empty_core() {
@@ -143,7 +155,7 @@ class SubGraph {
   }
 
   std::shared_ptr<const Core> core_;  // null for the default (empty) sub-graph
-  std::vector<NestedSubGraph> nested_;
+  std::shared_ptr<const std::vector<NestedSubGraph>> nested_;  // null when there are none
 };
 
 namespace detail {
@@ -266,42 +278,46 @@ struct NestedSubGraph {
 template <class G>
 SubGraph::SubGraph(const DataflowGraph<G>& graph, IndexSet inside, std::string label,
                    std::vector<NestedSubGraph> nested)
-    : core_(make_core(graph, std::move(inside), std::move(label))), nested_(std::move(nested)) {
-  std::sort(nested_.begin(), nested_.end());
-}
+    : core_(make_core(graph, std::move(inside), std::move(label))), nested_(share_nested(std::move(nested))) {}
 
 inline SubGraph::SubGraph(std::shared_ptr<const Core> core, std::vector<NestedSubGraph> nested)
-    : core_(std::move(core)), nested_(std::move(nested)) {}
+    : core_(std::move(core)), nested_(share_nested(std::move(nested))) {}
+
+inline std::shared_ptr<const std::vector<NestedSubGraph>> SubGraph::share_nested(std::vector<NestedSubGraph> nested) {
+  if (nested.empty()) return nullptr;
+  std::sort(nested.begin(), nested.end());
+  return std::make_shared<const std::vector<NestedSubGraph>>(std::move(nested));
+}
+
+inline const std::vector<NestedSubGraph>& SubGraph::nested() const {
+  static const std::vector<NestedSubGraph> none;
+  return nested_ ? *nested_ : none;
+}
 
 template <class G>
 std::shared_ptr<const SubGraph::Core> SubGraph::make_core(const DataflowGraph<G>& graph, IndexSet inside,
                                                           std::string label) {
-  auto core = std::make_shared<Core>();
+  auto core = std::make_shared<Core>(graph.size(), std::move(inside), std::move(label));
   Core& c = *core;
-  c.inside = std::move(inside);
-  c.entry = IndexSet(graph.size());
-  c.exit = IndexSet(graph.size());
-  c.input = IndexSet(graph.size());
-  c.output = IndexSet(graph.size());
-  c.label = std::move(label);
-  detail::DepthScan depths;
   bool any_kind = false;
   std::string derived_label;
   for (std::size_t i : c.inside) {
+    bool entry = false;
     for (std::size_t j : graph.inputs(i)) {
       if (!c.inside.contains(j) && !graph.is_inlinable(j)) {
-        c.entry.add(i);
+        entry = true;
         c.input.add(j);
       }
     }
-    c.depth = std::max(c.depth, depths.visit(graph, c.inside, i));
-    if (graph.is_external(i)) c.exit.add(i);
+    if (entry) c.entry.add(i);
+    bool exit = graph.is_external(i);
     for (std::size_t o : graph.outputs(i)) {
       if (!c.inside.contains(o)) {
-        c.exit.add(i);
+        exit = true;
         c.output.add(o);
       }
     }
+    if (exit) c.exit.add(i);
     if (!graph.is_inlinable(i) && !graph.is_constant(i)) {
       // As in TVM's Collage, building or projecting a tuple counts as injective work.
       const OpKind k = (graph.is_tuple(i) || graph.is_projection(i)) ? OpKind::injective : graph.kind(i);
@@ -320,6 +336,7 @@ std::shared_ptr<const SubGraph::Core> SubGraph::make_core(const DataflowGraph<G>
     }
   }
   if (c.label.empty()) c.label = std::move(derived_label);
+  c.depth = detail::inside_depth(graph, c.inside);
   return core;
 }
 
@@ -352,7 +369,7 @@ Validity SubGraph::check(const DataflowGraph<G>& graph, const SubGraphConfig& co
     if (graph.scope(i) != scope) return Validity::multiple_scopes;
   }
   IndexSet seen(graph.size());
-  for (const NestedSubGraph& n : nested_) {
+  for (const NestedSubGraph& n : nested()) {
     const IndexSet& sub = n.sub_graph.inside();
     if (sub.empty() || !sub.is_subset_of(c.inside)) return Validity::nested_not_inside;
     if (sub.intersects(seen)) return Validity::nested_overlap;
@@ -369,33 +386,33 @@ Validity SubGraph::check(const DataflowGraph<G>& graph, const SubGraphConfig& co
 
 template <class G>
 SubGraph SubGraph::disjoint_union(const DataflowGraph<G>& graph, const SubGraph& that) const {
-  std::vector<NestedSubGraph> nested;
-  nested.reserve(nested_.size() + that.nested_.size());
-  nested.insert(nested.end(), nested_.begin(), nested_.end());
-  nested.insert(nested.end(), that.nested_.begin(), that.nested_.end());
-  return SubGraph(graph, inside() | that.inside(), {}, std::move(nested));
+  std::vector<NestedSubGraph> groups;
+  groups.reserve(nested().size() + that.nested().size());
+  groups.insert(groups.end(), nested().begin(), nested().end());
+  groups.insert(groups.end(), that.nested().begin(), that.nested().end());
+  return SubGraph(graph, inside() | that.inside(), {}, std::move(groups));
 }
 
 template <class G>
 SubGraph SubGraph::with_attrs(const DataflowGraph<G>& graph, Attrs attrs) const {
   std::sort(attrs.begin(), attrs.end());
-  std::vector<NestedSubGraph> nested;
-  nested.push_back(NestedSubGraph{*this, std::move(attrs)});
+  std::vector<NestedSubGraph> groups;
+  groups.push_back(NestedSubGraph{*this, std::move(attrs)});
   // Same inside set and label over the same graph: the cached sets are this sub-graph's.
-  return SubGraph(core_ ? core_ : make_core(graph, inside(), label()), std::move(nested));
+  return SubGraph(core_ ? core_ : make_core(graph, inside(), label()), std::move(groups));
 }
 
 template <class H>
 SubGraph SubGraph::subst(const DataflowGraph<H>& new_graph, const std::vector<std::size_t>& index_map) const {
-  std::vector<NestedSubGraph> nested;
-  nested.reserve(nested_.size());
-  for (const NestedSubGraph& n : nested_) nested.push_back(NestedSubGraph{n.sub_graph.subst(new_graph, index_map), n.attrs});
-  return SubGraph(new_graph, inside().subst(new_graph.size(), index_map), label(), std::move(nested));
+  std::vector<NestedSubGraph> groups;
+  groups.reserve(nested().size());
+  for (const NestedSubGraph& n : nested()) groups.push_back(NestedSubGraph{n.sub_graph.subst(new_graph, index_map), n.attrs});
+  return SubGraph(new_graph, inside().subst(new_graph.size(), index_map), label(), std::move(groups));
 }
 
 inline std::string SubGraph::to_string() const {
   std::string out = label() + inside().to_string();
-  for (const NestedSubGraph& n : nested_) {
+  for (const NestedSubGraph& n : nested()) {
     out += '[';
     for (std::size_t k = 0; k < n.attrs.size(); ++k) {
       if (k != 0) out += ',';
@@ -409,7 +426,7 @@ inline std::string SubGraph::to_string() const {
 }
 
 inline bool operator==(const SubGraph& a, const SubGraph& b) {
-  return (a.core_ == b.core_ || a.inside() == b.inside()) && a.nested_ == b.nested_;
+  return (a.core_ == b.core_ || a.inside() == b.inside()) && (a.nested_ == b.nested_ || a.nested() == b.nested());
 }
 
 inline bool operator<(const SubGraph& a, const SubGraph& b) {
@@ -419,12 +436,13 @@ inline bool operator<(const SubGraph& a, const SubGraph& b) {
     if (fa != fb) return fa < fb;
     if (a.inside() != b.inside()) return a.inside() < b.inside();
   }
-  return std::lexicographical_compare(a.nested_.begin(), a.nested_.end(), b.nested_.begin(), b.nested_.end());
+  if (a.nested_ == b.nested_) return false;
+  return std::lexicographical_compare(a.nested().begin(), a.nested().end(), b.nested().begin(), b.nested().end());
 }
 
 inline std::size_t SubGraph::hash() const {
   std::size_t h = inside().hash();
-  for (const NestedSubGraph& n : nested_) {
+  for (const NestedSubGraph& n : nested()) {
     h = h * 31 + n.sub_graph.hash();
     for (const auto& [k, v] : n.attrs) h = h * 31 + std::hash<std::string>{}(k) * 7 + std::hash<std::string>{}(v);
   }

@@ -63,11 +63,13 @@ class OpKindRule final : public RuleImpl<G> {
   explicit OpKindRule(OpKind max_kind) : max_kind_(max_kind), name_("op_kind") {}
 
   std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const std::string& target) const override {
+    auto seeds = [&](std::size_t i) { return graph.needs_kernel(i) && graph.kind(i) <= max_kind_; };
+    std::size_t count = 0;
+    for (std::size_t i = 0; i < graph.size(); ++i) count += seeds(i) ? 1 : 0;
     std::vector<Candidate> result;
+    result.reserve(count);
     for (std::size_t i = 0; i < graph.size(); ++i) {
-      if (graph.needs_kernel(i) && graph.kind(i) <= max_kind_) {
-        result.push_back(make_candidate(graph, IndexSet(graph.size(), {i}), target, name_));
-      }
+      if (seeds(i)) result.push_back(make_candidate(graph, IndexSet(graph.size(), {i}), target, name_));
     }
     return result;  // ascending singletons: already canonical
   }

@@ -21,6 +21,7 @@ class WrapRule final : public RuleImpl<G> {
   /// `attrs` for every candidate; when `compiler_attr` is set, ("Compiler", target) is added.
   WrapRule(std::string name, PartitionRule<G> sub, Attrs attrs, bool compiler_attr, std::string description)
       : name_(std::move(name)),
+        prefix_(name_ + "."),
         sub_(std::move(sub)),
         attrs_(std::move(attrs)),
         compiler_attr_(compiler_attr),
@@ -32,7 +33,7 @@ class WrapRule final : public RuleImpl<G> {
     if (compiler_attr_) attrs.emplace_back("Compiler", target);
     for (Candidate& c : result) {
       c.sub_graph = c.sub_graph.with_attrs(graph, attrs);
-      c.rule_name = name_ + "." + c.rule_name;
+      c.rule_name.insert(0, prefix_);
     }
     canonicalize(result);
     return result;
@@ -42,6 +43,7 @@ class WrapRule final : public RuleImpl<G> {
 
  private:
   std::string name_;
+  std::string prefix_;  // "<name_>.", put before the sub-rule's rule names
   PartitionRule<G> sub_;
   Attrs attrs_;
   bool compiler_attr_;

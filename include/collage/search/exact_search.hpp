@@ -8,10 +8,10 @@
 #include <cstdint>
 #include <deque>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "collage/search/frontier.hpp"
+#include "collage/support/identity_index.hpp"
 #include "collage/support/indexed_priority_queue.hpp"
 #include "collage/support/result.hpp"
 
@@ -45,16 +45,16 @@ Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSe
     bool closed = false;
   };
   std::deque<Record> records;  // stable references while successors are added
-  std::unordered_map<CoveredSet, std::uint32_t> ids;
+  detail::IdentityIndex ids;   // record ids by covered set
   IndexedPriorityQueue<double> open;
   auto estimate = [&](const Record& r) { return r.cost + std::max(0.0, bound_total - r.state.covered_share); };
 
-  // Bytes per state besides its sets: the record, the hash-map entry, the queue's slots.
-  constexpr std::size_t kStateOverhead = sizeof(Record) + sizeof(CoveredSet) + 64;
+  // Bytes per state besides its sets: the record, the index's slots, the queue's slots.
+  constexpr std::size_t kStateOverhead = sizeof(Record) + 64;
   const std::size_t max_bytes = options.max_memory_mib << 20;
   std::size_t bytes = 0;
   records.push_back(Record{frontier.start(), 0, 0, 0, false});
-  ids.emplace(records[0].state.covered, 0);
+  ids.push(records[0].state.covered.hash());
   open.push(0, estimate(records[0]));
   SearchStats stats;
   stats.algorithm = "exact";
@@ -79,28 +79,27 @@ Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSe
     frontier.for_each_successor(state, [&](std::size_t item, detail::SearchState next) {
       if (gave_up) return;
       const double cost = base + problem[item].effective.raw();
-      auto found = ids.find(next.covered);
-      if (found == ids.end()) {
-        // The covered set is stored twice: in the record and as the map's key.
-        bytes += kStateOverhead + 2 * next.covered.beyond.heap_bytes() +
-                 next.ready.capacity() * sizeof(std::uint32_t);
+      const std::size_t hash = next.covered.hash();
+      const std::size_t found = ids.find(hash, [&](std::size_t r) { return records[r].state.covered == next.covered; });
+      if (found == npos) {
+        bytes += kStateOverhead + next.covered.beyond.heap_bytes() + next.ready_heap_bytes();
         const bool too_many = options.max_states != 0 && records.size() >= options.max_states;
         if (too_many || (max_bytes != 0 && bytes > max_bytes)) {
           gave_up = true;
           return;
         }
         const auto new_id = static_cast<std::uint32_t>(records.size());
-        ids.emplace(next.covered, new_id);
+        ids.push(hash);
         records.push_back(Record{std::move(next), cost, static_cast<std::uint32_t>(id),
                                  static_cast<std::uint32_t>(item), false});
         open.push(new_id, estimate(records.back()));
       } else {
-        Record& old = records[found->second];
+        Record& old = records[found];
         if (old.closed || cost >= old.cost) return;
         old.cost = cost;
         old.parent = static_cast<std::uint32_t>(id);
         old.via = static_cast<std::uint32_t>(item);
-        open.decrease(found->second, estimate(old));
+        open.decrease(found, estimate(old));
       }
     });
     if (gave_up) {

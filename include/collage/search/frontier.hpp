@@ -10,6 +10,8 @@
 #include <optional>
 #include <vector>
 
+#include <boost/container/small_vector.hpp>
+
 #include "collage/search/partitioning.hpp"
 #include "collage/search/search_problem.hpp"
 
@@ -20,11 +22,16 @@ namespace detail {
 /// progress made.
 struct SearchState {
   CoveredSet covered;
-  /// Unsettled kernel nodes all of whose inputs are available, ascending.
-  std::vector<std::uint32_t> ready;
+  /// Unsettled kernel nodes all of whose inputs are available, ascending (a few, on most graphs).
+  boost::container::small_vector<std::uint32_t, 6> ready;
   std::size_t kernels_covered = 0;
   /// Sum of min_share over the covered kernel nodes (for the A* bound).
   double covered_share = 0;
+
+  /// Bytes `ready` holds on the heap.
+  std::size_t ready_heap_bytes() const {
+    return ready.capacity() > ready.static_capacity ? ready.capacity() * sizeof(std::uint32_t) : 0;
+  }
 };
 
 /// Applies candidates to states. A candidate applies when none of its nodes is settled and each
@@ -34,7 +41,8 @@ struct SearchState {
 /// acyclic partitioning; and every acyclic partitioning can be applied in a topological order of
 /// its quotient, so the states reach all of them.
 ///
-/// for_each_successor() keeps scratch marks: one Frontier serves one thread.
+/// The frontier keeps scratch marks and lists: one Frontier serves one thread, and the callback of
+/// for_each_successor() must not call back into it.
 template <class G>
 class Frontier {
  public:
@@ -93,9 +101,10 @@ class Frontier {
   void for_each_successor(const SearchState& s, F f) const {
     if (s.ready.empty()) return;
     new_epoch();
-    std::vector<std::size_t> pivots{s.ready[0]};
+    std::vector<std::size_t>& pivots = pivot_scratch_;
+    pivots.assign(1, s.ready[0]);
     node_mark_[s.ready[0]] = epoch_;
-    std::vector<std::size_t> waits_on;
+    std::vector<std::size_t>& waits_on = waits_scratch_;
     while (!pivots.empty()) {
       const std::size_t v = pivots.back();
       pivots.pop_back();
@@ -153,7 +162,8 @@ class Frontier {
                                         std::vector<std::size_t>* waits_on) const {
     const SubGraph& sub = problem_[item].candidate().sub_graph;
 
-    std::vector<std::size_t> fixed;  // nodes without kernels that the candidate takes from the host
+    std::vector<std::size_t>& fixed = fixed_scratch_;  // nodes without kernel the candidate takes from the host
+    fixed.clear();
     for (std::size_t i : sub.input()) {
       if (!available(s.covered, i, &fixed)) {
         if (waits_on != nullptr) waits_on->push_back(i);  // the first unavailable input
@@ -175,7 +185,6 @@ class Frontier {
     settle_dead_neighbours(next.covered, sub);
     // Ready nodes: the old ones not covered now, and kernel consumers reached from the newly
     // settled nodes through nodes without kernels.
-    next.ready.reserve(s.ready.size() + 4);
     for (std::uint32_t r : s.ready) {
       if (!sub.inside().contains(r)) next.ready.push_back(r);
     }
@@ -270,8 +279,10 @@ class Frontier {
   bool available(const CoveredSet& c, std::size_t i, std::vector<std::size_t>* fixed) const {
     if (feeds_without_walk(c, i)) return true;  // the common cases, without a walk
     if (graph_.needs_kernel(i)) return false;
-    std::vector<std::size_t> stack{i};
-    std::vector<std::size_t> visited;
+    std::vector<std::size_t>& stack = stack_scratch_;
+    std::vector<std::size_t>& visited = visited_scratch_;
+    stack.assign(1, i);
+    visited.clear();
     while (!stack.empty()) {
       const std::size_t n = stack.back();
       stack.pop_back();
@@ -325,9 +336,15 @@ class Frontier {
   mutable std::vector<std::uint32_t> node_mark_;
   mutable std::vector<std::uint32_t> item_mark_;
   mutable std::uint32_t epoch_ = 0;
-  // apply_free()'s scratch lists, kept to save allocations.
+  // Scratch lists, kept to save allocations: for_each_successor()'s pivots and waits, apply_free()'s
+  // fixed nodes and readiness walk, available()'s walk.
+  mutable std::vector<std::size_t> pivot_scratch_;
+  mutable std::vector<std::size_t> waits_scratch_;
+  mutable std::vector<std::size_t> fixed_scratch_;
   mutable std::vector<std::size_t> walk_scratch_;
   mutable std::vector<std::size_t> seen_scratch_;
+  mutable std::vector<std::size_t> stack_scratch_;
+  mutable std::vector<std::size_t> visited_scratch_;
 };
 
 }  // namespace detail

@@ -321,7 +321,8 @@ class IndexSet {
   }
   friend std::ostream& operator<<(std::ostream& os, const IndexSet& s) { return os << s.to_string(); }
 
-  /// Forward iterator over the indexes inside, ascending.
+  /// Forward iterator over the indexes inside, ascending. It keeps the unvisited bits of the
+  /// current word, so a step is a few instructions; the set must not change while it is iterated.
   class const_iterator {
    public:
     using iterator_category = std::forward_iterator_tag;
@@ -331,10 +332,17 @@ class IndexSet {
     using reference = std::size_t;
 
     const_iterator() = default;
-    const_iterator(const IndexSet* set, std::size_t index) : set_(set), index_(index) {}
+    /// The first index of `set` (npos when empty).
+    explicit const_iterator(const IndexSet* set) : set_(set) {
+      if (set->empty()) return;
+      bits_ = set->data()[0];
+      index_ = std::size_t{set->base_} * kWordBits + static_cast<std::size_t>(ctz(bits_));
+    }
     std::size_t operator*() const { return index_; }
     const_iterator& operator++() {
-      index_ = set_->next_inside(index_);
+      bits_ &= bits_ - 1;
+      if (bits_ == 0) return next_word();
+      index_ = (index_ & ~(kWordBits - 1)) + static_cast<std::size_t>(ctz(bits_));
       return *this;
     }
     const_iterator operator++(int) {
@@ -346,11 +354,25 @@ class IndexSet {
     friend bool operator!=(const const_iterator& a, const const_iterator& b) { return a.index_ != b.index_; }
 
    private:
+    const_iterator& next_word() {
+      const Word* words = set_->data();
+      for (std::size_t w = index_ / kWordBits + 1; w < set_->end_word(); ++w) {
+        bits_ = words[w - set_->base_];
+        if (bits_ != 0) {
+          index_ = w * kWordBits + static_cast<std::size_t>(ctz(bits_));
+          return *this;
+        }
+      }
+      index_ = npos;
+      return *this;
+    }
+
     const IndexSet* set_ = nullptr;
+    Word bits_ = 0;  // bits of the current word not visited yet, the current index's included
     std::size_t index_ = npos;
   };
-  const_iterator begin() const { return const_iterator(this, first_inside()); }
-  const_iterator end() const { return const_iterator(this, npos); }
+  const_iterator begin() const { return const_iterator(this); }
+  const_iterator end() const { return const_iterator(); }
 
  private:
   static int popcount(Word w) { return __builtin_popcountll(w); }
