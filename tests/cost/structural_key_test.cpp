@@ -270,6 +270,76 @@ TEST(StructuralKey, PassingTheViewGivesTheSameKeyForAnyCandidate) {
   EXPECT_GE(wide, 5);  // candidates whose parameters outgrow the linear scan
 }
 
+/// Groups and text keys must agree: same group exactly when same key, groups numbered by first
+/// appearance. Random candidates on random graphs, over several targets and nested groups, so
+/// that many candidates share a key and many keys differ in one token only.
+TEST(StructuralKey, GroupsByStructureAsTheTextKeysDo) {
+  std::mt19937_64 rng(5);
+  std::size_t shared = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    Fixture f;
+    std::vector<const Expr*> nodes{f.ir.var("x"), f.ir.var("x")};
+    const Expr* two = f.ir.scalar("2");
+    const int n = 8 + static_cast<int>(rng() % 24);
+    for (int k = 0; k < n; ++k) {
+      std::vector<const Expr*> args;
+      const std::size_t arity = 1 + rng() % 2;
+      for (std::size_t a = 0; a < arity; ++a) {
+        const std::size_t pick = rng() % (nodes.size() + 2);
+        args.push_back(pick < nodes.size() ? nodes[nodes.size() - 1 - rng() % std::min<std::size_t>(nodes.size(), 4)]
+                       : pick == nodes.size() ? two
+                                              : f.ir.constant("w"));
+      }
+      nodes.push_back(f.ir.call(rng() % 3 ? "add" : "relu", std::move(args)));
+    }
+    f.ir.outputs = {nodes.back()};
+    for (std::size_t k = 2; k + 1 < nodes.size(); ++k) {
+      if (rng() % 4 == 0) f.ir.outputs.push_back(nodes[k]);  // several results
+    }
+    f.build();
+    std::vector<Candidate> candidates;
+    for (int c = 0; c < 60; ++c) {
+      // A window of one to three consecutive calls, with a target and maybe a group.
+      const std::size_t first = 2 + rng() % (nodes.size() - 2);
+      std::vector<const Expr*> members;
+      for (std::size_t k = first; k < std::min(nodes.size(), first + 1 + rng() % 3); ++k) {
+        if (f.graph->index_of(nodes[k]) != npos) members.push_back(nodes[k]);  // reachable from a result
+      }
+      if (members.empty()) continue;
+      const std::string target = rng() % 2 ? "tvm" : "cutlass";
+      switch (rng() % 3) {
+        case 0: candidates.push_back(f.candidate(members, target)); break;
+        case 1: candidates.push_back(f.with_attrs(members, {{"Composite", rng() % 2 ? "a" : "b"}}, target)); break;
+        default: {
+          Candidate inner = f.with_attrs(members, {{"Composite", "a"}}, target);
+          candidates.push_back(
+              Candidate{inner.sub_graph.with_attrs(*f.graph, {{"Primitive", "1"}}), target, "rule", std::nullopt});
+        }
+      }
+    }
+    std::vector<const Candidate*> pointers;
+    std::vector<std::string> keys;
+    for (const Candidate& c : candidates) {
+      pointers.push_back(&c);
+      keys.push_back(f.key(c));
+    }
+    const StructureGroups groups = group_by_structure(*f.graph, pointers);
+    ASSERT_EQ(groups.group_of.size(), candidates.size());
+    for (std::size_t a = 0; a < candidates.size(); ++a) {
+      for (std::size_t b = 0; b < a; ++b) {
+        EXPECT_EQ(groups.group_of[a] == groups.group_of[b], keys[a] == keys[b])
+            << "trial " << trial << ":\n" << keys[a] << "vs\n" << keys[b];
+        shared += keys[a] == keys[b] ? 1 : 0;
+      }
+    }
+    for (std::size_t g = 0; g < groups.first.size(); ++g) {
+      ASSERT_EQ(groups.group_of[groups.first[g]], g);
+      for (std::size_t k = 0; k < groups.first[g]; ++k) EXPECT_NE(groups.group_of[k], g);
+    }
+  }
+  EXPECT_GT(shared, 300u);  // the comparison saw many equal keys, not only different ones
+}
+
 /// A small typed IR whose signatures carry shapes, for keys that differ only in a shape.
 struct TypedIr {
   struct Node {

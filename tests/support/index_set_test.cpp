@@ -101,6 +101,19 @@ TEST(IndexSet, IterationAndVector) {
   EXPECT_EQ(std::distance(s.begin(), s.end()), 4);
 }
 
+TEST(IndexSet, IterationVisitsFullWordsWordEndsAndSkipsEmptyWords) {
+  IndexSet s = IndexSet::range(1000, 60, 130);  // the end of one word, a full word, the start of a third
+  s.add(63 + 6 * 64);                              // the last bit of a word after empty ones
+  s.add(999);
+  std::vector<std::size_t> expected;
+  for (std::size_t i = 60; i < 130; ++i) expected.push_back(i);
+  expected.push_back(447);
+  expected.push_back(999);
+  EXPECT_EQ(s.to_vector(), expected);
+  EXPECT_EQ(IndexSet(1000).to_vector(), std::vector<std::size_t>{});
+  EXPECT_EQ(IndexSet::full(64).to_vector().size(), 64u);
+}
+
 TEST(IndexSet, OrderIsTotalAndLexicographic) {
   // Lexicographic over the ascending index sequence: {0,5} < {1} and {0} < {0,1}.
   EXPECT_LT(IndexSet(10, {0, 5}), IndexSet(10, {1}));
