@@ -211,6 +211,30 @@ void write_structure(Writer& w, const DataflowGraph<G>& graph, const Candidate& 
   write_structure(w, graph, candidate, params, body, sub.exit());
 }
 
+/// Dense ids 0, 1, ... of the distinct strings seen, which must outlive it: a linear scan while
+/// there are few (the targets and attributes of a batch, typically), a hash map beyond.
+class StringIds {
+ public:
+  std::uint32_t id(std::string_view s) {
+    if (by_hash_.empty()) {
+      for (std::size_t k = 0; k < few_.size(); ++k) {
+        if (few_[k] == s) return static_cast<std::uint32_t>(k);
+      }
+      if (few_.size() < kFew) {
+        few_.push_back(s);
+        return static_cast<std::uint32_t>(few_.size() - 1);
+      }
+      for (std::size_t k = 0; k < few_.size(); ++k) by_hash_.emplace(few_[k], static_cast<std::uint32_t>(k));
+    }
+    return by_hash_.try_emplace(s, static_cast<std::uint32_t>(by_hash_.size())).first->second;
+  }
+
+ private:
+  static constexpr std::size_t kFew = 16;
+  std::vector<std::string_view> few_;
+  std::unordered_map<std::string_view, std::uint32_t> by_hash_;
+};
+
 /// Writes a structural key as a list of tokens for comparison within one batch over one graph:
 /// signatures as the graph's signature ids, strings as ids of `strings`. Two candidates with the
 /// same tokens have the same text key, and making the tokens costs a fraction of the text. The
@@ -220,18 +244,15 @@ template <class G>
 class KeyTokenWriter {
  public:
   using Tokens = std::vector<std::uint64_t>;
-  /// Appends to `out`; `strings` numbers the distinct strings seen (they must outlive it).
-  KeyTokenWriter(const DataflowGraph<G>& graph, Tokens& out,
-                 std::unordered_map<std::string_view, std::uint32_t>& strings)
+  /// Appends to `out`; `strings` numbers the distinct strings seen.
+  KeyTokenWriter(const DataflowGraph<G>& graph, Tokens& out, StringIds& strings)
       : graph_(graph), out_(out), strings_(strings) {}
   void word(KeyWord w) {
     if (w == KeyWord::comma || w == KeyWord::space || w == KeyWord::equals || w == KeyWord::line_end) return;
     push(kWord, static_cast<std::uint64_t>(w));
   }
   void field(std::string_view s) {
-    auto it = strings_.find(s);
-    if (it == strings_.end()) it = strings_.emplace(s, static_cast<std::uint32_t>(strings_.size())).first;
-    push(kField, it->second);
+    push(kField, strings_.id(s));
   }
   void signature(std::size_t node) { push(kSignature, graph_.signature_id(node)); }
   void number(std::size_t n) { push(kNumber, n); }
@@ -251,7 +272,7 @@ class KeyTokenWriter {
 
   const DataflowGraph<G>& graph_;
   Tokens& out_;
-  std::unordered_map<std::string_view, std::uint32_t>& strings_;
+  StringIds& strings_;
 };
 
 }  // namespace detail
@@ -304,7 +325,7 @@ StructureGroups group_by_structure(const DataflowGraph<G>& graph, const std::vec
   using Tokens = typename detail::KeyTokenWriter<G>::Tokens;
   StructureGroups groups;
   groups.group_of.reserve(candidates.size());
-  std::unordered_map<std::string_view, std::uint32_t> strings;
+  detail::StringIds strings;
   Tokens tokens;  // every group's tokens, one after another, then the current candidate's
   tokens.reserve(256);
   std::vector<std::size_t> starts{0};  // group g's tokens: [starts[g], starts[g + 1])

@@ -5,7 +5,6 @@
 
 #include <optional>
 #include <string>
-#include <tuple>
 
 #include "collage/partition/sub_graph.hpp"
 #include "collage/support/cost.hpp"
@@ -29,8 +28,9 @@ struct Candidate {
   /// The deterministic candidate order: by sub-graph (first inside index first), then target,
   /// then rule name.
   friend bool operator<(const Candidate& a, const Candidate& b) {
-    if (a.sub_graph != b.sub_graph) return a.sub_graph < b.sub_graph;
-    return std::tie(a.target, a.rule_name) < std::tie(b.target, b.rule_name);
+    if (int c = SubGraph::compare(a.sub_graph, b.sub_graph)) return c < 0;
+    if (int c = a.target.compare(b.target)) return c < 0;
+    return a.rule_name < b.rule_name;
   }
   std::string to_string() const { return target + ":" + rule_name + ":" + sub_graph.to_string(); }
 };

@@ -117,7 +117,9 @@ class SubGraph {
   friend bool operator==(const SubGraph& a, const SubGraph& b);
   friend bool operator!=(const SubGraph& a, const SubGraph& b) { return !(a == b); }
   /// A total order consistent with ==: by first inside index, then inside set, then nesting.
-  friend bool operator<(const SubGraph& a, const SubGraph& b);
+  friend bool operator<(const SubGraph& a, const SubGraph& b) { return compare(a, b) < 0; }
+  /// The order of operator< as a three-way comparison: negative, zero (equal) or positive.
+  static int compare(const SubGraph& a, const SubGraph& b);
   std::size_t hash() const;
 
  private:
@@ -266,9 +268,17 @@ struct NestedSubGraph {
   friend bool operator==(const NestedSubGraph& a, const NestedSubGraph& b) {
     return a.attrs == b.attrs && a.sub_graph == b.sub_graph;
   }
-  friend bool operator<(const NestedSubGraph& a, const NestedSubGraph& b) {
-    if (a.sub_graph != b.sub_graph) return a.sub_graph < b.sub_graph;
-    return a.attrs < b.attrs;
+  /// By sub-graph, then attributes.
+  friend bool operator<(const NestedSubGraph& a, const NestedSubGraph& b) { return compare(a, b) < 0; }
+  /// The order of operator< as a three-way comparison.
+  static int compare(const NestedSubGraph& a, const NestedSubGraph& b) {
+    if (int c = SubGraph::compare(a.sub_graph, b.sub_graph)) return c;
+    const std::size_t n = std::min(a.attrs.size(), b.attrs.size());
+    for (std::size_t k = 0; k < n; ++k) {
+      if (int c = a.attrs[k].first.compare(b.attrs[k].first)) return c;
+      if (int c = a.attrs[k].second.compare(b.attrs[k].second)) return c;
+    }
+    return a.attrs.size() == b.attrs.size() ? 0 : a.attrs.size() < b.attrs.size() ? -1 : 1;
   }
 };
 
@@ -294,13 +304,41 @@ inline const std::vector<NestedSubGraph>& SubGraph::nested() const {
   return nested_ ? *nested_ : none;
 }
 
+namespace detail {
+
+/// The op names of the nodes of `inside` that need a kernel (of all of them when none does),
+/// joined with '+'.
+template <class G>
+std::string derived_label_of(const DataflowGraph<G>& graph, const IndexSet& inside) {
+  bool any_kernel = false;
+  std::size_t length = 0;
+  for (std::size_t i : inside) {
+    if (graph.needs_kernel(i)) {
+      length += graph.op_name(i).size() + (any_kernel ? 1 : 0);
+      any_kernel = true;
+    }
+  }
+  std::string label;
+  if (!any_kernel) {
+    for (std::size_t i : inside) length += graph.op_name(i).size() + 1;
+  }
+  label.reserve(length);
+  for (std::size_t i : inside) {
+    if (any_kernel && !graph.needs_kernel(i)) continue;
+    if (!label.empty()) label += '+';
+    label += graph.op_name(i);
+  }
+  return label;
+}
+
+}  // namespace detail
+
 template <class G>
 std::shared_ptr<const SubGraph::Core> SubGraph::make_core(const DataflowGraph<G>& graph, IndexSet inside,
                                                           std::string label) {
   auto core = std::make_shared<Core>(graph.size(), std::move(inside), std::move(label));
   Core& c = *core;
   bool any_kind = false;
-  std::string derived_label;
   for (std::size_t i : c.inside) {
     bool entry = false;
     for (std::size_t j : graph.inputs(i)) {
@@ -324,18 +362,8 @@ std::shared_ptr<const SubGraph::Core> SubGraph::make_core(const DataflowGraph<G>
       c.kind = any_kind ? std::max(c.kind, k) : k;
       any_kind = true;
     }
-    if (c.label.empty() && graph.needs_kernel(i)) {
-      if (!derived_label.empty()) derived_label += '+';
-      derived_label += graph.op_name(i);
-    }
   }
-  if (c.label.empty() && derived_label.empty()) {  // no kernel inside: name what is there
-    for (std::size_t i : c.inside) {
-      if (!derived_label.empty()) derived_label += '+';
-      derived_label += graph.op_name(i);
-    }
-  }
-  if (c.label.empty()) c.label = std::move(derived_label);
+  if (c.label.empty()) c.label = detail::derived_label_of(graph, c.inside);
   c.depth = detail::inside_depth(graph, c.inside);
   return core;
 }
@@ -429,15 +457,20 @@ inline bool operator==(const SubGraph& a, const SubGraph& b) {
   return (a.core_ == b.core_ || a.inside() == b.inside()) && (a.nested_ == b.nested_ || a.nested() == b.nested());
 }
 
-inline bool operator<(const SubGraph& a, const SubGraph& b) {
+inline int SubGraph::compare(const SubGraph& a, const SubGraph& b) {
   if (a.core_ != b.core_) {
     const std::size_t fa = a.first_inside();
     const std::size_t fb = b.first_inside();
-    if (fa != fb) return fa < fb;
-    if (a.inside() != b.inside()) return a.inside() < b.inside();
+    if (fa != fb) return fa < fb ? -1 : 1;
+    if (int c = IndexSet::compare(a.inside(), b.inside())) return c;
   }
-  if (a.nested_ == b.nested_) return false;
-  return std::lexicographical_compare(a.nested().begin(), a.nested().end(), b.nested().begin(), b.nested().end());
+  if (a.nested_ == b.nested_) return 0;
+  const std::vector<NestedSubGraph>& x = a.nested();
+  const std::vector<NestedSubGraph>& y = b.nested();
+  for (std::size_t k = 0; k < std::min(x.size(), y.size()); ++k) {
+    if (int c = NestedSubGraph::compare(x[k], y[k])) return c;
+  }
+  return x.size() == y.size() ? 0 : x.size() < y.size() ? -1 : 1;
 }
 
 inline std::size_t SubGraph::hash() const {

@@ -138,25 +138,35 @@ struct JoinKey {
 };
 
 /// Ids by node (those of the sub-graphs having the node as an entry, say), as one array sorted by
-/// node: contiguous, so long lists on dense graphs read fast, and no allocation per node. Rebuilt
-/// whole when ids are added (combine adds them between rounds only).
+/// node: contiguous, so long lists on dense graphs read fast, and no allocation per node. Ids are
+/// added in batches (combine adds them between rounds only); each batch moves the array once.
 class NodeIndex {
  public:
   explicit NodeIndex(std::size_t nodes) : offsets_(nodes + 1, 0) {}
 
-  /// Indexes ids [0, count) under the nodes of set_of(id).
+  /// Indexes the ids up to `count` not indexed yet under the nodes of set_of(id).
   template <class SetOf>
-  void rebuild(std::size_t count, SetOf set_of) {
-    std::fill(offsets_.begin(), offsets_.end(), 0);
-    for (std::size_t id = 0; id < count; ++id) {
-      for (std::size_t node : set_of(id)) ++offsets_[node + 1];
+  void extend(std::size_t count, SetOf set_of) {
+    // added_[n + 1]: new entries of node n; then, summed, new entries of the nodes before n.
+    added_.assign(offsets_.size(), 0);
+    for (std::size_t id = indexed_; id < count; ++id) {
+      for (std::size_t node : set_of(id)) ++added_[node + 1];
     }
-    for (std::size_t n = 1; n < offsets_.size(); ++n) offsets_[n] += offsets_[n - 1];
-    ids_.resize(offsets_.back());
-    next_.assign(offsets_.begin(), offsets_.end() - 1);
-    for (std::size_t id = 0; id < count; ++id) {
+    for (std::size_t n = 1; n < added_.size(); ++n) added_[n] += added_[n - 1];
+    ids_.resize(offsets_.back() + added_.back());
+    // Node n's old entries move right by added_[n]; its new ones follow them.
+    next_.resize(offsets_.size() - 1);
+    for (std::size_t n = offsets_.size() - 1; n-- > 0;) {
+      std::copy_backward(ids_.begin() + static_cast<std::ptrdiff_t>(offsets_[n]),
+                         ids_.begin() + static_cast<std::ptrdiff_t>(offsets_[n + 1]),
+                         ids_.begin() + static_cast<std::ptrdiff_t>(offsets_[n + 1] + added_[n]));
+      next_[n] = offsets_[n + 1] + added_[n];
+    }
+    for (std::size_t n = 0; n < offsets_.size(); ++n) offsets_[n] += added_[n];
+    for (std::size_t id = indexed_; id < count; ++id) {
       for (std::size_t node : set_of(id)) ids_[next_[node]++] = id;
     }
+    indexed_ = count;
   }
   /// Calls f(id) for each id indexed under `node`, ascending.
   template <class F>
@@ -167,7 +177,9 @@ class NodeIndex {
  private:
   std::vector<std::size_t> offsets_;  // ids of node n: ids_[offsets_[n] .. offsets_[n + 1])
   std::vector<std::size_t> ids_;
-  std::vector<std::size_t> next_;  // scratch of rebuild()
+  std::size_t indexed_ = 0;         // ids [0, indexed_) are in ids_
+  std::vector<std::size_t> added_;  // scratch of extend()
+  std::vector<std::size_t> next_;   // scratch of extend()
 };
 
 /// All candidates of one combine run: de-duplicated sub-graphs with ids in the order they were
@@ -198,8 +210,8 @@ class CandidatePool {
   }
   /// Brings the entry and exit indexes up to date with every sub-graph added.
   void reindex() {
-    by_entry_.rebuild(items_.size(), [&](std::size_t id) -> const IndexSet& { return items_[id].entry(); });
-    by_exit_.rebuild(items_.size(), [&](std::size_t id) -> const IndexSet& { return items_[id].exit(); });
+    by_entry_.extend(items_.size(), [&](std::size_t id) -> const IndexSet& { return items_[id].entry(); });
+    by_exit_.extend(items_.size(), [&](std::size_t id) -> const IndexSet& { return items_[id].exit(); });
   }
   /// The id of the sub-graph `key` describes, or npos.
   std::size_t find(const JoinKey& key) const {
@@ -337,6 +349,9 @@ class CombineRule final : public RuleImpl<G> {
     std::vector<std::size_t> partners;  // scratch: the partners of one candidate, each once
     std::vector<std::uint32_t> partner_mark;  // by pool id: partner_epoch when in `partners`
     std::uint32_t partner_epoch = 0;
+    std::vector<std::size_t> walk;         // scratch of union_is_convex()
+    std::vector<std::uint32_t> walk_mark;  // by node: walk_epoch when visited
+    std::uint32_t walk_epoch = 0;
     JoinKey key;                        // scratch
 
     /// Finds the joins of one round, for candidates [first_new, pool.size()) and their partners.
@@ -375,8 +390,10 @@ class CombineRule final : public RuleImpl<G> {
 
     /// Offers the join `key` describes (its inside set and nested groups filled in): kept when
     /// it is new, within max_depth and convex. Its depth is at least `min_depth` and, when
-    /// `max_depth_known` is set, at most that.
-    void offer(std::size_t min_depth, std::size_t max_depth_known = npos) {
+    /// `max_depth_known` is set, at most that. `pair`, when given, are two convex sub-graphs whose
+    /// union the join is (a cheaper convexity test).
+    void offer(std::size_t min_depth, std::size_t max_depth_known = npos,
+               std::pair<const SubGraph*, const SubGraph*> pair = {}) {
       ++stats.joins_tried;
       // The cheap, local test first: the depth needs only the graph's edges among the inside nodes.
       const std::size_t max_depth = rule.limits_.max_depth;
@@ -387,7 +404,9 @@ class CombineRule final : public RuleImpl<G> {
       key.seal();
       if (pool.find(key) != npos) return;
       if (found_index.find(key.hash, [&](std::size_t k) { return key.same_as(found[k]); }) != npos) return;
-      if (!detail::is_convex(graph, key.inside)) return;
+      if (pair.first != nullptr ? !union_is_convex(*pair.first, *pair.second) : !detail::is_convex(graph, key.inside)) {
+        return;
+      }
       if (pool.size() + found.size() >= rule.limits_.max_candidates) {
         stats.truncated = true;
         return;
@@ -426,7 +445,7 @@ class CombineRule final : public RuleImpl<G> {
         // Without an edge from down back into up, a path through the union runs through up,
         // then through down: at most up.depth() + down.depth() nodes.
         const bool one_way = !down.output().intersects(up.inside());
-        offer(std::max(up.depth(), down.depth()), one_way ? up.depth() + down.depth() : npos);
+        offer(std::max(up.depth(), down.depth()), one_way ? up.depth() + down.depth() : npos, {&up, &down});
       };
       start_partners();
       for (std::size_t o : me.output()) {
@@ -440,6 +459,38 @@ class CombineRule final : public RuleImpl<G> {
         });
       }
       for (std::size_t id : partners) try_pair(pool[id], me);
+    }
+
+    /// Whether key.inside, the union of the convex sub-graphs a and b, is convex: no path leaves
+    /// it and comes back. Such a path starts at an output of a or b and, as edges go up in index
+    /// order, runs below the union's last node; the walk follows only those outside nodes, which
+    /// is fewer than the nodes a sweep over the union's index range visits.
+    bool union_is_convex(const SubGraph& a, const SubGraph& b) {
+      const IndexSet& inside = key.inside;
+      const std::size_t last = inside.last_inside();
+      if (++walk_epoch == 0) {  // wrapped: forget every mark
+        std::fill(walk_mark.begin(), walk_mark.end(), 0);
+        walk_epoch = 1;
+      }
+      walk_mark.resize(graph.size(), 0);
+      walk.clear();
+      auto visit = [&](std::size_t o) {
+        if (o < last && walk_mark[o] != walk_epoch && !inside.contains(o)) {
+          walk_mark[o] = walk_epoch;
+          walk.push_back(o);
+        }
+      };
+      for (std::size_t o : a.output()) visit(o);
+      for (std::size_t o : b.output()) visit(o);
+      while (!walk.empty()) {
+        const std::size_t n = walk.back();
+        walk.pop_back();
+        for (std::size_t o : graph.outputs(n)) {
+          if (inside.contains(o)) return false;
+          visit(o);
+        }
+      }
+      return true;
     }
 
     /// Empties `partners` for a new list. add_partner() drops repeats in constant time and keeps

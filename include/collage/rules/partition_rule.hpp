@@ -21,7 +21,7 @@ namespace collage {
 /// and nesting, same target); of duplicates the one with the smallest rule name stays.
 inline void canonicalize(std::vector<Candidate>& candidates) {
   // Lists are often canonical already (a wrapper keeps its sub-rule's order): check in one pass.
-  const auto out_of_order = [](const Candidate& a, const Candidate& b) { return !(a < b) || a == b; };
+  const auto out_of_order = [](const Candidate& a, const Candidate& b) { return !(a < b); };  // or equal
   if (std::adjacent_find(candidates.begin(), candidates.end(), out_of_order) == candidates.end()) return;
   std::sort(candidates.begin(), candidates.end());
   candidates.erase(std::unique(candidates.begin(), candidates.end()), candidates.end());

@@ -105,6 +105,13 @@ class IndexSet {
   void add(std::size_t i) {
     assert(i < universe_);
     const std::size_t w = i / kWordBits;
+    if (empty()) {  // the common first add, without moving a window
+      base_ = static_cast<std::uint32_t>(w);
+      size_ = 1;
+      inline_[0] = Word{1} << (i % kWordBits);
+      std::fill(inline_ + 1, inline_ + kInlineWords, Word{0});
+      return;
+    }
     cover_words(w, w + 1);
     data()[w - base_] |= Word{1} << (i % kWordBits);
   }
@@ -246,9 +253,11 @@ class IndexSet {
 
   /// A total order: by universe, then lexicographically by the ascending index sequence
   /// (so {0,5} < {1} and {0} < {0,1}). Deterministic and independent of the host.
-  friend bool operator<(const IndexSet& a, const IndexSet& b) {
-    if (a.universe_ != b.universe_) return a.universe_ < b.universe_;
-    if (a.empty() || b.empty()) return a.empty() && !b.empty();
+  friend bool operator<(const IndexSet& a, const IndexSet& b) { return compare(a, b) < 0; }
+  /// The order of operator< as a three-way comparison: negative, zero (equal) or positive.
+  static int compare(const IndexSet& a, const IndexSet& b) {
+    if (a.universe_ != b.universe_) return a.universe_ < b.universe_ ? -1 : 1;
+    if (a.empty() || b.empty()) return a.empty() == b.empty() ? 0 : a.empty() ? -1 : 1;
     const std::size_t lo = std::min(a.base_, b.base_);
     const std::size_t hi = std::max(a.end_word(), b.end_word());
     for (std::size_t w = lo; w < hi; ++w) {
@@ -262,9 +271,9 @@ class IndexSet {
       const IndexSet& other = a_holds ? b : a;
       const Word above = ~((lowest << 1) - 1);  // bits strictly above p in this word
       const bool other_continues = (other.word_at(w) & above) != 0 || other.end_word() > w + 1;
-      return a_holds == other_continues;
+      return a_holds == other_continues ? -1 : 1;
     }
-    return false;
+    return 0;
   }
   friend bool operator>(const IndexSet& a, const IndexSet& b) { return b < a; }
   friend bool operator<=(const IndexSet& a, const IndexSet& b) { return !(b < a); }
