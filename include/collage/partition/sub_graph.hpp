@@ -434,7 +434,9 @@ template <class H>
 SubGraph SubGraph::subst(const DataflowGraph<H>& new_graph, const std::vector<std::size_t>& index_map) const {
   std::vector<NestedSubGraph> groups;
   groups.reserve(nested().size());
-  for (const NestedSubGraph& n : nested()) groups.push_back(NestedSubGraph{n.sub_graph.subst(new_graph, index_map), n.attrs});
+  for (const NestedSubGraph& n : nested()) {
+    groups.push_back(NestedSubGraph{n.sub_graph.subst(new_graph, index_map), n.attrs});
+  }
   return SubGraph(new_graph, inside().subst(new_graph.size(), index_map), label(), std::move(groups));
 }
 

@@ -404,9 +404,9 @@ class CombineRule final : public RuleImpl<G> {
       key.seal();
       if (pool.find(key) != npos) return;
       if (found_index.find(key.hash, [&](std::size_t k) { return key.same_as(found[k]); }) != npos) return;
-      if (pair.first != nullptr ? !union_is_convex(*pair.first, *pair.second) : !detail::is_convex(graph, key.inside)) {
-        return;
-      }
+      const bool convex =
+          pair.first != nullptr ? union_is_convex(*pair.first, *pair.second) : detail::is_convex(graph, key.inside);
+      if (!convex) return;
       if (pool.size() + found.size() >= rule.limits_.max_candidates) {
         stats.truncated = true;
         return;

@@ -76,32 +76,39 @@ Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSe
     const detail::SearchState& state = records[id].state;
     const double base = records[id].cost;
     bool gave_up = false;
-    frontier.for_each_successor(state, [&](std::size_t item, detail::SearchState next) {
-      if (gave_up) return;
-      const double cost = base + problem[item].effective.raw();
-      const std::size_t hash = next.covered.hash();
-      const std::size_t found = ids.find(hash, [&](std::size_t r) { return records[r].state.covered == next.covered; });
-      if (found == npos) {
-        bytes += kStateOverhead + next.covered.beyond.heap_bytes() + next.ready_heap_bytes();
-        const bool too_many = options.max_states != 0 && records.size() >= options.max_states;
-        if (too_many || (max_bytes != 0 && bytes > max_bytes)) {
-          gave_up = true;
-          return;
-        }
-        const auto new_id = static_cast<std::uint32_t>(records.size());
-        ids.push(hash);
-        records.push_back(Record{std::move(next), cost, static_cast<std::uint32_t>(id),
-                                 static_cast<std::uint32_t>(item), false});
-        open.push(new_id, estimate(records.back()));
-      } else {
-        Record& old = records[found];
-        if (old.closed || cost >= old.cost) return;
+    // want() settles successors whose covered set has a state already; the others are built and
+    // handed to add(), right after want() said so (with `hash` and `cost` still theirs).
+    std::size_t hash = 0;
+    double cost = 0;
+    auto want = [&](std::size_t item, const CoveredSet& covered) {
+      if (gave_up) return false;
+      cost = base + problem[item].effective.raw();
+      hash = covered.hash();
+      const std::size_t found = ids.find(hash, [&](std::size_t r) { return records[r].state.covered == covered; });
+      if (found == npos) return true;
+      Record& old = records[found];
+      if (!old.closed && cost < old.cost) {
         old.cost = cost;
         old.parent = static_cast<std::uint32_t>(id);
         old.via = static_cast<std::uint32_t>(item);
         open.decrease(found, estimate(old));
       }
-    });
+      return false;
+    };
+    auto add = [&](std::size_t item, detail::SearchState next) {
+      bytes += kStateOverhead + next.covered.beyond.heap_bytes() + next.ready_heap_bytes();
+      const bool too_many = options.max_states != 0 && records.size() >= options.max_states;
+      if (too_many || (max_bytes != 0 && bytes > max_bytes)) {
+        gave_up = true;
+        return;
+      }
+      const auto new_id = static_cast<std::uint32_t>(records.size());
+      ids.push(hash);
+      records.push_back(
+          Record{std::move(next), cost, static_cast<std::uint32_t>(id), static_cast<std::uint32_t>(item), false});
+      open.push(new_id, estimate(records.back()));
+    };
+    frontier.for_each_successor(state, want, add);
     if (gave_up) {
       return Error{"exact search gave up after " + std::to_string(records.size()) + " states (about " +
                    std::to_string(bytes >> 20) +

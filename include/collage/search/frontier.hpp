@@ -73,7 +73,9 @@ class Frontier {
   /// The state after choosing candidate `item` in `s`, or nothing when it does not apply.
   std::optional<SearchState> apply(const SearchState& s, std::size_t item) const {
     if (touches_settled(s.covered, item)) return std::nullopt;
-    return apply_free(s, item, nullptr);
+    std::optional<Step> step = cover(s, item, nullptr);
+    if (!step) return std::nullopt;
+    return complete(s, item, std::move(*step));
   }
 
   /// Calls f(item, next state) for each candidate the searchers apply in `s`: a subset of the
@@ -99,6 +101,14 @@ class Frontier {
   /// interleaved: a candidate that holds the join of w branches makes a pivot in one branch only.
   template <class F>
   void for_each_successor(const SearchState& s, F f) const {
+    for_each_successor(s, [](std::size_t, const CoveredSet&) { return true; }, f);
+  }
+
+  /// for_each_successor(s, f) that works out a successor in full only when want(item, its
+  /// covered set) is true: a searcher that already has a state with that covered set (states
+  /// with equal covered sets are equal) skips the rest of the work.
+  template <class Want, class F>
+  void for_each_successor(const SearchState& s, Want want, F f) const {
     if (s.ready.empty()) return;
     new_epoch();
     std::vector<std::size_t>& pivots = pivot_scratch_;
@@ -114,14 +124,14 @@ class Frontier {
         item_mark_[*id] = epoch_;
         if (touches_settled(s.covered, *id)) continue;
         waits_on.clear();
-        std::optional<SearchState> next = apply_free(s, *id, &waits_on);
+        std::optional<Step> step = cover(s, *id, &waits_on);
         for (std::size_t w : waits_on) {
-          const std::size_t pivot = next ? w : ready_behind(s.covered, w);
+          const std::size_t pivot = step ? w : ready_behind(s.covered, w);
           if (node_mark_[pivot] == epoch_) continue;
           node_mark_[pivot] = epoch_;
           pivots.push_back(pivot);
         }
-        if (next) f(*id, std::move(*next));
+        if (step && want(*id, step->covered)) f(*id, complete(s, *id, std::move(*step)));
       }
     }
   }
@@ -155,13 +165,17 @@ class Frontier {
   }
 
  private:
-  /// apply() for a candidate known to hold no settled node. When `waits_on` is given, appends what
-  /// the candidate waits on: its first unavailable input when it does not apply, else the
-  /// contested nodes it fixes to the host.
-  std::optional<SearchState> apply_free(const SearchState& s, std::size_t item,
-                                        std::vector<std::size_t>* waits_on) const {
-    const SubGraph& sub = problem_[item].candidate().sub_graph;
+  /// What applying a candidate settles, before the rest of the next state is worked out.
+  struct Step {
+    CoveredSet covered;  // the next state's covered set
+    IndexSet added;      // the nodes the candidate settles (its own and the contested ones it fixes)
+  };
 
+  /// apply() for a candidate known to hold no settled node, up to the covered set. When
+  /// `waits_on` is given, appends what the candidate waits on: its first unavailable input when it
+  /// does not apply, else the contested nodes it fixes to the host.
+  std::optional<Step> cover(const SearchState& s, std::size_t item, std::vector<std::size_t>* waits_on) const {
+    const SubGraph& sub = problem_[item].candidate().sub_graph;
     std::vector<std::size_t>& fixed = fixed_scratch_;  // nodes without kernel the candidate takes from the host
     fixed.clear();
     for (std::size_t i : sub.input()) {
@@ -171,18 +185,26 @@ class Frontier {
       }
     }
     if (waits_on != nullptr) waits_on->insert(waits_on->end(), fixed.begin(), fixed.end());
+    Step step;
+    step.added = sub.inside();
+    for (std::size_t i : fixed) {
+      if (!always_host(i)) step.added.add(i);
+    }
+    step.covered = settle(s.covered, step.added);
+    settle_dead_neighbours(step.covered, sub);
+    return step;
+  }
+
+  /// The state after `item` in `s`, from the step cover() made.
+  SearchState complete(const SearchState& s, std::size_t item, Step step) const {
+    const SubGraph& sub = problem_[item].candidate().sub_graph;
     SearchState next;
+    next.covered = std::move(step.covered);
     next.kernels_covered = s.kernels_covered + problem_[item].kernels;
     next.covered_share = s.covered_share;
-    IndexSet added = sub.inside();
     for (std::size_t i : sub.inside()) {
       if (graph_.needs_kernel(i)) next.covered_share += problem_.min_share(i);
     }
-    for (std::size_t i : fixed) {
-      if (!always_host(i)) added.add(i);
-    }
-    next.covered = settle(s.covered, added);
-    settle_dead_neighbours(next.covered, sub);
     // Ready nodes: the old ones not covered now, and kernel consumers reached from the newly
     // settled nodes through nodes without kernels.
     for (std::uint32_t r : s.ready) {
@@ -192,7 +214,7 @@ class Frontier {
     const auto old_ready = static_cast<std::ptrdiff_t>(next.ready.size());
     std::vector<std::size_t>& walk = walk_scratch_;
     std::vector<std::size_t>& seen = seen_scratch_;
-    walk.assign(added.begin(), added.end());
+    walk.assign(step.added.begin(), step.added.end());
     seen.clear();
     while (!walk.empty()) {
       std::size_t n = walk.back();
@@ -336,8 +358,8 @@ class Frontier {
   mutable std::vector<std::uint32_t> node_mark_;
   mutable std::vector<std::uint32_t> item_mark_;
   mutable std::uint32_t epoch_ = 0;
-  // Scratch lists, kept to save allocations: for_each_successor()'s pivots and waits, apply_free()'s
-  // fixed nodes and readiness walk, available()'s walk.
+  // Scratch lists, kept to save allocations: for_each_successor()'s pivots and waits, cover()'s
+  // fixed nodes, complete()'s readiness walk, available()'s walk.
   mutable std::vector<std::size_t> pivot_scratch_;
   mutable std::vector<std::size_t> waits_scratch_;
   mutable std::vector<std::size_t> fixed_scratch_;
