@@ -235,6 +235,35 @@ class StringIds {
   std::unordered_map<std::string_view, std::uint32_t> by_hash_;
 };
 
+/// A growing list of key tokens whose append is a compare and a store (growth is out of line).
+class KeyTokens {
+ public:
+  void push(std::uint64_t token) {
+    if (size_ == data_.size()) grow();
+    data_[size_++] = token;
+  }
+  std::size_t size() const { return size_; }
+  /// Forgets the tokens from `n` on.
+  void truncate(std::size_t n) { size_ = n; }
+  /// Whether tokens [a, a + n) equal tokens [b, b + n).
+  bool same(std::size_t a, std::size_t b, std::size_t n) const {
+    return std::equal(data_.begin() + static_cast<std::ptrdiff_t>(a), data_.begin() + static_cast<std::ptrdiff_t>(a + n),
+                      data_.begin() + static_cast<std::ptrdiff_t>(b));
+  }
+  /// A hash of tokens [from, size()).
+  std::size_t hash_from(std::size_t from) const {
+    std::size_t h = size_ - from;
+    for (std::size_t t = from; t < size_; ++t) h = h * 0x9E3779B97F4A7C15ULL ^ data_[t];
+    return h;
+  }
+
+ private:
+  void grow() { data_.resize(std::max<std::size_t>(256, 2 * data_.size())); }
+
+  std::vector<std::uint64_t> data_;
+  std::size_t size_ = 0;
+};
+
 /// Writes a structural key as a list of tokens for comparison within one batch over one graph:
 /// signatures as the graph's signature ids, strings as ids of `strings`. Two candidates with the
 /// same tokens have the same text key, and making the tokens costs a fraction of the text. The
@@ -243,9 +272,8 @@ class StringIds {
 template <class G>
 class KeyTokenWriter {
  public:
-  using Tokens = std::vector<std::uint64_t>;
   /// Appends to `out`; `strings` numbers the distinct strings seen.
-  KeyTokenWriter(const DataflowGraph<G>& graph, Tokens& out, StringIds& strings)
+  KeyTokenWriter(const DataflowGraph<G>& graph, KeyTokens& out, StringIds& strings)
       : graph_(graph), out_(out), strings_(strings) {}
   void word(KeyWord w) {
     if (w == KeyWord::comma || w == KeyWord::space || w == KeyWord::equals || w == KeyWord::line_end) return;
@@ -267,11 +295,11 @@ class KeyTokenWriter {
   static constexpr std::uint64_t kNoPosition = (std::uint64_t{1} << 40) - 1;
   void push(Type type, std::uint64_t value) {
     assert(value < (std::uint64_t{1} << 56));
-    out_.push_back(static_cast<std::uint64_t>(type) << 56 | value);
+    out_.push(static_cast<std::uint64_t>(type) << 56 | value);
   }
 
   const DataflowGraph<G>& graph_;
-  Tokens& out_;
+  KeyTokens& out_;
   StringIds& strings_;
 };
 
@@ -322,28 +350,23 @@ struct StructureGroups {
 /// group: on a model of repeated layers, a few dozen keys for thousands of candidates.
 template <class G>
 StructureGroups group_by_structure(const DataflowGraph<G>& graph, const std::vector<const Candidate*>& candidates) {
-  using Tokens = typename detail::KeyTokenWriter<G>::Tokens;
   StructureGroups groups;
   groups.group_of.reserve(candidates.size());
   detail::StringIds strings;
-  Tokens tokens;  // every group's tokens, one after another, then the current candidate's
-  tokens.reserve(256);
+  detail::KeyTokens tokens;  // every group's tokens, one after another, then the current candidate's
   std::vector<std::size_t> starts{0};  // group g's tokens: [starts[g], starts[g + 1])
   detail::IdentityIndex index;
   for (std::size_t k = 0; k < candidates.size(); ++k) {
     const std::size_t start = tokens.size();
     detail::KeyTokenWriter<G> writer(graph, tokens, strings);
     detail::write_structure(writer, graph, *candidates[k]);
-    std::size_t hash = tokens.size() - start;
-    for (std::size_t t = start; t < tokens.size(); ++t) hash = hash * 0x9E3779B97F4A7C15ULL ^ tokens[t];
+    const std::size_t length = tokens.size() - start;
+    const std::size_t hash = tokens.hash_from(start);
     const std::size_t group = index.find(hash, [&](std::size_t g) {
-      return starts[g + 1] - starts[g] == tokens.size() - start &&
-             std::equal(tokens.begin() + static_cast<std::ptrdiff_t>(starts[g]),
-                        tokens.begin() + static_cast<std::ptrdiff_t>(starts[g + 1]),
-                        tokens.begin() + static_cast<std::ptrdiff_t>(start));
+      return starts[g + 1] - starts[g] == length && tokens.same(starts[g], start, length);
     });
     if (group != npos) {
-      tokens.resize(start);
+      tokens.truncate(start);
       groups.group_of.push_back(group);
       continue;
     }

@@ -99,6 +99,7 @@ class SearchProblem {
   /// Indexes the usable candidates of `candidates` (which the items point into).
   std::optional<Error> index(const std::vector<Candidate>& candidates, const SearchCosts& costs) {
     double known_sum = 0;
+    items_.reserve(candidates.size());
     for (const Candidate& c : candidates) {
       Cost cost = c.cost.value_or(Cost::unknown());
       if (cost.is_invalid()) continue;

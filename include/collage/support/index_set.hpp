@@ -350,8 +350,11 @@ class IndexSet {
     std::size_t operator*() const { return index_; }
     const_iterator& operator++() {
       bits_ &= bits_ - 1;
-      if (bits_ == 0) return next_word();
-      index_ = (index_ & ~(kWordBits - 1)) + static_cast<std::size_t>(ctz(bits_));
+      if (bits_ == 0) {
+        next_word();
+      } else {
+        index_ = (index_ & ~(kWordBits - 1)) + static_cast<std::size_t>(ctz(bits_));
+      }
       return *this;
     }
     const_iterator operator++(int) {
@@ -363,17 +366,17 @@ class IndexSet {
     friend bool operator!=(const const_iterator& a, const const_iterator& b) { return a.index_ != b.index_; }
 
    private:
-    const_iterator& next_word() {
+    /// Moves to the first index of the next non-empty word, or to the end.
+    void next_word() {
       const Word* words = set_->data();
       for (std::size_t w = index_ / kWordBits + 1; w < set_->end_word(); ++w) {
         bits_ = words[w - set_->base_];
         if (bits_ != 0) {
           index_ = w * kWordBits + static_cast<std::size_t>(ctz(bits_));
-          return *this;
+          return;
         }
       }
       index_ = npos;
-      return *this;
     }
 
     const IndexSet* set_ = nullptr;
