@@ -68,6 +68,12 @@ class BudgetedOracle final : public detail::OracleWrapper<G> {
     this->own_.calls += total;
     start_clock();
     report(0, total);
+    if (chunk_size_ == 0 && !exhausted() && (budget_.max_calls == 0 || total <= budget_.max_calls - used_calls_)) {
+      used_calls_ += total;  // the whole batch at once, within the budget: no copies
+      std::vector<Result<Measurement>> out = this->forward_batch(graph, candidates);
+      report(total, total);
+      return out;
+    }
     std::vector<Result<Measurement>> out;
     out.reserve(total);
     std::size_t done = 0;

@@ -189,19 +189,20 @@ class CandidatePool {
  public:
   explicit CandidatePool(std::size_t nodes) : by_entry_(nodes), by_exit_(nodes) {}
 
-  /// Adds the sub-rule's candidates, each unless an equal sub-graph is already present.
+  /// Adds the sub-rule's candidates (before any join), each unless an equal sub-graph came before.
   void add_seeds(std::vector<Candidate> seeds) {
-    seeds_.reserve(seeds.size());
+    assert(items_.empty());
     items_.reserve(seeds.size());
-    for (Candidate& c : seeds) add_seed(std::move(c));
-  }
-  /// Adds one of the sub-rule's candidates unless an equal sub-graph is already present.
-  void add_seed(Candidate c) {
-    const std::size_t h = c.sub_graph.hash();
-    const SubGraph& s = c.sub_graph;
-    if (index_.find(h, [&](std::size_t id) { return items_[id] == s; }) != npos) return;
-    seeds_.push_back(std::move(c));
-    add(seeds_.back().sub_graph, h);
+    std::size_t kept = 0;
+    for (std::size_t k = 0; k < seeds.size(); ++k) {
+      const std::size_t h = seeds[k].sub_graph.hash();
+      const SubGraph& s = seeds[k].sub_graph;
+      if (index_.find(h, [&](std::size_t id) { return items_[id] == s; }) != npos) continue;
+      if (kept != k) seeds[kept] = std::move(seeds[k]);
+      add(seeds[kept++].sub_graph, h);
+    }
+    seeds.resize(kept);
+    seeds_ = std::move(seeds);
   }
   /// Adds a join known to be absent (it reaches the entry and exit indexes at the next reindex()).
   void add(SubGraph s, std::size_t hash) {
