@@ -204,8 +204,11 @@ Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vect
     for (auto it = run.first; it != run.second; ++it) {
       alternatives.push_back(static_cast<std::size_t>(it - result.candidates.begin()));
     }
-    std::stable_sort(alternatives.begin(), alternatives.end(), [&](std::size_t a, std::size_t b) {
-      return result.candidates[a].cost.value_or(Cost::unknown()) < result.candidates[b].cost.value_or(Cost::unknown());
+    // Cheapest first, ties in candidate order (a stable sort's order, without its buffer).
+    std::sort(alternatives.begin(), alternatives.end(), [&](std::size_t a, std::size_t b) {
+      const Cost ca = result.candidates[a].cost.value_or(Cost::unknown());
+      const Cost cb = result.candidates[b].cost.value_or(Cost::unknown());
+      return ca < cb || (!(cb < ca) && a < b);
     });
     result.alternatives.push_back(std::move(alternatives));
   }

@@ -268,9 +268,57 @@ class PatternMatcher {
 
   /// Every distinct inside set with which `pattern` matches at node i (sorted, unique; an empty
   /// result means no match, `{{}}` a match that puts nothing inside).
-  std::vector<Inside> match(const Pattern<G>& pattern, std::size_t i) const { return match(*pattern.node_, i); }
+  std::vector<Inside> match(const Pattern<G>& pattern, std::size_t i) const {
+    Inside inside;
+    switch (match_one(*pattern.node_, i, inside)) {
+      case One::no_match: return {};
+      case One::match:
+        std::sort(inside.begin(), inside.end());
+        inside.erase(std::unique(inside.begin(), inside.end()), inside.end());
+        return {std::move(inside)};
+      case One::alternatives: break;
+    }
+    return match(*pattern.node_, i);
+  }
 
  private:
+  enum class One { no_match, match, alternatives };
+
+  /// The match at node i of a pattern without alternatives, which matches in one way at most:
+  /// appends its inside nodes to `inside` (in any order, maybe repeated). Meets an alternative:
+  /// says so, for match() to take the general path.
+  One match_one(const PatternNode<G>& p, std::size_t i, Inside& inside) const {
+    switch (p.tag) {
+      case PatternTag::wildcard:
+        return One::match;
+      case PatternTag::constant:
+        return graph_.is_constant(i) || (graph_.is_inlinable(i) && graph_.inputs(i).empty()) ? One::match
+                                                                                              : One::no_match;
+      case PatternTag::op:
+        if (graph_.op_name(i) != p.name) return One::no_match;
+        break;
+      case PatternTag::kind:
+        if (graph_.kind(i) != p.kind) return One::no_match;
+        break;
+      case PatternTag::predicate:
+        if (!p.predicate || !p.predicate(graph_, i)) return One::no_match;
+        break;
+      case PatternTag::alt:
+        return One::alternatives;
+    }
+    if (!p.any_args) {
+      const IndexSpan inputs = graph_.inputs(i);
+      const bool arity_ok = p.more_args ? inputs.size() >= p.args.size() : inputs.size() == p.args.size();
+      if (!arity_ok) return One::no_match;
+      for (std::size_t k = 0; k < p.args.size(); ++k) {
+        const One arg = match_one(*p.args[k], inputs[k], inside);
+        if (arg != One::match) return arg;
+      }
+    }
+    if (!graph_.is_inlinable(i)) inside.push_back(i);
+    return One::match;
+  }
+
   std::vector<Inside> match(const PatternNode<G>& p, std::size_t i) const {
     switch (p.tag) {
       case PatternTag::wildcard:
