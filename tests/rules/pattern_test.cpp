@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstddef>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -458,6 +460,42 @@ TEST(PatternTest, MatchesAreSortedAndUnique) {
   std::vector<PatternMatch> matches = match_all(graph, parse("relu(relu(*) | abs | *) | abs | relu"));
   EXPECT_EQ(summarize(matches), (Matches{{1, {1}}, {2, {1, 2}}, {2, {2}}, {3, {3}}, {4, {3, 4}}, {4, {4}}}));
   for (std::size_t k = 1; k < matches.size(); ++k) EXPECT_TRUE(matches[k - 1] < matches[k]);
+}
+
+// A pattern without alternatives is matched in one pass; one with alternatives through the sets of
+// partial matches. p | p matches what p does, so the two paths must agree, on random graphs whose
+// nodes share arguments (an argument used twice is inside once) and take constants and scalars.
+TEST(PatternTest, OnePassMatchingAgreesWithTheGeneralPath) {
+  std::mt19937_64 rng(3);
+  const std::vector<std::string> texts = {"add(relu(*), const)", "add(*, *)",     "relu(add(*, *))",
+                                          "multiply(*, const)",  "add(relu, relu)", "relu(relu(relu))",
+                                          "add(add(*, *), *)",   "kind:elemwise(*)", "add(*, ...)"};
+  std::size_t matched = 0;
+  for (int trial = 0; trial < 30; ++trial) {
+    ExprGraph ir;
+    std::vector<const Expr*> nodes{ir.var("x")};
+    const Expr* two = ir.scalar("2");
+    for (int k = 0; k < 40; ++k) {
+      const Expr* a = nodes[nodes.size() - 1 - rng() % std::min<std::size_t>(nodes.size(), 3)];
+      const Expr* b = rng() % 3 == 0 ? a : rng() % 2 ? ir.constant("w") : two;
+      switch (rng() % 3) {
+        case 0: nodes.push_back(ir.call("relu", {a})); break;
+        case 1: nodes.push_back(ir.call("add", {a, b})); break;
+        default: nodes.push_back(ir.call("multiply", {a, b})); break;
+      }
+    }
+    ir.outputs = {nodes.back()};
+    Graph graph = build(ir);
+    for (const std::string& text : texts) {
+      const P p = parse(text);
+      const P twice = P::alt({p, p});
+      ASSERT_NE(twice.to_string().find('|'), std::string::npos);
+      const std::vector<PatternMatch> one = match_all(graph, p);
+      EXPECT_EQ(summarize(one), summarize(match_all(graph, twice))) << text << ", trial " << trial;
+      matched += one.size();
+    }
+  }
+  EXPECT_GT(matched, 500u);
 }
 
 }  // namespace
