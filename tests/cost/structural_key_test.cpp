@@ -70,6 +70,28 @@ struct Layers : Fixture {
   }
 };
 
+/// Appends `n` calls to `nodes` and returns them: each takes 1 to `max_arity` operands, each one of
+/// the last `reach` nodes, a shared scalar or a new tensor constant, and its op is drawn from `ops`.
+std::vector<const Expr*> add_random_calls(Fixture& f, std::mt19937_64& rng, std::vector<const Expr*>& nodes,
+                                          int n, std::size_t max_arity, std::size_t reach,
+                                          const std::vector<const char*>& ops) {
+  const Expr* two = f.ir.scalar("2");
+  std::vector<const Expr*> calls;
+  for (int k = 0; k < n; ++k) {
+    std::vector<const Expr*> args;
+    const std::size_t arity = 1 + rng() % max_arity;
+    for (std::size_t a = 0; a < arity; ++a) {
+      const std::size_t pick = rng() % (nodes.size() + 3);
+      args.push_back(pick < nodes.size() ? nodes[nodes.size() - 1 - rng() % std::min(nodes.size(), reach)]
+                     : pick == nodes.size() ? two
+                                            : f.ir.constant("w"));
+    }
+    nodes.push_back(f.ir.call(ops[rng() % ops.size()], std::move(args)));
+    calls.push_back(nodes.back());
+  }
+  return calls;
+}
+
 TEST(StructuralKey, TwelveIdenticalLayersShareOneKey) {
   Layers f(12);
   std::set<std::string> keys;
@@ -237,21 +259,8 @@ TEST(StructuralKey, PassingTheViewGivesTheSameKeyForAnyCandidate) {
     Fixture f;
     std::vector<const Expr*> nodes;
     for (int v = 0; v < 4; ++v) nodes.push_back(f.ir.var("x" + std::to_string(v)));
-    const Expr* two = f.ir.scalar("2");
-    std::vector<const Expr*> calls;
-    const int n = 10 + static_cast<int>(rng() % 40);
-    for (int k = 0; k < n; ++k) {
-      std::vector<const Expr*> args;
-      const std::size_t arity = 1 + rng() % 3;
-      for (std::size_t a = 0; a < arity; ++a) {
-        const std::size_t pick = rng() % (nodes.size() + 3);
-        args.push_back(pick < nodes.size() ? nodes[nodes.size() - 1 - rng() % std::min<std::size_t>(nodes.size(), 12)]
-                       : pick == nodes.size()  ? two
-                                               : f.ir.constant("w"));
-      }
-      nodes.push_back(f.ir.call(rng() % 2 ? "add" : "multiply", std::move(args)));
-      calls.push_back(nodes.back());
-    }
+    const std::vector<const Expr*> calls =
+        add_random_calls(f, rng, nodes, 10 + static_cast<int>(rng() % 40), 3, 12, {"add", "multiply"});
     f.ir.outputs = calls;  // every call is a result: any set is a candidate
     f.build();
     std::vector<const Expr*> picked;
@@ -279,19 +288,7 @@ TEST(StructuralKey, GroupsByStructureAsTheTextKeysDo) {
   for (int trial = 0; trial < 40; ++trial) {
     Fixture f;
     std::vector<const Expr*> nodes{f.ir.var("x"), f.ir.var("x")};
-    const Expr* two = f.ir.scalar("2");
-    const int n = 8 + static_cast<int>(rng() % 24);
-    for (int k = 0; k < n; ++k) {
-      std::vector<const Expr*> args;
-      const std::size_t arity = 1 + rng() % 2;
-      for (std::size_t a = 0; a < arity; ++a) {
-        const std::size_t pick = rng() % (nodes.size() + 2);
-        args.push_back(pick < nodes.size() ? nodes[nodes.size() - 1 - rng() % std::min<std::size_t>(nodes.size(), 4)]
-                       : pick == nodes.size() ? two
-                                              : f.ir.constant("w"));
-      }
-      nodes.push_back(f.ir.call(rng() % 3 ? "add" : "relu", std::move(args)));
-    }
+    add_random_calls(f, rng, nodes, 8 + static_cast<int>(rng() % 24), 2, 4, {"add", "add", "relu"});
     f.ir.outputs = {nodes.back()};
     for (std::size_t k = 2; k + 1 < nodes.size(); ++k) {
       if (rng() % 4 == 0) f.ir.outputs.push_back(nodes[k]);  // several results

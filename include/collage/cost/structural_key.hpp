@@ -79,10 +79,11 @@ std::size_t body_position(const Body& body, std::size_t i) {
 
 /// The fixed words of a structural key's text.
 enum class KeyWord : std::uint8_t {
-  target, param, body, open_args, comma, close_args, line_end, results, space, group, equals, open_members,
-  close_members, inlined
+  target, param, body, open_args, comma, close_args, line_end,
+  results, space, group, equals, open_members, close_members, inlined
 };
 
+/// How a fixed word is spelled in the text.
 inline const char* key_word_text(KeyWord w) {
   static constexpr const char* kText[] = {"target ", "param ", "body ", " (", ",", ")", "\n",
                                           "results", " ", "group ", "=", " {", "}", "i"};
@@ -247,8 +248,8 @@ class KeyTokens {
   void truncate(std::size_t n) { size_ = n; }
   /// Whether tokens [a, a + n) equal tokens [b, b + n).
   bool same(std::size_t a, std::size_t b, std::size_t n) const {
-    return std::equal(data_.begin() + static_cast<std::ptrdiff_t>(a), data_.begin() + static_cast<std::ptrdiff_t>(a + n),
-                      data_.begin() + static_cast<std::ptrdiff_t>(b));
+    const auto at = [&](std::size_t k) { return data_.begin() + static_cast<std::ptrdiff_t>(k); };
+    return std::equal(at(a), at(a + n), at(b));
   }
   /// A hash of tokens [from, size()).
   std::size_t hash_from(std::size_t from) const {

@@ -391,8 +391,8 @@ class CombineRule final : public RuleImpl<G> {
 
     /// Offers the join `key` describes (its inside set and nested groups filled in): kept when
     /// it is new, within max_depth and convex. Its depth is at least `min_depth` and, when
-    /// `max_depth_known` is set, at most that. `pair`, when given, are two convex sub-graphs whose
-    /// union the join is (a cheaper convexity test).
+    /// `max_depth_known` is set, at most that. `pair`, when given, are the two sub-graphs whose
+    /// union the join is (for a cheaper convexity test).
     void offer(std::size_t min_depth, std::size_t max_depth_known = npos,
                std::pair<const SubGraph*, const SubGraph*> pair = {}) {
       ++stats.joins_tried;
@@ -462,10 +462,10 @@ class CombineRule final : public RuleImpl<G> {
       for (std::size_t id : partners) try_pair(pool[id], me);
     }
 
-    /// Whether key.inside, the union of the convex sub-graphs a and b, is convex: no path leaves
-    /// it and comes back. Such a path starts at an output of a or b and, as edges go up in index
-    /// order, runs below the union's last node; the walk follows only those outside nodes, which
-    /// is fewer than the nodes a sweep over the union's index range visits.
+    /// Whether key.inside, the union of a and b, is convex: no path leaves it and comes back. Such
+    /// a path starts at an output of a or b outside the union and, as edges go up in index order,
+    /// runs below the union's last node; the walk follows only those outside nodes, which is
+    /// fewer than the nodes a sweep over the union's index range visits.
     bool union_is_convex(const SubGraph& a, const SubGraph& b) {
       const IndexSet& inside = key.inside;
       const std::size_t last = inside.last_inside();
