@@ -21,8 +21,8 @@ for r in runs:
     if "error_occurred" in r or "nodes" not in r:
         continue
     label = r.get("label", "")
-    if r.get("targets") != 3:
-        continue
+    if r.get("targets") != 3 or "iterations:1" not in r.get("run_name", ""):
+        continue  # one series per shape: the single-iteration runs, 3 targets
     ms = r["real_time"] if r.get("time_unit") == "ms" else r["real_time"] / 1e6
     series[label].append((r["nodes"], ms))
 for label, points in series.items():

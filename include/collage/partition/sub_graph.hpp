@@ -75,7 +75,7 @@ class SubGraph {
   /// Number of inside nodes.
   std::size_t size() const { return inside().count(); }
   /// The smallest inside index (npos when empty): where the search indexes candidates.
-  std::size_t first_inside() const { return inside().first_inside(); }
+  std::size_t first_inside() const { return first_; }
   /// Number of inside nodes that need a kernel.
   template <class G>
   std::size_t compute_size(const DataflowGraph<G>& graph) const;
@@ -158,6 +158,7 @@ class SubGraph {
 
   std::shared_ptr<const Core> core_;  // null for the default (empty) sub-graph
   std::shared_ptr<const std::vector<NestedSubGraph>> nested_;  // null when there are none
+  std::size_t first_ = npos;  // inside().first_inside(), kept here for sorting without reading the core
 };
 
 namespace detail {
@@ -288,10 +289,12 @@ struct NestedSubGraph {
 template <class G>
 SubGraph::SubGraph(const DataflowGraph<G>& graph, IndexSet inside, std::string label,
                    std::vector<NestedSubGraph> nested)
-    : core_(make_core(graph, std::move(inside), std::move(label))), nested_(share_nested(std::move(nested))) {}
+    : core_(make_core(graph, std::move(inside), std::move(label))),
+      nested_(share_nested(std::move(nested))),
+      first_(core_->inside.first_inside()) {}
 
 inline SubGraph::SubGraph(std::shared_ptr<const Core> core, std::vector<NestedSubGraph> nested)
-    : core_(std::move(core)), nested_(share_nested(std::move(nested))) {}
+    : core_(std::move(core)), nested_(share_nested(std::move(nested))), first_(core_->inside.first_inside()) {}
 
 inline std::shared_ptr<const std::vector<NestedSubGraph>> SubGraph::share_nested(std::vector<NestedSubGraph> nested) {
   if (nested.empty()) return nullptr;
