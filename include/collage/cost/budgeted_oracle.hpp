@@ -68,14 +68,7 @@ class BudgetedOracle final : public detail::OracleWrapper<G> {
     this->own_.calls += total;
     start_clock();
     report(0, total);
-    if (chunk_size_ == 0 && !exhausted() && (budget_.max_calls == 0 || total <= budget_.max_calls - used_calls_)) {
-      used_calls_ += total;  // the whole batch at once, within the budget: no copies
-      std::vector<Result<Measurement>> out = this->forward_batch(graph, candidates);
-      report(total, total);
-      return out;
-    }
     std::vector<Result<Measurement>> out;
-    out.reserve(total);
     std::size_t done = 0;
     while (done < total) {
       if (exhausted()) {
@@ -87,11 +80,16 @@ class BudgetedOracle final : public detail::OracleWrapper<G> {
       }
       std::size_t chunk = chunk_size_ == 0 ? total - done : std::min(chunk_size_, total - done);
       if (budget_.max_calls != 0) chunk = std::min(chunk, budget_.max_calls - used_calls_);
-      std::vector<const Candidate*> part(candidates.begin() + static_cast<std::ptrdiff_t>(done),
-                                         candidates.begin() + static_cast<std::ptrdiff_t>(done + chunk));
       used_calls_ += chunk;
-      std::vector<Result<Measurement>> answers = this->forward_batch(graph, part);
-      for (Result<Measurement>& a : answers) out.push_back(std::move(a));
+      if (chunk == total) {  // the whole batch in one chunk: passed and answered without copies
+        out = this->forward_batch(graph, candidates);
+      } else {
+        const std::vector<const Candidate*> part(candidates.begin() + static_cast<std::ptrdiff_t>(done),
+                                                 candidates.begin() + static_cast<std::ptrdiff_t>(done + chunk));
+        std::vector<Result<Measurement>> answers = this->forward_batch(graph, part);
+        out.reserve(total);
+        for (Result<Measurement>& a : answers) out.push_back(std::move(a));
+      }
       done += chunk;
       report(done, total);
     }

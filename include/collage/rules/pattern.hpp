@@ -288,28 +288,12 @@ class PatternMatcher {
   /// appends its inside nodes to `inside` (in any order, maybe repeated). Meets an alternative:
   /// says so, for match() to take the general path.
   One match_one(const PatternNode<G>& p, std::size_t i, Inside& inside) const {
-    switch (p.tag) {
-      case PatternTag::wildcard:
-        return One::match;
-      case PatternTag::constant:
-        return graph_.is_constant(i) || (graph_.is_inlinable(i) && graph_.inputs(i).empty()) ? One::match
-                                                                                              : One::no_match;
-      case PatternTag::op:
-        if (graph_.op_name(i) != p.name) return One::no_match;
-        break;
-      case PatternTag::kind:
-        if (graph_.kind(i) != p.kind) return One::no_match;
-        break;
-      case PatternTag::predicate:
-        if (!p.predicate || !p.predicate(graph_, i)) return One::no_match;
-        break;
-      case PatternTag::alt:
-        return One::alternatives;
-    }
+    if (p.tag == PatternTag::alt) return One::alternatives;
+    if (!head_matches(p, i)) return One::no_match;
+    if (p.tag == PatternTag::wildcard || p.tag == PatternTag::constant) return One::match;
     if (!p.any_args) {
       const IndexSpan inputs = graph_.inputs(i);
-      const bool arity_ok = p.more_args ? inputs.size() >= p.args.size() : inputs.size() == p.args.size();
-      if (!arity_ok) return One::no_match;
+      if (!arity_ok(p, inputs)) return One::no_match;
       for (std::size_t k = 0; k < p.args.size(); ++k) {
         const One arg = match_one(*p.args[k], inputs[k], inside);
         if (arg != One::match) return arg;
@@ -319,33 +303,38 @@ class PatternMatcher {
     return One::match;
   }
 
-  std::vector<Inside> match(const PatternNode<G>& p, std::size_t i) const {
+  /// Whether node i passes the test of p itself, arguments aside: its op name, kind or
+  /// predicate; for `const`, being a constant; always for `*`. (Not for alternatives.)
+  bool head_matches(const PatternNode<G>& p, std::size_t i) const {
     switch (p.tag) {
-      case PatternTag::wildcard:
-        return {Inside{}};
-      case PatternTag::constant:
-        if (graph_.is_constant(i) || (graph_.is_inlinable(i) && graph_.inputs(i).empty())) return {Inside{}};
-        return {};
-      case PatternTag::op:
-        if (graph_.op_name(i) != p.name) return {};
-        return match_args(p, i);
-      case PatternTag::kind:
-        if (graph_.kind(i) != p.kind) return {};
-        return match_args(p, i);
-      case PatternTag::predicate:
-        if (!p.predicate || !p.predicate(graph_, i)) return {};
-        return match_args(p, i);
-      case PatternTag::alt: {
-        std::vector<Inside> all;
-        for (const auto& a : p.args) {
-          std::vector<Inside> some = match(*a, i);
-          all.insert(all.end(), std::make_move_iterator(some.begin()), std::make_move_iterator(some.end()));
-        }
-        canonicalize(all);
-        return all;
-      }
+      case PatternTag::wildcard: return true;
+      case PatternTag::constant: return graph_.is_constant(i) || (graph_.is_inlinable(i) && graph_.inputs(i).empty());
+      case PatternTag::op: return graph_.op_name(i) == p.name;
+      case PatternTag::kind: return graph_.kind(i) == p.kind;
+      case PatternTag::predicate: return p.predicate && p.predicate(graph_, i);
+      case PatternTag::alt: break;
     }
-    return {};
+    return false;
+  }
+
+  /// Whether a node with `inputs` has the arguments p asks for (exactly, or at least with `...`).
+  static bool arity_ok(const PatternNode<G>& p, IndexSpan inputs) {
+    return p.more_args ? inputs.size() >= p.args.size() : inputs.size() == p.args.size();
+  }
+
+  std::vector<Inside> match(const PatternNode<G>& p, std::size_t i) const {
+    if (p.tag == PatternTag::alt) {
+      std::vector<Inside> all;
+      for (const auto& a : p.args) {
+        std::vector<Inside> some = match(*a, i);
+        all.insert(all.end(), std::make_move_iterator(some.begin()), std::make_move_iterator(some.end()));
+      }
+      canonicalize(all);
+      return all;
+    }
+    if (!head_matches(p, i)) return {};
+    if (p.tag == PatternTag::wildcard || p.tag == PatternTag::constant) return {Inside{}};
+    return match_args(p, i);
   }
 
   /// The matches of an op / kind / predicate node whose head already matched node i: the
@@ -354,8 +343,7 @@ class PatternMatcher {
     std::vector<Inside> result{Inside{}};
     if (!p.any_args) {
       const IndexSpan inputs = graph_.inputs(i);
-      const bool arity_ok = p.more_args ? inputs.size() >= p.args.size() : inputs.size() == p.args.size();
-      if (!arity_ok) return {};
+      if (!arity_ok(p, inputs)) return {};
       std::vector<std::vector<Inside>> per_arg;
       per_arg.reserve(p.args.size());
       for (std::size_t k = 0; k < p.args.size(); ++k) {
