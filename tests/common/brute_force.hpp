@@ -71,7 +71,7 @@ std::optional<double> brute_force_best(const collage::SearchProblem<G>& problem)
       return;
     }
     for (std::size_t id = 0; id < problem.size(); ++id) {
-      const auto& inside = problem[id].candidate().sub_graph.inside();
+      const auto& inside = problem[id].inside;
       if (!inside.contains(k) || inside.intersects(used)) continue;
       chosen.push_back(inside);
       used |= inside;

@@ -171,7 +171,7 @@ class Evolver {
     group_of_.resize(problem.size());
     std::map<IndexSet, std::size_t> groups;
     for (std::size_t id = 0; id < problem.size(); ++id) {
-      const IndexSet& inside = problem[id].candidate().sub_graph.inside();
+      const IndexSet& inside = problem[id].inside;
       for (std::size_t i : inside) {
         if (graph_.needs_kernel(i)) covering_[i].push_back(id);
       }
@@ -306,7 +306,7 @@ class Evolver {
   static constexpr unsigned char kPending = 1;
   static constexpr unsigned char kApplied = 2;
 
-  const IndexSet& inside(std::size_t id) const { return problem_[id].candidate().sub_graph.inside(); }
+  const IndexSet& inside(std::size_t id) const { return problem_[id].inside; }
 
   void set_owner(std::size_t node, std::size_t id) {
     owner_[node] = id;
@@ -354,7 +354,7 @@ class Evolver {
     return true;
   }
   std::vector<std::size_t> inside_inputs(std::size_t id) const {
-    const IndexSet& in = problem_[id].candidate().sub_graph.input();
+    const IndexSet& in = problem_[id].input;
     return std::vector<std::size_t>(in.begin(), in.end());
   }
 

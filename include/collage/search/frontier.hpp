@@ -154,7 +154,7 @@ class Frontier {
       c.cost = item.cost;
       result.total += item.cost;
       result.effective_total += item.effective;
-      used |= c.sub_graph.inside();
+      used |= item.inside;
       result.parts.push_back(std::move(c));
     }
     for (std::size_t i = 0; i < graph_.size(); ++i) {
@@ -175,10 +175,10 @@ class Frontier {
   /// `waits_on` is given, appends what the candidate waits on: its first unavailable input when it
   /// does not apply, else the contested nodes it fixes to the host.
   std::optional<Step> cover(const SearchState& s, std::size_t item, std::vector<std::size_t>* waits_on) const {
-    const SubGraph& sub = problem_[item].candidate().sub_graph;
+    const auto& candidate = problem_[item];
     std::vector<std::size_t>& fixed = fixed_scratch_;  // nodes without kernel the candidate takes from the host
     fixed.clear();
-    for (std::size_t i : sub.input()) {
+    for (std::size_t i : candidate.input) {
       if (!available(s.covered, i, &fixed)) {
         if (waits_on != nullptr) waits_on->push_back(i);  // the first unavailable input
         return std::nullopt;
@@ -186,29 +186,29 @@ class Frontier {
     }
     if (waits_on != nullptr) waits_on->insert(waits_on->end(), fixed.begin(), fixed.end());
     Step step;
-    step.added = sub.inside();
+    step.added = candidate.inside;
     for (std::size_t i : fixed) {
       if (!always_host(i)) step.added.add(i);
     }
     step.covered = settle(s.covered, step.added);
-    settle_dead_neighbours(step.covered, sub);
+    settle_dead_neighbours(step.covered, candidate.inside);
     return step;
   }
 
   /// The state after `item` in `s`, from the step cover() made.
   SearchState complete(const SearchState& s, std::size_t item, Step step) const {
-    const SubGraph& sub = problem_[item].candidate().sub_graph;
+    const IndexSet& inside = problem_[item].inside;
     SearchState next;
     next.covered = std::move(step.covered);
     next.kernels_covered = s.kernels_covered + problem_[item].kernels;
     next.covered_share = s.covered_share;
-    for (std::size_t i : sub.inside()) {
+    for (std::size_t i : inside) {
       if (graph_.needs_kernel(i)) next.covered_share += problem_.min_share(i);
     }
     // Ready nodes: the old ones not covered now, and kernel consumers reached from the newly
     // settled nodes through nodes without kernels.
     for (std::uint32_t r : s.ready) {
-      if (!sub.inside().contains(r)) next.ready.push_back(r);
+      if (!inside.contains(r)) next.ready.push_back(r);
     }
     // The old ones stay sorted; the few new ones are sorted and merged in.
     const auto old_ready = static_cast<std::ptrdiff_t>(next.ready.size());
@@ -261,12 +261,12 @@ class Frontier {
     }
   }
 
-  /// Settles the contested nodes without kernels next to `sub` (its inlinable inputs and its
+  /// Settles the contested nodes without kernels next to `inside` (its inlinable inputs and its
   /// outputs) that no candidate can hold any more, because each candidate that holds one holds a
   /// settled node, and that need nothing unavailable. Whether such a node is settled no longer
   /// matters, so settling it merges states that differ only in it: a scalar fused into one
   /// candidate and left out of another, once its consumer is covered either way.
-  void settle_dead_neighbours(CoveredSet& c, const SubGraph& sub) const {
+  void settle_dead_neighbours(CoveredSet& c, const IndexSet& inside) const {
     IndexSet dead(graph_.size());
     auto consider = [&](std::size_t j) {
       if (graph_.needs_kernel(j) || !problem_.contested(j) || settled(c, j)) return;
@@ -277,7 +277,7 @@ class Frontier {
       }
       dead.add(j);
     };
-    for (std::size_t n : sub.inside()) {
+    for (std::size_t n : inside) {
       for (std::size_t j : graph_.inputs(n)) {
         if (graph_.is_inlinable(j)) consider(j);
       }
@@ -287,7 +287,7 @@ class Frontier {
   }
 
   bool touches_settled(const CoveredSet& c, std::size_t item) const {
-    for (std::size_t i : problem_[item].candidate().sub_graph.inside()) {
+    for (std::size_t i : problem_[item].inside) {
       if (settled(c, i)) return true;
     }
     return false;

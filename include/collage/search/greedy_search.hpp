@@ -65,7 +65,7 @@ Result<Partitioning> greedy_search(const SearchProblem<G>& problem, const std::v
       const std::size_t n = stack.back();
       stack.pop_back();
       if (owner[n] != npos) {
-        for (std::size_t m : problem[owner[n]].candidate().sub_graph.inside()) push(m);
+        for (std::size_t m : problem[owner[n]].inside) push(m);
       }
       for (std::size_t c : graph.outputs(n)) {
         if (inside.contains(c)) return true;
@@ -75,7 +75,7 @@ Result<Partitioning> greedy_search(const SearchProblem<G>& problem, const std::v
     return false;
   };
   for (std::size_t id : order) {
-    const IndexSet& inside = problem[id].candidate().sub_graph.inside();
+    const IndexSet& inside = problem[id].inside;
     bool free = true;
     for (std::size_t i : inside) free = free && owner[i] == npos;
     if (!free || closes_cycle(inside, id)) continue;
@@ -91,7 +91,7 @@ Result<Partitioning> greedy_search(const SearchProblem<G>& problem, const std::v
   // Emit the parts in a topological order of the quotient (acyclic: every claim was checked).
   std::vector<std::size_t> part_of(graph.size(), npos);
   for (std::size_t k = 0; k < claimed.size(); ++k) {
-    for (std::size_t i : problem[claimed[k]].candidate().sub_graph.inside()) part_of[i] = k;
+    for (std::size_t i : problem[claimed[k]].inside) part_of[i] = k;
   }
   const QuotientOrder order_of_parts = quotient_order(graph, part_of, claimed.size());
   if (!order_of_parts.acyclic()) return Error{"greedy search: the claimed regions form a cycle (a bug)"};
