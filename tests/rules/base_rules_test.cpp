@@ -130,5 +130,48 @@ TEST(MergeCanonical, EqualsCanonicalizingTheConcatenation) {
   EXPECT_EQ(merged[0].rule_name, "r1");  // {a}:t, the smallest of r1, r2, r3
 }
 
+TEST(MergeCanonical, RandomCanonicalListsAsCanonicalizingTheirConcatenation) {
+  // Canonical lists, as rules return them: 2 to 17 of them, with random sub-graphs of a chain whose
+  // first nodes, targets, rule names and nesting overlap, so lists share duplicates.
+  RulesFixture f;
+  const testing_ir::Expr* e = f.ir.var("x");
+  for (int k = 0; k < 10; ++k) e = f.ir.call(k % 2 == 0 ? "relu" : "abs", {e});
+  f.ir.output(e);
+  f.build();
+  const auto& g = *f.graph;
+  std::uint64_t state = 12345;
+  auto next = [&](std::uint64_t bound) {
+    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
+    return (state >> 33) % bound;
+  };
+  for (int trial = 0; trial < 200; ++trial) {
+    std::vector<std::vector<Candidate>> lists(2 + next(16));
+    for (auto& list : lists) {
+      for (std::size_t c = next(12); c-- > 0;) {
+        const std::size_t first = 1 + next(g.size() - 1);
+        IndexSet inside(g.size());
+        inside.add(first);
+        for (std::size_t i = first + 1; i < g.size() && i < first + 3; ++i) {
+          if (next(2) == 0) inside.add(i);
+        }
+        std::vector<NestedSubGraph> groups;
+        if (next(3) == 0) groups.push_back(NestedSubGraph{SubGraph(g, inside), {{"Composite", "lib"}}});
+        list.push_back(Candidate{SubGraph(g, inside, {}, groups), next(2) == 0 ? "t" : "u",
+                                 next(2) == 0 ? "r1" : "r2", std::nullopt});
+      }
+      canonicalize(list);
+    }
+    std::vector<Candidate> expected;
+    for (const auto& list : lists) expected.insert(expected.end(), list.begin(), list.end());
+    canonicalize(expected);
+    const std::vector<Candidate> merged = merge_canonical(lists);
+    ASSERT_EQ(merged.size(), expected.size()) << "trial " << trial;
+    for (std::size_t k = 0; k < merged.size(); ++k) {
+      ASSERT_EQ(merged[k], expected[k]) << "trial " << trial << ", candidate " << k;
+      ASSERT_EQ(merged[k].rule_name, expected[k].rule_name) << "trial " << trial << ", candidate " << k;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace collage
