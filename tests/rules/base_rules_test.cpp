@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "collage/rules/combinators.hpp"
 #include "collage/rules/partition_rule.hpp"
 #include "common/expr_ir.hpp"
@@ -90,6 +92,14 @@ TEST(Combinators, CompositePrimitiveUnionOnlyValid) {
             "only_valid(op_predicate(both), {max_exits 1, taps forbidden, max_depth 0})");
 }
 
+/// A candidate over `inside`; with `nested`, the whole set is one group {Composite=lib}.
+Candidate candidate_over(const DataflowGraph<ExprGraph>& g, const IndexSet& inside, const char* target,
+                         const char* rule, bool nested) {
+  std::vector<NestedSubGraph> groups;
+  if (nested) groups.push_back(NestedSubGraph{SubGraph(g, inside), {{"Composite", "lib"}}});
+  return Candidate{SubGraph(g, inside, {}, groups), target, rule, std::nullopt};
+}
+
 TEST(MergeCanonical, EqualsCanonicalizingTheConcatenation) {
   // Lists in any order, duplicates within and across lists (same sub-graph and target; the
   // smallest rule name stays), nested groups and several targets.
@@ -103,11 +113,7 @@ TEST(MergeCanonical, EqualsCanonicalizingTheConcatenation) {
   const auto& g = *f.graph;
   const std::size_t n = g.size();
   auto cand = [&](std::initializer_list<std::size_t> nodes, const char* target, const char* rule, bool nested) {
-    IndexSet inside(n);
-    for (std::size_t i : nodes) inside.add(i);
-    std::vector<NestedSubGraph> groups;
-    if (nested) groups.push_back(NestedSubGraph{SubGraph(g, inside), {{"Composite", "lib"}}});
-    return Candidate{SubGraph(g, inside, {}, groups), target, rule, std::nullopt};
+    return candidate_over(g, IndexSet(n, nodes), target, rule, nested);
   };
   const std::size_t ia = g.index_of(a);
   const std::size_t ib = g.index_of(b);
@@ -139,11 +145,8 @@ TEST(MergeCanonical, RandomCanonicalListsAsCanonicalizingTheirConcatenation) {
   f.ir.output(e);
   f.build();
   const auto& g = *f.graph;
-  std::uint64_t state = 12345;
-  auto next = [&](std::uint64_t bound) {
-    state = state * 6364136223846793005ULL + 1442695040888963407ULL;
-    return (state >> 33) % bound;
-  };
+  std::mt19937_64 rng(12345);
+  auto next = [&](std::uint64_t bound) { return rng() % bound; };
   for (int trial = 0; trial < 200; ++trial) {
     std::vector<std::vector<Candidate>> lists(2 + next(16));
     for (auto& list : lists) {
@@ -154,10 +157,8 @@ TEST(MergeCanonical, RandomCanonicalListsAsCanonicalizingTheirConcatenation) {
         for (std::size_t i = first + 1; i < g.size() && i < first + 3; ++i) {
           if (next(2) == 0) inside.add(i);
         }
-        std::vector<NestedSubGraph> groups;
-        if (next(3) == 0) groups.push_back(NestedSubGraph{SubGraph(g, inside), {{"Composite", "lib"}}});
-        list.push_back(Candidate{SubGraph(g, inside, {}, groups), next(2) == 0 ? "t" : "u",
-                                 next(2) == 0 ? "r1" : "r2", std::nullopt});
+        const bool nested = next(3) == 0;
+        list.push_back(candidate_over(g, inside, next(2) == 0 ? "t" : "u", next(2) == 0 ? "r1" : "r2", nested));
       }
       canonicalize(list);
     }

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstddef>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -81,14 +82,16 @@ class BudgetedOracle final : public detail::OracleWrapper<G> {
       std::size_t chunk = chunk_size_ == 0 ? total - done : std::min(chunk_size_, total - done);
       if (budget_.max_calls != 0) chunk = std::min(chunk, budget_.max_calls - used_calls_);
       used_calls_ += chunk;
-      if (chunk == total) {  // the whole batch in one chunk: passed and answered without copies
-        out = this->forward_batch(graph, candidates);
+      // A chunk that is the whole batch is passed as it is, and its answers become `out`.
+      const auto first = candidates.begin() + static_cast<std::ptrdiff_t>(done);
+      std::vector<Result<Measurement>> answers =
+          chunk == total ? this->forward_batch(graph, candidates)
+                         : this->forward_batch(graph, std::vector<const Candidate*>(
+                                                          first, first + static_cast<std::ptrdiff_t>(chunk)));
+      if (out.empty()) {
+        out = std::move(answers);
       } else {
-        const std::vector<const Candidate*> part(candidates.begin() + static_cast<std::ptrdiff_t>(done),
-                                                 candidates.begin() + static_cast<std::ptrdiff_t>(done + chunk));
-        std::vector<Result<Measurement>> answers = this->forward_batch(graph, part);
-        out.reserve(total);
-        for (Result<Measurement>& a : answers) out.push_back(std::move(a));
+        out.insert(out.end(), std::make_move_iterator(answers.begin()), std::make_move_iterator(answers.end()));
       }
       done += chunk;
       report(done, total);

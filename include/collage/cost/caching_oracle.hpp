@@ -7,7 +7,6 @@
 #include <cstddef>
 #include <memory>
 #include <string>
-#include <string_view>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -57,25 +56,21 @@ class CachingOracle final : public detail::OracleWrapper<G> {
   std::vector<Result<Measurement>> measure_batch(const DataflowGraph<G>& graph,
                                                  const std::vector<const Candidate*>& candidates) override {
     this->own_.calls += candidates.size();
+    // Groups have distinct keys: each group is cached or one miss.
     const StructureGroups groups = group_by_structure(graph, candidates);
     const std::size_t n = groups.first.size();
-    std::vector<std::string> keys;
-    keys.reserve(n);  // never reallocates: `pending` views these strings
     std::vector<const Result<Measurement>*> cached(n, nullptr);  // by group
+    std::vector<std::size_t> miss_of(n, npos);                   // by group: its index in `misses`
     std::vector<const Candidate*> misses;
-    std::vector<std::size_t> miss_of(n, npos);  // by group: index in `misses` of an uncached key
-    std::unordered_map<std::string_view, std::size_t> pending;
+    std::vector<std::string> miss_keys;  // by miss
     for (std::size_t g = 0; g < n; ++g) {
-      keys.push_back(structural_key(graph, *candidates[groups.first[g]]));
-      const std::string& key = keys.back();
+      std::string key = structural_key(graph, *candidates[groups.first[g]]);
       if (auto hit = cache_.find(key); hit != cache_.end()) {
         cached[g] = &hit->second;
-      } else if (auto it = pending.find(key); it != pending.end()) {
-        miss_of[g] = it->second;
       } else {
-        pending.emplace(key, misses.size());
         miss_of[g] = misses.size();
         misses.push_back(candidates[groups.first[g]]);
+        miss_keys.push_back(std::move(key));
       }
     }
     // Every candidate but the first of each missing key is a hit.
@@ -85,11 +80,8 @@ class CachingOracle final : public detail::OracleWrapper<G> {
     std::vector<Result<Measurement>> out;
     out.reserve(candidates.size());
     for (std::size_t g : groups.group_of) out.push_back(cached[g] ? *cached[g] : answers[miss_of[g]]);
-    for (std::size_t g = 0; g < n; ++g) {
-      if (miss_of[g] != npos && misses[miss_of[g]] == candidates[groups.first[g]] &&
-          cacheable(answers[miss_of[g]])) {
-        cache_.emplace(std::move(keys[g]), answers[miss_of[g]]);
-      }
+    for (std::size_t m = 0; m < misses.size(); ++m) {
+      if (cacheable(answers[m])) cache_.emplace(std::move(miss_keys[m]), answers[m]);
     }
     return out;
   }

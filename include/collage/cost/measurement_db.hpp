@@ -29,7 +29,6 @@
 #include <string>
 #include <string_view>
 #include <system_error>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -335,32 +334,26 @@ class PersistentOracle final : public detail::OracleWrapper<G> {
   std::vector<Result<Measurement>> measure_batch(const DataflowGraph<G>& graph,
                                                  const std::vector<const Candidate*>& candidates) override {
     this->own_.calls += candidates.size();
+    // Groups have distinct keys: each group is stored or one miss.
     const StructureGroups groups = group_by_structure(graph, candidates);
     const std::size_t n = groups.first.size();
-    std::vector<std::string> keys;  // by group
-    keys.reserve(n);
-    std::vector<std::optional<Measurement>> stored;  // by group
-    stored.reserve(n);
+    std::vector<std::optional<Measurement>> stored(n);  // by group
+    std::vector<std::size_t> miss_of(n, npos);          // by group: its index in `misses`
     std::vector<const Candidate*> misses;
-    std::vector<std::size_t> miss_of(n, npos);  // by group
-    std::unordered_map<std::string, std::size_t> pending;
+    std::vector<std::string> miss_keys;  // by miss
     for (std::size_t g = 0; g < n; ++g) {
-      const Candidate* first = candidates[groups.first[g]];
-      keys.push_back(prefix_ + structural_key(graph, *first));
-      stored.push_back(lookup(keys[g]));
+      std::string key = prefix_ + structural_key(graph, *candidates[groups.first[g]]);
+      stored[g] = lookup(key);
       if (stored[g]) continue;
-      auto [it, inserted] = pending.emplace(keys[g], misses.size());
-      if (inserted) misses.push_back(first);
-      miss_of[g] = it->second;
+      miss_of[g] = misses.size();
+      misses.push_back(candidates[groups.first[g]]);
+      miss_keys.push_back(std::move(key));
     }
     std::vector<Result<Measurement>> answers = this->forward_batch(graph, misses);
-    for (std::size_t g = 0; g < n; ++g) {
-      if (!stored[g] && misses[miss_of[g]] == candidates[groups.first[g]]) record(keys[g], answers[miss_of[g]]);
-    }
+    for (std::size_t m = 0; m < misses.size(); ++m) record(std::move(miss_keys[m]), answers[m]);
     std::vector<Result<Measurement>> out;
     out.reserve(candidates.size());
-    for (std::size_t k = 0; k < candidates.size(); ++k) {
-      const std::size_t g = groups.group_of[k];
+    for (std::size_t g : groups.group_of) {
       if (stored[g]) {
         ++this->own_.db_hits;
         out.push_back(*stored[g]);

@@ -236,16 +236,13 @@ class StringIds {
   std::unordered_map<std::string_view, std::uint32_t> by_hash_;
 };
 
-/// A growing list of key tokens whose append is a compare and a store (growth is out of line).
+/// Key tokens, one group's after another.
 class KeyTokens {
  public:
-  void push(std::uint64_t token) {
-    if (size_ == data_.size()) grow();
-    data_[size_++] = token;
-  }
-  std::size_t size() const { return size_; }
+  void push(std::uint64_t token) { data_.push_back(token); }
+  std::size_t size() const { return data_.size(); }
   /// Forgets the tokens from `n` on.
-  void truncate(std::size_t n) { size_ = n; }
+  void truncate(std::size_t n) { data_.resize(n); }
   /// Whether tokens [a, a + n) equal tokens [b, b + n).
   bool same(std::size_t a, std::size_t b, std::size_t n) const {
     const auto at = [&](std::size_t k) { return data_.begin() + static_cast<std::ptrdiff_t>(k); };
@@ -253,16 +250,13 @@ class KeyTokens {
   }
   /// A hash of tokens [from, size()).
   std::size_t hash_from(std::size_t from) const {
-    std::size_t h = size_ - from;
-    for (std::size_t t = from; t < size_; ++t) h = h * 0x9E3779B97F4A7C15ULL ^ data_[t];
+    std::size_t h = data_.size() - from;
+    for (std::size_t t = from; t < data_.size(); ++t) h = h * 0x9E3779B97F4A7C15ULL ^ data_[t];
     return h;
   }
 
  private:
-  void grow() { data_.resize(std::max<std::size_t>(256, 2 * data_.size())); }
-
   std::vector<std::uint64_t> data_;
-  std::size_t size_ = 0;
 };
 
 /// Writes a structural key as a list of tokens for comparison within one batch over one graph:

@@ -163,6 +163,17 @@ class SubGraph {
 
 namespace detail {
 
+/// Three-way lexicographic comparison of two sequences whose elements `compare` orders three-way:
+/// negative, zero (equal) or positive.
+template <class Sequence, class Compare>
+int compare_lexicographic(const Sequence& x, const Sequence& y, Compare compare) {
+  const std::size_t n = std::min(x.size(), y.size());
+  for (std::size_t k = 0; k < n; ++k) {
+    if (int c = compare(x[k], y[k])) return c;
+  }
+  return x.size() == y.size() ? 0 : x.size() < y.size() ? -1 : 1;
+}
+
 /// The depth of each node of an inside set, visited in ascending index order: the number of nodes
 /// on the longest path inside that ends there.
 class DepthScan {
@@ -274,12 +285,10 @@ struct NestedSubGraph {
   /// The order of operator< as a three-way comparison.
   static int compare(const NestedSubGraph& a, const NestedSubGraph& b) {
     if (int c = SubGraph::compare(a.sub_graph, b.sub_graph)) return c;
-    const std::size_t n = std::min(a.attrs.size(), b.attrs.size());
-    for (std::size_t k = 0; k < n; ++k) {
-      if (int c = a.attrs[k].first.compare(b.attrs[k].first)) return c;
-      if (int c = a.attrs[k].second.compare(b.attrs[k].second)) return c;
-    }
-    return a.attrs.size() == b.attrs.size() ? 0 : a.attrs.size() < b.attrs.size() ? -1 : 1;
+    return detail::compare_lexicographic(a.attrs, b.attrs, [](const auto& x, const auto& y) {
+      const int c = x.first.compare(y.first);
+      return c != 0 ? c : x.second.compare(y.second);
+    });
   }
 };
 
@@ -314,20 +323,19 @@ namespace detail {
 template <class G>
 std::string derived_label_of(const DataflowGraph<G>& graph, const IndexSet& inside) {
   bool any_kernel = false;
-  std::size_t length = 0;
   for (std::size_t i : inside) {
     if (graph.needs_kernel(i)) {
-      length += graph.op_name(i).size() + (any_kernel ? 1 : 0);
       any_kernel = true;
+      break;
     }
   }
+  const auto named = [&](std::size_t i) { return !any_kernel || graph.needs_kernel(i); };
+  std::size_t length = 0;
+  for (std::size_t i : inside) length += named(i) ? graph.op_name(i).size() + 1 : 0;
   std::string label;
-  if (!any_kernel) {
-    for (std::size_t i : inside) length += graph.op_name(i).size() + 1;
-  }
   label.reserve(length);
   for (std::size_t i : inside) {
-    if (any_kernel && !graph.needs_kernel(i)) continue;
+    if (!named(i)) continue;
     if (!label.empty()) label += '+';
     label += graph.op_name(i);
   }
@@ -470,12 +478,7 @@ inline int SubGraph::compare(const SubGraph& a, const SubGraph& b) {
     if (int c = IndexSet::compare(a.inside(), b.inside())) return c;
   }
   if (a.nested_ == b.nested_) return 0;
-  const std::vector<NestedSubGraph>& x = a.nested();
-  const std::vector<NestedSubGraph>& y = b.nested();
-  for (std::size_t k = 0; k < std::min(x.size(), y.size()); ++k) {
-    if (int c = NestedSubGraph::compare(x[k], y[k])) return c;
-  }
-  return x.size() == y.size() ? 0 : x.size() < y.size() ? -1 : 1;
+  return detail::compare_lexicographic(a.nested(), b.nested(), NestedSubGraph::compare);
 }
 
 inline std::size_t SubGraph::hash() const {

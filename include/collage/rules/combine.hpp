@@ -16,6 +16,7 @@
 #include <boost/container/small_vector.hpp>
 
 #include "collage/rules/partition_rule.hpp"
+#include "collage/support/epoch_marks.hpp"
 #include "collage/support/identity_index.hpp"
 
 namespace collage {
@@ -348,11 +349,9 @@ class CombineRule final : public RuleImpl<G> {
     std::vector<std::size_t> found_hashes;
     CombineStats stats;
     std::vector<std::size_t> partners;  // scratch: the partners of one candidate, each once
-    std::vector<std::uint32_t> partner_mark;  // by pool id: partner_epoch when in `partners`
-    std::uint32_t partner_epoch = 0;
+    EpochMarks partner_marks;  // by pool id: in `partners`
     std::vector<std::size_t> walk;         // scratch of union_is_convex()
-    std::vector<std::uint32_t> walk_mark;  // by node: walk_epoch when visited
-    std::uint32_t walk_epoch = 0;
+    EpochMarks walk_marks;  // by node: visited
     JoinKey key;                        // scratch
 
     /// Finds the joins of one round, for candidates [first_new, pool.size()) and their partners.
@@ -469,17 +468,10 @@ class CombineRule final : public RuleImpl<G> {
     bool union_is_convex(const SubGraph& a, const SubGraph& b) {
       const IndexSet& inside = key.inside;
       const std::size_t last = inside.last_inside();
-      if (++walk_epoch == 0) {  // wrapped: forget every mark
-        std::fill(walk_mark.begin(), walk_mark.end(), 0);
-        walk_epoch = 1;
-      }
-      walk_mark.resize(graph.size(), 0);
+      walk_marks.clear(graph.size());
       walk.clear();
       auto visit = [&](std::size_t o) {
-        if (o < last && walk_mark[o] != walk_epoch && !inside.contains(o)) {
-          walk_mark[o] = walk_epoch;
-          walk.push_back(o);
-        }
+        if (o < last && !inside.contains(o) && walk_marks.mark(o)) walk.push_back(o);
       };
       for (std::size_t o : a.output()) visit(o);
       for (std::size_t o : b.output()) visit(o);
@@ -499,16 +491,10 @@ class CombineRule final : public RuleImpl<G> {
     /// partners through many of its nodes, and sorting those lists took most of combine's time.
     void start_partners() {
       partners.clear();
-      if (++partner_epoch == 0) {  // wrapped: forget every mark
-        std::fill(partner_mark.begin(), partner_mark.end(), 0);
-        partner_epoch = 1;
-      }
-      if (partner_mark.size() < pool.size()) partner_mark.resize(pool.size(), 0);
+      partner_marks.clear(pool.size());
     }
     void add_partner(std::size_t id) {
-      if (partner_mark[id] == partner_epoch) return;
-      partner_mark[id] = partner_epoch;
-      partners.push_back(id);
+      if (partner_marks.mark(id)) partners.push_back(id);
     }
 
     void join_tuple_args(const SubGraph& sub) {

@@ -14,6 +14,7 @@
 
 #include "collage/partition/sub_graph_config.hpp"
 #include "collage/rules/partition_rule.hpp"
+#include "collage/support/epoch_marks.hpp"
 #include "collage/support/index_span.hpp"
 
 namespace collage {
@@ -117,15 +118,8 @@ class RegionMerger {
   bool keeps_quotient_acyclic(const SubGraph& joined) {
     const IndexSet& in = joined.inside();
     const std::size_t hi = in.last_inside();
-    if (++epoch_ == 0) {  // wrapped: start the stamps afresh
-      std::fill(node_seen_.begin(), node_seen_.end(), 0);
-      std::fill(region_seen_.begin(), region_seen_.end(), 0);
-      epoch_ = 1;
-    }
-    if (node_seen_.empty()) {
-      node_seen_.assign(graph_->size(), 0);
-      region_seen_.assign(regions_.size(), 0);
-    }
+    node_seen_.clear(graph_->size());
+    region_seen_.clear(regions_.size());
     std::vector<std::size_t> stack(joined.output().begin(), joined.output().end());
     while (!stack.empty()) {
       const std::size_t v = stack.back();
@@ -134,12 +128,10 @@ class RegionMerger {
       IndexSpan free_outputs;
       const IndexSet* region_outputs = nullptr;
       if (q == npos) {
-        if (v > hi || node_seen_[v] == epoch_) continue;
-        node_seen_[v] = epoch_;
+        if (v > hi || !node_seen_.mark(v)) continue;
         free_outputs = graph_->outputs(v);
       } else {
-        if (region_seen_[q] == epoch_) continue;
-        region_seen_[q] = epoch_;
+        if (!region_seen_.mark(q)) continue;
         if (regions_[q].sub_graph.first_inside() > hi) continue;
         region_outputs = &regions_[q].sub_graph.output();
       }
@@ -288,9 +280,8 @@ class RegionMerger {
   std::vector<std::size_t> scanned_at_;  // clock_ at the end of its last fruitless step, or kNever
   std::vector<bool> mark_;               // scratch for owners_of
   std::size_t clock_ = 0;                // number of merges so far
-  std::vector<std::size_t> node_seen_;    // scratch for keeps_quotient_acyclic (epoch stamps)
-  std::vector<std::size_t> region_seen_;  // likewise, per region
-  std::size_t epoch_ = 0;
+  EpochMarks node_seen_;    // scratch of keeps_quotient_acyclic: nodes walked
+  EpochMarks region_seen_;  // likewise, regions walked
 };
 
 /// coalesce over candidates that are already pairwise disjoint and non-empty.

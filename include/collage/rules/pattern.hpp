@@ -45,6 +45,7 @@ struct PatternNode {
   std::vector<std::shared_ptr<const PatternNode>> args;  ///< argument patterns, or the alternatives of alt
   bool any_args = true;   ///< op / kind / predicate: the arguments are not constrained at all
   bool more_args = false;  ///< with !any_args: further arguments after `args` are allowed
+  bool has_alternatives = false;  ///< this node or one below it is an alternative (`a | b`)
 };
 
 template <class G>
@@ -84,7 +85,7 @@ class Pattern {
     Node node;
     node.tag = detail::PatternTag::op;
     node.name = std::move(name);
-    return Pattern(std::make_shared<const Node>(std::move(node)));
+    return Pattern(seal(std::move(node)));
   }
 
   /// `add(*, *)`: a node named `name` whose arguments match `args` in argument order; exactly that
@@ -94,7 +95,7 @@ class Pattern {
     node.tag = detail::PatternTag::op;
     node.name = std::move(name);
     set_args(node, std::move(args), more_args);
-    return Pattern(std::make_shared<const Node>(std::move(node)));
+    return Pattern(seal(std::move(node)));
   }
 
   /// `kind:anchor`: a node whose op kind is `op_kind`, with any arguments.
@@ -102,7 +103,7 @@ class Pattern {
     Node node;
     node.tag = detail::PatternTag::kind;
     node.kind = op_kind;
-    return Pattern(std::make_shared<const Node>(std::move(node)));
+    return Pattern(seal(std::move(node)));
   }
 
   /// `kind:anchor(*, const)`: a node of kind `op_kind` whose arguments match `args` (see op).
@@ -111,7 +112,7 @@ class Pattern {
     node.tag = detail::PatternTag::kind;
     node.kind = op_kind;
     set_args(node, std::move(args), more_args);
-    return Pattern(std::make_shared<const Node>(std::move(node)));
+    return Pattern(seal(std::move(node)));
   }
 
   /// `a | b`: any of the alternatives. Nested alternatives are flattened and a single alternative
@@ -128,7 +129,7 @@ class Pattern {
       }
     }
     if (node.args.size() == 1) return Pattern(node.args.front());
-    return Pattern(std::make_shared<const Node>(std::move(node)));
+    return Pattern(seal(std::move(node)));
   }
 
   /// `?name`: a node for which `pred` holds, with any arguments. An empty `pred` matches nothing.
@@ -138,7 +139,7 @@ class Pattern {
     node.tag = detail::PatternTag::predicate;
     node.name = std::move(name);
     node.predicate = std::move(pred);
-    return Pattern(std::make_shared<const Node>(std::move(node)));
+    return Pattern(seal(std::move(node)));
   }
 
   /// `?name(*, ...)`: a node for which `pred` holds whose arguments match `args` (see op).
@@ -149,7 +150,7 @@ class Pattern {
     node.name = std::move(name);
     node.predicate = std::move(pred);
     set_args(node, std::move(args), more_args);
-    return Pattern(std::make_shared<const Node>(std::move(node)));
+    return Pattern(seal(std::move(node)));
   }
 
   /// The canonical text form, e.g. `relu(add(*, const) | abs(*))`: no redundant parentheses, `, `
@@ -171,6 +172,14 @@ class Pattern {
   static std::shared_ptr<const Node> make_leaf(detail::PatternTag tag) {
     Node node;
     node.tag = tag;
+    return seal(std::move(node));
+  }
+
+  /// The finished, immutable node (every node is made through here, so has_alternatives is right).
+  static std::shared_ptr<const Node> seal(Node node) {
+    node.has_alternatives = node.tag == detail::PatternTag::alt ||
+                            std::any_of(node.args.begin(), node.args.end(),
+                                        [](const std::shared_ptr<const Node>& a) { return a->has_alternatives; });
     return std::make_shared<const Node>(std::move(node));
   }
 
@@ -269,38 +278,29 @@ class PatternMatcher {
   /// Every distinct inside set with which `pattern` matches at node i (sorted, unique; an empty
   /// result means no match, `{{}}` a match that puts nothing inside).
   std::vector<Inside> match(const Pattern<G>& pattern, std::size_t i) const {
+    if (pattern.node_->has_alternatives) return match(*pattern.node_, i);
     Inside inside;
-    switch (match_one(*pattern.node_, i, inside)) {
-      case One::no_match: return {};
-      case One::match:
-        std::sort(inside.begin(), inside.end());
-        inside.erase(std::unique(inside.begin(), inside.end()), inside.end());
-        return {std::move(inside)};
-      case One::alternatives: break;
-    }
-    return match(*pattern.node_, i);
+    if (!match_one(*pattern.node_, i, inside)) return {};
+    std::sort(inside.begin(), inside.end());
+    inside.erase(std::unique(inside.begin(), inside.end()), inside.end());
+    return {std::move(inside)};
   }
 
  private:
-  enum class One { no_match, match, alternatives };
-
-  /// The match at node i of a pattern without alternatives, which matches in one way at most:
-  /// appends its inside nodes to `inside` (in any order, maybe repeated). Meets an alternative:
-  /// says so, for match() to take the general path.
-  One match_one(const PatternNode<G>& p, std::size_t i, Inside& inside) const {
-    if (p.tag == PatternTag::alt) return One::alternatives;
-    if (!head_matches(p, i)) return One::no_match;
-    if (p.tag == PatternTag::wildcard || p.tag == PatternTag::constant) return One::match;
+  /// Whether a pattern without alternatives (which matches in one way at most) matches at node i;
+  /// appends the match's inside nodes to `inside` (in any order, maybe repeated).
+  bool match_one(const PatternNode<G>& p, std::size_t i, Inside& inside) const {
+    if (!head_matches(p, i)) return false;
+    if (p.tag == PatternTag::wildcard || p.tag == PatternTag::constant) return true;
     if (!p.any_args) {
       const IndexSpan inputs = graph_.inputs(i);
-      if (!arity_ok(p, inputs)) return One::no_match;
+      if (!arity_ok(p, inputs)) return false;
       for (std::size_t k = 0; k < p.args.size(); ++k) {
-        const One arg = match_one(*p.args[k], inputs[k], inside);
-        if (arg != One::match) return arg;
+        if (!match_one(*p.args[k], inputs[k], inside)) return false;
       }
     }
     if (!graph_.is_inlinable(i)) inside.push_back(i);
-    return One::match;
+    return true;
   }
 
   /// Whether node i passes the test of p itself, arguments aside: its op name, kind or
@@ -488,7 +488,7 @@ class PatternParser {
     }
     skip_space();
     if (peek() == '(' && !parse_args(node, depth)) return false;
-    out = Pattern<G>(std::make_shared<const Node>(std::move(node)));
+    out = Pattern<G>(Pattern<G>::seal(std::move(node)));
     return true;
   }
 

@@ -14,6 +14,7 @@
 
 #include "collage/search/partitioning.hpp"
 #include "collage/search/search_problem.hpp"
+#include "collage/support/epoch_marks.hpp"
 
 namespace collage {
 namespace detail {
@@ -47,7 +48,7 @@ template <class G>
 class Frontier {
  public:
   explicit Frontier(const SearchProblem<G>& problem)
-      : problem_(problem), graph_(problem.graph()), node_mark_(graph_.size(), 0), item_mark_(problem.size(), 0) {}
+      : problem_(problem), graph_(problem.graph()) {}
 
   /// The state before anything is chosen.
   SearchState start() const {
@@ -110,26 +111,24 @@ class Frontier {
   template <class Want, class F>
   void for_each_successor(const SearchState& s, Want want, F f) const {
     if (s.ready.empty()) return;
-    new_epoch();
+    node_marks_.clear(graph_.size());
+    item_marks_.clear(problem_.size());
     std::vector<std::size_t>& pivots = pivot_scratch_;
     pivots.assign(1, s.ready[0]);
-    node_mark_[s.ready[0]] = epoch_;
+    node_marks_.mark(s.ready[0]);
     std::vector<std::size_t>& waits_on = waits_scratch_;
     while (!pivots.empty()) {
       const std::size_t v = pivots.back();
       pivots.pop_back();
       auto [first, last] = problem_.covering(v);
       for (const std::uint32_t* id = first; id != last; ++id) {
-        if (item_mark_[*id] == epoch_) continue;
-        item_mark_[*id] = epoch_;
+        if (!item_marks_.mark(*id)) continue;
         if (touches_settled(s.covered, *id)) continue;
         waits_on.clear();
         std::optional<Step> step = cover(s, *id, &waits_on);
         for (std::size_t w : waits_on) {
           const std::size_t pivot = step ? w : ready_behind(s.covered, w);
-          if (node_mark_[pivot] == epoch_) continue;
-          node_mark_[pivot] = epoch_;
-          pivots.push_back(pivot);
+          if (node_marks_.mark(pivot)) pivots.push_back(pivot);
         }
         if (step && want(*id, step->covered)) f(*id, complete(s, *id, std::move(*step)));
       }
@@ -233,15 +232,6 @@ class Frontier {
     std::inplace_merge(next.ready.begin(), next.ready.begin() + old_ready, next.ready.end());
     next.ready.erase(std::unique(next.ready.begin(), next.ready.end()), next.ready.end());
     return next;
-  }
-
-  /// Starts a new round of marks for for_each_successor().
-  void new_epoch() const {
-    if (++epoch_ == 0) {  // wrapped: forget all marks
-      std::fill(node_mark_.begin(), node_mark_.end(), 0);
-      std::fill(item_mark_.begin(), item_mark_.end(), 0);
-      epoch_ = 1;
-    }
   }
 
   /// A ready kernel node behind `input`, an unavailable input of some candidate: found by
@@ -354,10 +344,9 @@ class Frontier {
 
   const SearchProblem<G>& problem_;
   const DataflowGraph<G>& graph_;
-  // for_each_successor()'s marks: a node was a pivot, or a candidate was tried, when its mark == epoch_.
-  mutable std::vector<std::uint32_t> node_mark_;
-  mutable std::vector<std::uint32_t> item_mark_;
-  mutable std::uint32_t epoch_ = 0;
+  // for_each_successor()'s marks: a node was a pivot, a candidate was tried.
+  mutable EpochMarks node_marks_;
+  mutable EpochMarks item_marks_;
   // Scratch lists, kept to save allocations: for_each_successor()'s pivots and waits, cover()'s
   // fixed nodes, complete()'s readiness walk, available()'s walk.
   mutable std::vector<std::size_t> pivot_scratch_;
