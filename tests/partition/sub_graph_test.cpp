@@ -213,7 +213,39 @@ TEST(SubGraph, NestedGroupsAndAttrs) {
   EXPECT_EQ(composite.to_string(), "relu{3}[Composite=my.relu:relu{3}]");
 }
 
+TEST(AttrList, SortedSharedAndComparedByContent) {
+  const AttrList a{{"Compiler", "tvm"}, {"Composite", "x"}};
+  const AttrList b(Attrs{{"Composite", "x"}, {"Compiler", "tvm"}});  // another order, another list
+  EXPECT_EQ(a, b);
+  EXPECT_EQ(AttrList::compare(a, b), 0);
+  ASSERT_EQ(b.size(), 2u);
+  EXPECT_EQ(b[0].first, "Compiler");  // sorted by key
+  EXPECT_EQ(b.find("Composite"), "x");
+  EXPECT_EQ(b.find("Primitive"), "");
+
+  const AttrList copy = a;  // a copy shares the list
+  EXPECT_EQ(&copy.list(), &a.list());
+  EXPECT_TRUE(AttrList().empty());
+  EXPECT_EQ(AttrList(), AttrList(Attrs{}));
+
+  // Order: by (key, value) pairs, a prefix first.
+  const AttrList shorter{{"Compiler", "tvm"}};
+  const AttrList other_value{{"Compiler", "tvm"}, {"Composite", "y"}};
+  EXPECT_LT(AttrList::compare(shorter, a), 0);
+  EXPECT_LT(AttrList::compare(a, other_value), 0);
+  EXPECT_GT(AttrList::compare(other_value, a), 0);
+  EXPECT_NE(a, other_value);
+
+  // Groups made from either order of the same attributes are the same group.
+  Diamond d;
+  SubGraph relu = d.sub({d.relu});
+  EXPECT_EQ(relu.with_attrs(*d.graph, a), relu.with_attrs(*d.graph, b));
+  SubGraph direct(*d.graph, d.set({d.relu}), "", {NestedSubGraph{relu, Attrs{{"Composite", "x"}, {"Compiler", "tvm"}}}});
+  EXPECT_EQ(direct.nested()[0].attrs, a);
+}
+
 TEST(SubGraph, TouchingNeedsAnEdgeAndAConvexUnion) {
+
   Diamond d;
   const Graph& g = *d.graph;
   EXPECT_TRUE(d.sub({d.conv}).are_touching(g, d.sub({d.relu})));

@@ -187,7 +187,6 @@ class PartitionChecker {
           if (!v) return std::nullopt;
           attrs.emplace_back(it.key(), std::move(*v));
         }
-        std::sort(attrs.begin(), attrs.end());
       }
       std::optional<IndexSet> members = inside(g, at);
       if (!members) return std::nullopt;

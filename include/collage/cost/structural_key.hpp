@@ -117,7 +117,7 @@ class KeyTextWriter {
 
 /// Appends "group <depth> <attrs> {b<k>,...}" lines for `nested` and, depth-first, their own nested groups.
 template <class Writer, class Body>
-void write_groups(Writer& w, const std::vector<NestedSubGraph>& nested, std::size_t depth, const Body& body) {
+void write_groups(Writer& w, const NestedGroups& nested, std::size_t depth, const Body& body) {
   for (const NestedSubGraph& n : nested) {
     w.word(KeyWord::group);
     w.number(depth);

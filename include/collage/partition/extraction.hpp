@@ -25,7 +25,7 @@ struct ExtractionView {
   std::vector<std::size_t> inlined;
 
   struct Group {
-    Attrs attrs;
+    AttrList attrs;
     std::vector<std::size_t> body;
   };
   /// Nested attribute groups, in the sub-graph's order; each body in topological order.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -21,14 +22,66 @@
 
 namespace collage {
 
-/// Attributes of a nested group, e.g. {"Composite", "cutlass.dense_bias"}, kept sorted by key.
+/// Attributes as (key, value) pairs, e.g. {"Composite", "cutlass.dense_bias"}: what callers build
+/// and pass in.
 using Attrs = std::vector<std::pair<std::string, std::string>>;
+
+/// The attributes of a nested group: an immutable list of (key, value) pairs in sorted order,
+/// shared by copies. A rule that wraps
+/// thousands of candidates in the same attributes makes one list, and every group refers to it.
+class AttrList {
+ public:
+  using value_type = Attrs::value_type;
+  using const_iterator = Attrs::const_iterator;
+  using iterator = const_iterator;
+
+  AttrList() = default;
+  AttrList(Attrs attrs)  // NOLINT: implicit, so {{"Composite", "x"}} and Attrs values convert
+      : list_(attrs.empty() ? nullptr : sorted(std::move(attrs))) {}
+  AttrList(std::initializer_list<value_type> attrs) : AttrList(Attrs(attrs)) {}
+
+  const_iterator begin() const { return list().begin(); }
+  const_iterator end() const { return list().end(); }
+  std::size_t size() const { return list_ ? list_->size() : 0; }
+  bool empty() const { return size() == 0; }
+  const value_type& operator[](std::size_t k) const { return list()[k]; }
+  /// The pairs as a vector.
+  const Attrs& list() const { return list_ ? *list_ : none(); }
+  /// The value of attribute `key`, or "" when absent.
+  std::string_view find(std::string_view key) const {
+    for (const auto& [k, v] : list()) {
+      if (k == key) return v;
+    }
+    return {};
+  }
+
+  friend bool operator==(const AttrList& a, const AttrList& b) { return a.list_ == b.list_ || a.list() == b.list(); }
+  friend bool operator!=(const AttrList& a, const AttrList& b) { return !(a == b); }
+  /// Lexicographic by (key, value) pairs, a shorter list first on a tie: negative, zero or positive.
+  static int compare(const AttrList& a, const AttrList& b);
+
+ private:
+  static std::shared_ptr<const Attrs> sorted(Attrs attrs) {
+    std::sort(attrs.begin(), attrs.end());
+    return std::make_shared<const Attrs>(std::move(attrs));
+  }
+  static const Attrs& none() {
+    static const Attrs empty;
+    return empty;
+  }
+
+  std::shared_ptr<const Attrs> list_;  // null when empty
+};
 
 class SubGraph;
 
 /// A group inside a sub-graph that carries attributes (a composite function, a primitive
 /// partition and its compiler).
 struct NestedSubGraph;
+
+/// The nested groups of a sub-graph, sorted. Most sub-graphs that have groups have one, which is
+/// held inline.
+using NestedGroups = boost::container::small_vector<NestedSubGraph, 1>;
 
 /// A set of nodes ("inside") of one DataflowGraph, with cached boundary sets:
 ///  - entry:  inside nodes with a (non-inlinable) input outside;
@@ -45,9 +98,9 @@ struct NestedSubGraph;
 /// which must be the graph the sub-graph was made over.
 ///
 /// A SubGraph is immutable. The inside set and what is cached about it (boundary sets, depth, kind,
-/// label) live in one shared block, and the nested groups in another, so copies are cheap and a
-/// sub-graph wrapped in a nested group (with_attrs) shares its blocks with the group instead of
-/// holding second copies.
+/// label) live in one shared block, and the nested groups in another (one allocation when there is
+/// one group), so copies are cheap and a sub-graph wrapped in a nested group (with_attrs) shares its
+/// blocks with the group instead of holding second copies.
 class SubGraph {
  public:
   SubGraph() = default;
@@ -56,8 +109,7 @@ class SubGraph {
   /// of the inside nodes that need a kernel (of all inside nodes when none does), joined with '+'. (Overloads rather than default
   /// arguments: NestedSubGraph is incomplete here.)
   template <class G>
-  SubGraph(const DataflowGraph<G>& graph, IndexSet inside, std::string label,
-           std::vector<NestedSubGraph> nested);
+  SubGraph(const DataflowGraph<G>& graph, IndexSet inside, std::string label, std::vector<NestedSubGraph> nested);
   template <class G>
   SubGraph(const DataflowGraph<G>& graph, IndexSet inside, std::string label = {});
 
@@ -69,7 +121,7 @@ class SubGraph {
   std::size_t depth() const { return core().depth; }
   OpKind kind() const { return core().kind; }
   const std::string& label() const { return core().label; }
-  const std::vector<NestedSubGraph>& nested() const;
+  const NestedGroups& nested() const;
 
   bool empty() const { return inside().empty(); }
   /// Number of inside nodes.
@@ -104,7 +156,7 @@ class SubGraph {
 
   /// The same inside set, wrapped whole in one nested group carrying `attrs`.
   template <class G>
-  SubGraph with_attrs(const DataflowGraph<G>& graph, Attrs attrs) const;
+  SubGraph with_attrs(const DataflowGraph<G>& graph, AttrList attrs) const;
 
   /// This sub-graph carried into `new_graph` through `index_map` (old index -> new index).
   template <class H>
@@ -146,9 +198,9 @@ class SubGraph {
 
   template <class G>
   static std::shared_ptr<const Core> make_core(const DataflowGraph<G>& graph, IndexSet inside, std::string label);
-  SubGraph(std::shared_ptr<const Core> core, std::vector<NestedSubGraph> nested);
+  SubGraph(std::shared_ptr<const Core> core, NestedGroups nested);
   /// Sorts `nested` and shares it (null when empty).
-  static std::shared_ptr<const std::vector<NestedSubGraph>> share_nested(std::vector<NestedSubGraph> nested);
+  static std::shared_ptr<const NestedGroups> share_nested(NestedGroups nested);
 
   const Core& core() const { return core_ ? *core_ : empty_core(); }
   static const Core& empty_core() {
@@ -157,7 +209,7 @@ class SubGraph {
   }
 
   std::shared_ptr<const Core> core_;  // null for the default (empty) sub-graph
-  std::shared_ptr<const std::vector<NestedSubGraph>> nested_;  // null when there are none
+  std::shared_ptr<const NestedGroups> nested_;  // null when there are none
   std::size_t first_ = npos;  // inside().first_inside(), kept here for sorting without reading the core
 };
 
@@ -268,15 +320,10 @@ bool is_convex(const DataflowGraph<G>& graph, const IndexSet& inside) {
 
 struct NestedSubGraph {
   SubGraph sub_graph;
-  Attrs attrs;
+  AttrList attrs;
 
   /// The value of attribute `key`, or "" when absent.
-  std::string_view attr(std::string_view key) const {
-    for (const auto& [k, v] : attrs) {
-      if (k == key) return v;
-    }
-    return {};
-  }
+  std::string_view attr(std::string_view key) const { return attrs.find(key); }
   friend bool operator==(const NestedSubGraph& a, const NestedSubGraph& b) {
     return a.attrs == b.attrs && a.sub_graph == b.sub_graph;
   }
@@ -285,34 +332,37 @@ struct NestedSubGraph {
   /// The order of operator< as a three-way comparison.
   static int compare(const NestedSubGraph& a, const NestedSubGraph& b) {
     if (int c = SubGraph::compare(a.sub_graph, b.sub_graph)) return c;
-    return detail::compare_lexicographic(a.attrs, b.attrs, [](const auto& x, const auto& y) {
-      const int c = x.first.compare(y.first);
-      return c != 0 ? c : x.second.compare(y.second);
-    });
+    return AttrList::compare(a.attrs, b.attrs);
   }
 };
 
 // ---------------------------------------------------------------------------------------------
 // Implementation.
 
-template <class G>
-SubGraph::SubGraph(const DataflowGraph<G>& graph, IndexSet inside, std::string label,
-                   std::vector<NestedSubGraph> nested)
-    : core_(make_core(graph, std::move(inside), std::move(label))),
-      nested_(share_nested(std::move(nested))),
-      first_(core_->inside.first_inside()) {}
-
-inline SubGraph::SubGraph(std::shared_ptr<const Core> core, std::vector<NestedSubGraph> nested)
-    : core_(std::move(core)), nested_(share_nested(std::move(nested))), first_(core_->inside.first_inside()) {}
-
-inline std::shared_ptr<const std::vector<NestedSubGraph>> SubGraph::share_nested(std::vector<NestedSubGraph> nested) {
-  if (nested.empty()) return nullptr;
-  std::sort(nested.begin(), nested.end());
-  return std::make_shared<const std::vector<NestedSubGraph>>(std::move(nested));
+inline int AttrList::compare(const AttrList& a, const AttrList& b) {
+  if (a.list_ == b.list_) return 0;
+  return detail::compare_lexicographic(a.list(), b.list(), [](const value_type& x, const value_type& y) {
+    const int c = x.first.compare(y.first);
+    return c != 0 ? c : x.second.compare(y.second);
+  });
 }
 
-inline const std::vector<NestedSubGraph>& SubGraph::nested() const {
-  static const std::vector<NestedSubGraph> none;
+template <class G>
+SubGraph::SubGraph(const DataflowGraph<G>& graph, IndexSet inside, std::string label, std::vector<NestedSubGraph> nested)
+    : SubGraph(make_core(graph, std::move(inside), std::move(label)),
+               NestedGroups(std::make_move_iterator(nested.begin()), std::make_move_iterator(nested.end()))) {}
+
+inline SubGraph::SubGraph(std::shared_ptr<const Core> core, NestedGroups nested)
+    : core_(std::move(core)), nested_(share_nested(std::move(nested))), first_(core_->inside.first_inside()) {}
+
+inline std::shared_ptr<const NestedGroups> SubGraph::share_nested(NestedGroups nested) {
+  if (nested.empty()) return nullptr;
+  std::sort(nested.begin(), nested.end());
+  return std::make_shared<const NestedGroups>(std::move(nested));
+}
+
+inline const NestedGroups& SubGraph::nested() const {
+  static const NestedGroups none;
   return nested_ ? *nested_ : none;
 }
 
@@ -425,17 +475,16 @@ Validity SubGraph::check(const DataflowGraph<G>& graph, const SubGraphConfig& co
 
 template <class G>
 SubGraph SubGraph::disjoint_union(const DataflowGraph<G>& graph, const SubGraph& that) const {
-  std::vector<NestedSubGraph> groups;
+  NestedGroups groups;
   groups.reserve(nested().size() + that.nested().size());
   groups.insert(groups.end(), nested().begin(), nested().end());
   groups.insert(groups.end(), that.nested().begin(), that.nested().end());
-  return SubGraph(graph, inside() | that.inside(), {}, std::move(groups));
+  return SubGraph(make_core(graph, inside() | that.inside(), {}), std::move(groups));
 }
 
 template <class G>
-SubGraph SubGraph::with_attrs(const DataflowGraph<G>& graph, Attrs attrs) const {
-  std::sort(attrs.begin(), attrs.end());
-  std::vector<NestedSubGraph> groups;
+SubGraph SubGraph::with_attrs(const DataflowGraph<G>& graph, AttrList attrs) const {
+  NestedGroups groups;
   groups.push_back(NestedSubGraph{*this, std::move(attrs)});
   // Same inside set and label over the same graph: the cached sets are this sub-graph's.
   return SubGraph(core_ ? core_ : make_core(graph, inside(), label()), std::move(groups));
@@ -443,12 +492,12 @@ SubGraph SubGraph::with_attrs(const DataflowGraph<G>& graph, Attrs attrs) const 
 
 template <class H>
 SubGraph SubGraph::subst(const DataflowGraph<H>& new_graph, const std::vector<std::size_t>& index_map) const {
-  std::vector<NestedSubGraph> groups;
+  NestedGroups groups;
   groups.reserve(nested().size());
   for (const NestedSubGraph& n : nested()) {
     groups.push_back(NestedSubGraph{n.sub_graph.subst(new_graph, index_map), n.attrs});
   }
-  return SubGraph(new_graph, inside().subst(new_graph.size(), index_map), label(), std::move(groups));
+  return SubGraph(make_core(new_graph, inside().subst(new_graph.size(), index_map), label()), std::move(groups));
 }
 
 inline std::string SubGraph::to_string() const {

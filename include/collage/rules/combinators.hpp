@@ -29,8 +29,9 @@ class WrapRule final : public RuleImpl<G> {
 
   std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const std::string& target) const override {
     std::vector<Candidate> result = sub_.all_candidates(graph, target);
-    Attrs attrs = attrs_;
-    if (compiler_attr_) attrs.emplace_back("Compiler", target);
+    Attrs list = attrs_;
+    if (compiler_attr_) list.emplace_back("Compiler", target);
+    const AttrList attrs(std::move(list));  // one list, shared by every candidate's group
     for (Candidate& c : result) {
       c.sub_graph = c.sub_graph.with_attrs(graph, attrs);
       c.rule_name.insert(0, prefix_);

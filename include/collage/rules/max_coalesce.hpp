@@ -159,7 +159,7 @@ class RegionMerger {
   bool try_absorb(std::size_t into, const IndexSet& extra, Accept&& accept) {
     const SubGraph& base = regions_[into].sub_graph;
     IndexSet inside = base.inside();
-    std::vector<NestedSubGraph> nested = base.nested();
+    std::vector<NestedSubGraph> nested(base.nested().begin(), base.nested().end());
     std::vector<std::size_t> absorbed;
     std::vector<std::size_t> claimed;
     for (std::size_t i : extra) {

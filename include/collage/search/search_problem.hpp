@@ -103,9 +103,21 @@ class SearchProblem {
 
   /// Indexes the usable candidates of `candidates` (which the items point into).
   std::optional<Error> index(const std::vector<Candidate>& candidates, const SearchCosts& costs) {
+    // First pass: which candidates are usable, their costs and first kernel nodes, and how many
+    // items start at each node. The second pass builds each item in its slot of the order by first
+    // kernel node (candidate order within a node), so the item list is allocated once, at its size.
+    struct Usable {
+      std::size_t candidate;
+      std::size_t first_kernel;
+      std::size_t kernels;
+      Cost cost;
+    };
+    std::vector<Usable> usable;
+    usable.reserve(candidates.size());
+    by_first_.assign(graph_->size() + 1, 0);
     double known_sum = 0;
-    items_.reserve(candidates.size());
-    for (const Candidate& c : candidates) {
+    for (std::size_t id = 0; id < candidates.size(); ++id) {
+      const Candidate& c = candidates[id];
       Cost cost = c.cost.value_or(Cost::unknown());
       if (cost.is_invalid()) continue;
       std::size_t first_kernel = npos;
@@ -120,17 +132,18 @@ class SearchProblem {
       auto pen = costs.penalty.find(c.target);
       if (pen != costs.penalty.end()) cost += Cost::value(pen->second);
       if (cost.is_known()) known_sum += cost.raw();
-      items_.push_back(Item{&c, cost, Cost(), first_kernel, kernels, c.sub_graph.inside(), c.sub_graph.input()});
+      usable.push_back(Usable{id, first_kernel, kernels, cost});
+      ++by_first_[first_kernel + 1];
     }
     unknown_fallback_ = Cost::value(1.0 + 2.0 * known_sum);
-    // Items by first kernel node, in candidate order within a node: a counting sort.
-    by_first_.assign(graph_->size() + 1, 0);
-    for (const Item& item : items_) ++by_first_[item.first_kernel + 1];
     for (std::size_t i = 0; i < graph_->size(); ++i) by_first_[i + 1] += by_first_[i];
-    std::vector<Item> sorted(items_.size());
+    items_.resize(usable.size());
     std::vector<std::size_t> next(by_first_.begin(), by_first_.end() - 1);
-    for (Item& item : items_) sorted[next[item.first_kernel]++] = std::move(item);
-    items_ = std::move(sorted);
+    for (const Usable& u : usable) {
+      const Candidate& c = candidates[u.candidate];
+      items_[next[u.first_kernel]++] =
+          Item{&c, u.cost, Cost(), u.first_kernel, u.kernels, c.sub_graph.inside(), c.sub_graph.input()};
+    }
 
     // Effective costs, and the cheapest share of a candidate's cost per kernel node it covers
     // (the A* lower bound).
