@@ -153,8 +153,14 @@ BENCHMARK(BM_Partition)->Args({kBert, 12, 3, kExact})->Args({kBert, 12, 3, kBeam
 // With Google Benchmark's own iteration count (the heap warm from the iterations before): the
 // torch.fx comparison (its CapabilityBasedPartitioner: 0.42 s at 1.7k nodes, 13 s at 6.7k; 32 and
 // 115 layers are 1,857 and 6,671 nodes), and the ends of the scaling slope (48 and 768 layers).
+// A second of untimed warm-up iterations first: glibc's heap settles only after a few calls (it
+// raises its trim and mmap thresholds as large blocks are freed), and before it does each call
+// faults in fresh pages, which cost about 11 us each on the KVM guest of docs/benchmarks.md. At
+// 768 layers the default half second holds only three or four iterations, all in that phase.
 BENCHMARK(BM_Partition)
     ->ArgsProduct({{kBert}, {32, 48, 115, 768}, {3}, {kExact}})
+    ->MinWarmUpTime(1.0)
+    ->MinTime(2.0)
     ->Unit(benchmark::kMillisecond);
 
 // Scaling in layers (58 nodes a layer: 48 .. 768 layers is 2.8k .. 45k nodes; 32 and 115 layers,

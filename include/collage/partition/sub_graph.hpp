@@ -27,8 +27,8 @@ namespace collage {
 using Attrs = std::vector<std::pair<std::string, std::string>>;
 
 /// The attributes of a nested group: an immutable list of (key, value) pairs in sorted order,
-/// shared by copies. A rule that wraps
-/// thousands of candidates in the same attributes makes one list, and every group refers to it.
+/// shared by copies. A rule that wraps thousands of candidates in the same attributes makes one
+/// list, and every group refers to it.
 class AttrList {
  public:
   using value_type = Attrs::value_type;
