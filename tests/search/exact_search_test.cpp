@@ -154,6 +154,60 @@ TEST(ExactSearch, MatchesBruteForceWithConstantsTuplesAndProjectionsInside) {
   EXPECT_GT(compared, 250);
 }
 
+TEST(SearchProblem, ItemsAreIndexedByFirstKernelNodeInCandidateOrder) {
+  // Pulled-in constants come before their consumers, so a candidate's first inside node is often
+  // not its first kernel node: the items' order differs from the candidates' order.
+  std::mt19937_64 rng(91);
+  using G = testing_ir::ExprGraph;
+  for (int trial = 0; trial < 100; ++trial) {
+    G ir = random_expr_graph(rng, 5 + trial % 6);
+    auto graph = DataflowGraph<G>::build(ir);
+    ASSERT_TRUE(graph.ok()) << graph.error().message;
+    auto rule = combine(op_kind<G>(OpKind::opaque), {Combiner<G>::all(), Combiner<G>::constant()}, {3});
+    std::vector<Candidate> all;
+    for (const char* target : {"a", "b"}) {
+      for (Candidate c : rule.all_candidates(*graph, target)) {
+        // Every fifth multi-node candidate is invalid: it must not become an item.
+        const bool invalid = c.sub_graph.size() > 1 && rng() % 5 == 0;
+        c.cost = invalid ? Cost::invalid() : Cost::value(1.0 + static_cast<double>(rng() % 9));
+        all.push_back(std::move(c));
+      }
+    }
+    std::shuffle(all.begin(), all.end(), rng);
+    const std::size_t usable = static_cast<std::size_t>(
+        std::count_if(all.begin(), all.end(), [](const Candidate& c) { return !c.cost->is_invalid(); }));
+    auto problem = SearchProblem<G>::build(*graph, std::move(all));
+    ASSERT_TRUE(problem.ok()) << problem.error().message;
+    ASSERT_EQ(problem->size(), usable);
+    std::size_t expected_first = 0;
+    for (std::size_t node = 0; node < graph->size(); ++node) {
+      const auto [first, last] = problem->starting_at(node);
+      ASSERT_EQ(first, expected_first) << "trial " << trial << ", node " << node;  // ranges tile the items
+      expected_first = last;
+      for (std::size_t id = first; id < last; ++id) {
+        const auto& item = (*problem)[id];
+        const Candidate& c = item.candidate();
+        std::size_t first_kernel = npos;
+        for (std::size_t i : c.sub_graph.inside()) {
+          if (graph->needs_kernel(i)) {
+            first_kernel = i;
+            break;
+          }
+        }
+        EXPECT_EQ(first_kernel, node);
+        EXPECT_EQ(item.first_kernel, node);
+        EXPECT_EQ(item.inside, c.sub_graph.inside());
+        EXPECT_EQ(item.input, c.sub_graph.input());
+        EXPECT_EQ(item.cost, *c.cost);
+        if (id > first) {
+          EXPECT_LT(&(*problem)[id - 1].candidate(), &c) << "candidate order within a node";
+        }
+      }
+    }
+    EXPECT_EQ(expected_first, problem->size());
+  }
+}
+
 /// Candidates of any shape: each kernel node alone, plus the convex hulls of random pairs and
 /// triples of nodes (up to 7 nodes; several exits, joins of independent branches, disconnected
 /// pieces), for `targets` targets with random costs.

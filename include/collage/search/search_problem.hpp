@@ -103,21 +103,10 @@ class SearchProblem {
 
   /// Indexes the usable candidates of `candidates` (which the items point into).
   std::optional<Error> index(const std::vector<Candidate>& candidates, const SearchCosts& costs) {
-    // First pass: which candidates are usable, their costs and first kernel nodes, and how many
-    // items start at each node. The second pass builds each item in its slot of the order by first
-    // kernel node (candidate order within a node), so the item list is allocated once, at its size.
-    struct Usable {
-      std::size_t candidate;
-      std::size_t first_kernel;
-      std::size_t kernels;
-      Cost cost;
-    };
-    std::vector<Usable> usable;
-    usable.reserve(candidates.size());
-    by_first_.assign(graph_->size() + 1, 0);
     double known_sum = 0;
-    for (std::size_t id = 0; id < candidates.size(); ++id) {
-      const Candidate& c = candidates[id];
+    items_.reserve(candidates.size());
+    by_first_.assign(graph_->size() + 1, 0);
+    for (const Candidate& c : candidates) {
       Cost cost = c.cost.value_or(Cost::unknown());
       if (cost.is_invalid()) continue;
       std::size_t first_kernel = npos;
@@ -132,17 +121,21 @@ class SearchProblem {
       auto pen = costs.penalty.find(c.target);
       if (pen != costs.penalty.end()) cost += Cost::value(pen->second);
       if (cost.is_known()) known_sum += cost.raw();
-      usable.push_back(Usable{id, first_kernel, kernels, cost});
+      items_.push_back(Item{&c, cost, Cost(), first_kernel, kernels, c.sub_graph.inside(), c.sub_graph.input()});
       ++by_first_[first_kernel + 1];
     }
     unknown_fallback_ = Cost::value(1.0 + 2.0 * known_sum);
+    // Items by first kernel node, in candidate order within a node: a counting sort, applied in
+    // place (a second item list would be a second large block to allocate and fill).
     for (std::size_t i = 0; i < graph_->size(); ++i) by_first_[i + 1] += by_first_[i];
-    items_.resize(usable.size());
+    std::vector<std::size_t> slot(items_.size());
     std::vector<std::size_t> next(by_first_.begin(), by_first_.end() - 1);
-    for (const Usable& u : usable) {
-      const Candidate& c = candidates[u.candidate];
-      items_[next[u.first_kernel]++] =
-          Item{&c, u.cost, Cost(), u.first_kernel, u.kernels, c.sub_graph.inside(), c.sub_graph.input()};
+    for (std::size_t k = 0; k < items_.size(); ++k) slot[k] = next[items_[k].first_kernel]++;
+    for (std::size_t k = 0; k < items_.size(); ++k) {
+      while (slot[k] != k) {  // send item k to its slot, and take in the item that was there
+        std::swap(items_[k], items_[slot[k]]);
+        std::swap(slot[k], slot[slot[k]]);
+      }
     }
 
     // Effective costs, and the cheapest share of a candidate's cost per kernel node it covers
