@@ -70,6 +70,7 @@ class BudgetedOracle final : public detail::OracleWrapper<G> {
     start_clock();
     report(0, total);
     std::vector<Result<Measurement>> out;
+    out.reserve(total);
     std::size_t done = 0;
     while (done < total) {
       if (exhausted()) {
@@ -82,17 +83,13 @@ class BudgetedOracle final : public detail::OracleWrapper<G> {
       std::size_t chunk = chunk_size_ == 0 ? total - done : std::min(chunk_size_, total - done);
       if (budget_.max_calls != 0) chunk = std::min(chunk, budget_.max_calls - used_calls_);
       used_calls_ += chunk;
-      // A chunk that is the whole batch is passed as it is, and its answers become `out`.
+      // A chunk that is the whole batch is passed as it is, without a copy of the list.
       const auto first = candidates.begin() + static_cast<std::ptrdiff_t>(done);
       std::vector<Result<Measurement>> answers =
           chunk == total ? this->forward_batch(graph, candidates)
                          : this->forward_batch(graph, std::vector<const Candidate*>(
                                                           first, first + static_cast<std::ptrdiff_t>(chunk)));
-      if (out.empty()) {
-        out = std::move(answers);
-      } else {
-        out.insert(out.end(), std::make_move_iterator(answers.begin()), std::make_move_iterator(answers.end()));
-      }
+      out.insert(out.end(), std::make_move_iterator(answers.begin()), std::make_move_iterator(answers.end()));
       done += chunk;
       report(done, total);
     }

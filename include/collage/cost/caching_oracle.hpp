@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -56,34 +57,20 @@ class CachingOracle final : public detail::OracleWrapper<G> {
   std::vector<Result<Measurement>> measure_batch(const DataflowGraph<G>& graph,
                                                  const std::vector<const Candidate*>& candidates) override {
     this->own_.calls += candidates.size();
-    // Groups have distinct keys: each group is cached or one miss.
-    const StructureGroups groups = group_by_structure(graph, candidates);
-    const std::size_t n = groups.first.size();
-    std::vector<const Result<Measurement>*> cached(n, nullptr);  // by group
-    std::vector<std::size_t> miss_of(n, npos);                   // by group: its index in `misses`
-    std::vector<const Candidate*> misses;
-    std::vector<std::string> miss_keys;  // by miss
-    for (std::size_t g = 0; g < n; ++g) {
-      std::string key = structural_key(graph, *candidates[groups.first[g]]);
-      if (auto hit = cache_.find(key); hit != cache_.end()) {
-        cached[g] = &hit->second;
-      } else {
-        miss_of[g] = misses.size();
-        misses.push_back(candidates[groups.first[g]]);
-        miss_keys.push_back(std::move(key));
-      }
-    }
+    KeyedBatch<Result<Measurement>> batch = split_by_key<Result<Measurement>>(
+        graph, candidates, [&](const std::string& key) -> std::optional<Result<Measurement>> {
+          auto hit = cache_.find(key);
+          if (hit == cache_.end()) return std::nullopt;
+          return hit->second;
+        });
     // Every candidate but the first of each missing key is a hit.
-    this->own_.cache_misses += misses.size();
-    this->own_.cache_hits += candidates.size() - misses.size();
-    std::vector<Result<Measurement>> answers = this->forward_batch(graph, misses);
-    std::vector<Result<Measurement>> out;
-    out.reserve(candidates.size());
-    for (std::size_t g : groups.group_of) out.push_back(cached[g] ? *cached[g] : answers[miss_of[g]]);
-    for (std::size_t m = 0; m < misses.size(); ++m) {
-      if (cacheable(answers[m])) cache_.emplace(std::move(miss_keys[m]), answers[m]);
+    this->own_.cache_misses += batch.misses.size();
+    this->own_.cache_hits += candidates.size() - batch.misses.size();
+    const std::vector<Result<Measurement>> answers = this->forward_batch(graph, batch.misses);
+    for (std::size_t m = 0; m < answers.size(); ++m) {
+      if (cacheable(answers[m])) cache_.emplace(std::move(batch.miss_keys[m]), answers[m]);
     }
-    return out;
+    return batch.per_candidate(answers);
   }
 
   /// "caching(<wrapped oracle>)".

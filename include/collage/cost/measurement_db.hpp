@@ -334,34 +334,17 @@ class PersistentOracle final : public detail::OracleWrapper<G> {
   std::vector<Result<Measurement>> measure_batch(const DataflowGraph<G>& graph,
                                                  const std::vector<const Candidate*>& candidates) override {
     this->own_.calls += candidates.size();
-    // Groups have distinct keys: each group is stored or one miss.
-    const StructureGroups groups = group_by_structure(graph, candidates);
-    const std::size_t n = groups.first.size();
-    std::vector<std::optional<Measurement>> stored(n);  // by group
-    std::vector<std::size_t> miss_of(n, npos);          // by group: its index in `misses`
-    std::vector<const Candidate*> misses;
-    std::vector<std::string> miss_keys;  // by miss
-    for (std::size_t g = 0; g < n; ++g) {
-      std::string key = prefix_ + structural_key(graph, *candidates[groups.first[g]]);
-      stored[g] = lookup(key);
-      if (stored[g]) continue;
-      miss_of[g] = misses.size();
-      misses.push_back(candidates[groups.first[g]]);
-      miss_keys.push_back(std::move(key));
-    }
-    std::vector<Result<Measurement>> answers = this->forward_batch(graph, misses);
-    for (std::size_t m = 0; m < misses.size(); ++m) record(std::move(miss_keys[m]), answers[m]);
-    std::vector<Result<Measurement>> out;
-    out.reserve(candidates.size());
-    for (std::size_t g : groups.group_of) {
-      if (stored[g]) {
-        ++this->own_.db_hits;
-        out.push_back(*stored[g]);
-      } else {
-        out.push_back(answers[miss_of[g]]);
-      }
-    }
-    return out;
+    KeyedBatch<Result<Measurement>> batch = split_by_key<Result<Measurement>>(
+        graph, candidates,
+        [&](const std::string& key) -> std::optional<Result<Measurement>> {
+          if (std::optional<Measurement> m = lookup(key)) return Result<Measurement>(*m);
+          return std::nullopt;
+        },
+        prefix_);
+    const std::vector<Result<Measurement>> answers = this->forward_batch(graph, batch.misses);
+    for (std::size_t m = 0; m < answers.size(); ++m) record(std::move(batch.miss_keys[m]), answers[m]);
+    this->own_.db_hits += batch.stored_candidates();
+    return batch.per_candidate(answers);
   }
 
   /// "persistent(<wrapped oracle>)".

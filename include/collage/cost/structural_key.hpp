@@ -9,6 +9,7 @@
 #include <charconv>
 #include <cstdint>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -371,6 +372,55 @@ StructureGroups group_by_structure(const DataflowGraph<G>& graph, const std::vec
     index.push(hash);
   }
   return groups;
+}
+
+/// A batch split against a store of answers kept by structural key (a cache, a database): each
+/// group of structurally equal candidates is answered by the store, or is one miss to be measured
+/// through its first candidate. Groups have distinct keys, so no key is missed twice.
+template <class Answer>
+struct KeyedBatch {
+  StructureGroups groups;
+  std::vector<std::optional<Answer>> stored;  // by group: the store's answer
+  std::vector<std::size_t> miss_of;           // by group: its index in `misses`, or npos
+  std::vector<const Candidate*> misses;       // the first candidate of each group the store lacks
+  std::vector<std::string> miss_keys;         // by miss: its key
+
+  /// Number of candidates the store answered.
+  std::size_t stored_candidates() const {
+    std::size_t n = 0;
+    for (std::size_t g : groups.group_of) n += stored[g] ? 1 : 0;
+    return n;
+  }
+  /// An answer per candidate, in batch order: the store's, or its group's in `answers` (those of
+  /// `misses`, in order).
+  std::vector<Answer> per_candidate(const std::vector<Answer>& answers) const {
+    std::vector<Answer> out;
+    out.reserve(groups.group_of.size());
+    for (std::size_t g : groups.group_of) out.push_back(stored[g] ? *stored[g] : answers[miss_of[g]]);
+    return out;
+  }
+};
+
+/// Splits `candidates` against a store: `lookup(key)` is the stored answer (an
+/// std::optional<Answer>) for the key `prefix` + structural_key(), made once per group.
+template <class Answer, class G, class Lookup>
+KeyedBatch<Answer> split_by_key(const DataflowGraph<G>& graph, const std::vector<const Candidate*>& candidates,
+                                Lookup lookup, const std::string& prefix = {}) {
+  KeyedBatch<Answer> batch;
+  batch.groups = group_by_structure(graph, candidates);
+  const std::size_t n = batch.groups.first.size();
+  batch.stored.resize(n);
+  batch.miss_of.assign(n, npos);
+  for (std::size_t g = 0; g < n; ++g) {
+    const Candidate* first = candidates[batch.groups.first[g]];
+    std::string key = prefix + structural_key(graph, *first);
+    batch.stored[g] = lookup(key);
+    if (batch.stored[g]) continue;
+    batch.miss_of[g] = batch.misses.size();
+    batch.misses.push_back(first);
+    batch.miss_keys.push_back(std::move(key));
+  }
+  return batch;
 }
 
 }  // namespace collage

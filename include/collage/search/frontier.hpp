@@ -174,10 +174,10 @@ class Frontier {
   /// `waits_on` is given, appends what the candidate waits on: its first unavailable input when it
   /// does not apply, else the contested nodes it fixes to the host.
   std::optional<Step> cover(const SearchState& s, std::size_t item, std::vector<std::size_t>* waits_on) const {
-    const auto& candidate = problem_[item];
+    const IndexSet& inside = problem_[item].inside;
     std::vector<std::size_t>& fixed = fixed_scratch_;  // nodes without kernel the candidate takes from the host
     fixed.clear();
-    for (std::size_t i : candidate.input) {
+    for (std::size_t i : problem_[item].input) {
       if (!available(s.covered, i, &fixed)) {
         if (waits_on != nullptr) waits_on->push_back(i);  // the first unavailable input
         return std::nullopt;
@@ -185,12 +185,12 @@ class Frontier {
     }
     if (waits_on != nullptr) waits_on->insert(waits_on->end(), fixed.begin(), fixed.end());
     Step step;
-    step.added = candidate.inside;
+    step.added = inside;
     for (std::size_t i : fixed) {
       if (!always_host(i)) step.added.add(i);
     }
     step.covered = settle(s.covered, step.added);
-    settle_dead_neighbours(step.covered, candidate.inside);
+    settle_dead_neighbours(step.covered, inside);
     return step;
   }
 
