@@ -231,7 +231,7 @@ TEST(Partitioner, RewriteVisitsPartsConsumersFirst) {
   ASSERT_TRUE(r.ok());
   std::vector<std::string> seen;
   rewrite_partitions(g, r->partitioning, [&](const Candidate& c, const ExtractionView& view) {
-    seen.push_back(c.sub_graph.label() + "(" + std::to_string(view.params.size()) + ")");
+    seen.push_back(c.sub_graph.label(g) + "(" + std::to_string(view.params.size()) + ")");
   });
   EXPECT_EQ(seen, (std::vector<std::string>{"abs(1)", "relu(1)"}));
 }

@@ -356,7 +356,7 @@ Result<Partitioning> replay(const DataflowGraph<G>& graph, std::string_view trac
         if (!members) return Error{where + "bad group indexes"};
         nested.push_back(NestedSubGraph{SubGraph(graph, std::move(*members)), std::move(attrs)});
       }
-      candidates.push_back(Candidate{SubGraph(graph, std::move(*inside), {}, std::move(nested)), f[1], f[2], cost});
+      candidates.push_back(Candidate{SubGraph(graph, std::move(*inside), std::move(nested)), f[1], f[2], cost});
     } else {
       return Error{where + "unrecognised record '" + f[0] + "'"};
     }

@@ -33,7 +33,7 @@ struct RulesFixture {
   }
   std::vector<std::string> describe(const collage::PartitionRule<ExprGraph>& rule, const std::string& target) const {
     std::vector<std::string> out;
-    for (const collage::Candidate& c : rule.all_candidates(*graph, target)) out.push_back(c.to_string());
+    for (const collage::Candidate& c : rule.all_candidates(*graph, target)) out.push_back(c.to_string(*graph));
     return out;
   }
   /// The inside sets only, as "{...}" strings, in the rule's order.

@@ -219,7 +219,7 @@ TEST(StructuralKey, NestedGroupsAreInTheKey) {
   // Same attributes, different members: a group over {dense, bias_add} inside the block.
   auto partial = [&](const std::vector<const Expr*>& block) {
     NestedSubGraph group{SubGraph(*f.graph, f.set({block[0], block[1]})), {{"Composite", "dense_bias"}}};
-    return Candidate{SubGraph(*f.graph, f.set(block), {}, {group}), "cutlass", "rule", std::nullopt};
+    return Candidate{SubGraph(*f.graph, f.set(block), {group}), "cutlass", "rule", std::nullopt};
   };
   EXPECT_NE(f.key(partial(b1)), dense_bias);
   EXPECT_EQ(f.key(partial(b0)), f.key(partial(b1)));

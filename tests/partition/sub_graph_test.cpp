@@ -51,7 +51,7 @@ TEST(SubGraphRfc, SingleOp) {
   EXPECT_EQ(s.input(), f.set({x}));
   EXPECT_TRUE(s.output().empty());
   EXPECT_EQ(s.kind(), OpKind::elemwise);
-  EXPECT_EQ(s.label(), "relu");
+  EXPECT_EQ(s.label(*f.graph), "relu");
 }
 
 TEST(SubGraphRfc, TwoIndependentOpsNeedTwoExits) {
@@ -82,7 +82,7 @@ TEST(SubGraphRfc, ChainHasDepthThree) {
   EXPECT_EQ(s.check(*f.graph, kOneExit), Validity::valid);
   EXPECT_EQ(s.check(*f.graph, SubGraphConfig{1, false, 2}), Validity::too_deep);
   EXPECT_EQ(s.kind(), OpKind::anchor);
-  EXPECT_EQ(s.label(), "conv2d+add+relu");
+  EXPECT_EQ(s.label(*f.graph), "conv2d+add+relu");
   EXPECT_EQ(s.input(), f.set({x, w, b}));
   EXPECT_EQ(s.entry(), f.set({conv, add}));
   EXPECT_EQ(f.sub({conv, add}).depth(), 2u);
@@ -196,21 +196,22 @@ TEST(SubGraph, NestedGroupsAndAttrs) {
   EXPECT_EQ(both.check(*d.graph, SubGraphConfig{2, false, 0}), Validity::valid);
 
   // A nested group that sticks out, or two that overlap, make the sub-graph invalid.
-  SubGraph outer(*d.graph, d.set({d.relu}), "", {NestedSubGraph{d.sub({d.relu, d.abs}), {}}});
+  SubGraph outer(*d.graph, d.set({d.relu}), {NestedSubGraph{d.sub({d.relu, d.abs}), {}}});
   EXPECT_EQ(outer.check(*d.graph, SubGraphConfig{2, false, 0}), Validity::nested_not_inside);
-  SubGraph overlap(*d.graph, d.set({d.relu, d.abs}), "",
+  SubGraph overlap(*d.graph, d.set({d.relu, d.abs}),
                    {NestedSubGraph{d.sub({d.relu}), {{"A", "1"}}}, NestedSubGraph{d.sub({d.relu}), {{"B", "2"}}}});
   EXPECT_EQ(overlap.check(*d.graph, SubGraphConfig{2, false, 0}), Validity::nested_overlap);
-  SubGraph bad_nested(*d.graph, d.set({d.conv, d.relu, d.abs, d.join}), "",
+  SubGraph bad_nested(*d.graph, d.set({d.conv, d.relu, d.abs, d.join}),
                       {NestedSubGraph{d.sub({d.conv, d.join}), {}}});
   EXPECT_EQ(bad_nested.check(*d.graph, kOneExit), Validity::nested_invalid);
   // The outer kernel's limits do not apply to a nested group: conv is an exit of {conv, relu} (it feeds
   // abs) and also feeds relu inside it, a tap, yet the group is a fine composite inside the whole diamond.
-  SubGraph tapped_nested(*d.graph, d.set({d.conv, d.relu, d.abs, d.join}), "",
+  SubGraph tapped_nested(*d.graph, d.set({d.conv, d.relu, d.abs, d.join}),
                          {NestedSubGraph{d.sub({d.conv, d.relu}), {}}});
   EXPECT_EQ(d.sub({d.conv, d.relu}).check(*d.graph, kOneExit), Validity::too_many_exits);
   EXPECT_EQ(tapped_nested.check(*d.graph, kOneExit), Validity::valid);
-  EXPECT_EQ(composite.to_string(), "relu{3}[Composite=my.relu:relu{3}]");
+  EXPECT_EQ(composite.to_string(*d.graph), "relu{3}[Composite=my.relu:relu{3}]");
+  EXPECT_EQ(composite.to_string(), "{3}[Composite=my.relu:{3}]");
 }
 
 TEST(AttrList, SortedSharedAndComparedByContent) {
@@ -240,7 +241,7 @@ TEST(AttrList, SortedSharedAndComparedByContent) {
   Diamond d;
   SubGraph relu = d.sub({d.relu});
   EXPECT_EQ(relu.with_attrs(*d.graph, a), relu.with_attrs(*d.graph, b));
-  SubGraph direct(*d.graph, d.set({d.relu}), "", {NestedSubGraph{relu, Attrs{{"Composite", "x"}, {"Compiler", "tvm"}}}});
+  SubGraph direct(*d.graph, d.set({d.relu}), {NestedSubGraph{relu, Attrs{{"Composite", "x"}, {"Compiler", "tvm"}}}});
   EXPECT_EQ(direct.nested()[0].attrs, a);
 }
 
@@ -313,7 +314,8 @@ TEST(Candidate, IdentityAndOrder) {
   EXPECT_NE(a, c);
   EXPECT_LT(c, a);  // by target after the sub-graph
   EXPECT_LT(a, b);  // then by rule name
-  EXPECT_EQ(c.to_string(), "cpu:native:conv2d{2}");
+  EXPECT_EQ(c.to_string(*d.graph), "cpu:native:conv2d{2}");
+  EXPECT_EQ(c.to_string(), "cpu:native:{2}");
 }
 
 }  // namespace

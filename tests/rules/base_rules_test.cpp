@@ -97,7 +97,7 @@ Candidate candidate_over(const DataflowGraph<ExprGraph>& g, const IndexSet& insi
                          const char* rule, bool nested) {
   std::vector<NestedSubGraph> groups;
   if (nested) groups.push_back(NestedSubGraph{SubGraph(g, inside), {{"Composite", "lib"}}});
-  return Candidate{SubGraph(g, inside, {}, groups), target, rule, std::nullopt};
+  return Candidate{SubGraph(g, inside, groups), target, rule, std::nullopt};
 }
 
 TEST(MergeCanonical, EqualsCanonicalizingTheConcatenation) {

@@ -142,8 +142,8 @@ TEST(Combine, CustomPairwiseCombinerAndDescribe) {
   auto c = f.ir.call("abs", {b});
   f.ir.output(c);
   f.build();
-  auto same_label = C::pairwise("same_op", [](const DataflowGraph<ExprGraph>&, const SubGraph& up, const SubGraph& down) {
-    return up.label() == down.label();
+  auto same_label = C::pairwise("same_op", [](const DataflowGraph<ExprGraph>& g, const SubGraph& up, const SubGraph& down) {
+    return up.label(g) == down.label(g);
   });
   auto rule = combine(op_kind<ExprGraph>(OpKind::elemwise), {same_label}, {0}, "relu_runs");
   EXPECT_EQ(f.insides(rule, "t"), f.lines({"{1}", "{1,2}", "{2}", "{3}"}));

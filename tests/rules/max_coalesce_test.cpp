@@ -27,9 +27,10 @@ Candidate part(const DataflowGraph<G>& graph, std::size_t i, const std::string& 
   return Candidate{SubGraph(graph, IndexSet(graph.size(), {i})), target, "seed", Cost::value(1.0)};
 }
 
-std::vector<std::string> strings(const std::vector<Candidate>& cs) {
+template <class G>
+std::vector<std::string> strings(const DataflowGraph<G>& graph, const std::vector<Candidate>& cs) {
   std::vector<std::string> out;
-  for (const Candidate& c : cs) out.push_back(c.to_string());
+  for (const Candidate& c : cs) out.push_back(c.to_string(graph));
   return out;
 }
 
@@ -49,7 +50,7 @@ TEST(Coalesce, ChainCollapsesIntoOnePart) {
   std::vector<Candidate> parts;
   for (std::size_t i = 1; i <= 5; ++i) parts.push_back(part(g, i, "t"));
   std::vector<Candidate> merged = coalesce(g, parts, SubGraphConfig{});
-  EXPECT_EQ(strings(merged), f.lines({"t:max_coalesce:relu+relu+relu+relu+relu{1..5}"}));
+  EXPECT_EQ(strings(g, merged), f.lines({"t:max_coalesce:relu+relu+relu+relu+relu{1..5}"}));
   ASSERT_EQ(merged.size(), 1u);
   EXPECT_FALSE(merged[0].cost.has_value());
 }
@@ -64,7 +65,7 @@ TEST(Coalesce, RespectsMaxDepth) {
   config.max_depth = 2;
   std::vector<Candidate> merged = coalesce(g, parts, config);
   // {1} takes {2}; {1,2} cannot take {3} (depth 3); {3} takes {4}; {5} stays as it was given.
-  EXPECT_EQ(strings(merged),
+  EXPECT_EQ(strings(g, merged),
             f.lines({"t:max_coalesce:relu+relu{1,2}", "t:max_coalesce:relu+relu{3,4}", "t:seed:relu{5}"}));
   ASSERT_EQ(merged.size(), 3u);
   EXPECT_FALSE(merged[0].cost.has_value());
@@ -73,7 +74,7 @@ TEST(Coalesce, RespectsMaxDepth) {
   // Depth 3: one merge per visit, so pass 1 pairs {1,2} and {3,4}; in pass 2 {1,2} cannot take
   // {3,4} (depth 4) but {3,4} takes {5}.
   config.max_depth = 3;
-  EXPECT_EQ(strings(coalesce(g, parts, config)),
+  EXPECT_EQ(strings(g, coalesce(g, parts, config)),
             f.lines({"t:max_coalesce:relu+relu{1,2}", "t:max_coalesce:relu+relu+relu{3..5}"}));
 }
 
@@ -83,7 +84,7 @@ TEST(Coalesce, NeverMergesDifferentTargets) {
   const auto& g = *f.graph;
   // targets along the chain: a a b a a
   std::vector<Candidate> parts{part(g, 1, "a"), part(g, 2, "a"), part(g, 3, "b"), part(g, 4, "a"), part(g, 5, "a")};
-  EXPECT_EQ(strings(coalesce(g, parts, SubGraphConfig{})),
+  EXPECT_EQ(strings(g, coalesce(g, parts, SubGraphConfig{})),
             f.lines({"a:max_coalesce:relu+relu{1,2}", "b:seed:relu{3}", "a:max_coalesce:relu+relu{4,5}"}));
   // {1,2} and {4,5} of target a would make {1,2,4,5}, not touching (3 lies between): never joined,
   // even though {1..5} is convex.
@@ -102,20 +103,20 @@ TEST(Coalesce, DifferentTargetInTheMiddleOfADiamondBlocksTheJoin) {
   ASSERT_EQ(f.at(d), 4u);
   std::vector<Candidate> parts{part(g, 1, "t"), part(g, 2, "t"), part(g, 3, "u"), part(g, 4, "t")};
   // Taps forbidden (the default): {1,2} would tap (1 feeds 2 inside and 3 outside); {2} takes {4}.
-  EXPECT_EQ(strings(coalesce(g, parts, SubGraphConfig{})),
+  EXPECT_EQ(strings(g, coalesce(g, parts, SubGraphConfig{})),
             f.lines({"t:seed:relu{1}", "t:max_coalesce:abs+add{2,4}", "u:seed:exp{3}"}));
   // Taps allowed: {1} takes {2}; {1,2} + {4} is not convex (the path 1 -> 3 -> 4 leaves and re-enters).
   SubGraphConfig taps;
   taps.allow_taps = true;
-  EXPECT_EQ(strings(coalesce(g, parts, taps)),
+  EXPECT_EQ(strings(g, coalesce(g, parts, taps)),
             f.lines({"t:max_coalesce:relu+abs{1,2}", "u:seed:exp{3}", "t:seed:add{4}"}));
   // All of one target: one part.
   std::vector<Candidate> same{part(g, 1, "t"), part(g, 2, "t"), part(g, 3, "t"), part(g, 4, "t")};
-  EXPECT_EQ(strings(coalesce(g, same, SubGraphConfig{})), f.lines({"t:max_coalesce:relu+abs+exp+add{1..4}"}));
+  EXPECT_EQ(strings(g, coalesce(g, same, SubGraphConfig{})), f.lines({"t:max_coalesce:relu+abs+exp+add{1..4}"}));
   // One exit allowed: the diamond is still one part (its only exit is d).
   SubGraphConfig one_exit;
   one_exit.max_exits = 1;
-  EXPECT_EQ(strings(coalesce(g, same, one_exit)), f.lines({"t:max_coalesce:relu+abs+exp+add{1..4}"}));
+  EXPECT_EQ(strings(g, coalesce(g, same, one_exit)), f.lines({"t:max_coalesce:relu+abs+exp+add{1..4}"}));
 }
 
 TEST(Coalesce, RespectsMaxExitsAndTaps) {
@@ -135,16 +136,16 @@ TEST(Coalesce, RespectsMaxExitsAndTaps) {
   // {1,2,3} has exits 2 and 3.
   SubGraphConfig one_exit;
   one_exit.max_exits = 1;
-  EXPECT_EQ(strings(coalesce(g, parts, one_exit)), unmerged);
+  EXPECT_EQ(strings(g, coalesce(g, parts, one_exit)), unmerged);
   SubGraphConfig two_exits;
   two_exits.max_exits = 2;
   // Without taps no single branch may join, but the whole fan-out may.
-  EXPECT_EQ(strings(coalesce(g, parts, two_exits)), f.lines({"t:max_coalesce:relu+abs+exp{1..3}"}));
+  EXPECT_EQ(strings(g, coalesce(g, parts, two_exits)), f.lines({"t:max_coalesce:relu+abs+exp{1..3}"}));
   two_exits.allow_taps = true;
-  EXPECT_EQ(strings(coalesce(g, parts, two_exits)), f.lines({"t:max_coalesce:relu+abs+exp{1..3}"}));
+  EXPECT_EQ(strings(g, coalesce(g, parts, two_exits)), f.lines({"t:max_coalesce:relu+abs+exp{1..3}"}));
   // With taps allowed but at most 2 exits and depth 1, nothing can join.
   two_exits.max_depth = 1;
-  EXPECT_EQ(strings(coalesce(g, parts, two_exits)), unmerged);
+  EXPECT_EQ(strings(g, coalesce(g, parts, two_exits)), unmerged);
 }
 
 TEST(Coalesce, NeverMakesThePartsCyclic) {
@@ -167,7 +168,7 @@ TEST(Coalesce, NeverMakesThePartsCyclic) {
   taps.allow_taps = true;
   std::vector<Candidate> parts{part(g, 1, "u"), part(g, 3, "t"), part(g, 4, "u"), part(g, 5, "t")};
   // {1} takes {4} first (b,c); then {3,5} (a,d) would close the cycle and is refused.
-  EXPECT_EQ(strings(coalesce(g, parts, taps)),
+  EXPECT_EQ(strings(g, coalesce(g, parts, taps)),
             f.lines({"u:max_coalesce:abs+add{1,4}", "t:seed:relu{3}", "t:seed:add{5}"}));
   ASSERT_TRUE(SubGraph(g, f.set({a, d})).is_valid(g, taps));  // node-level, {a,d} alone is fine
 }
@@ -182,7 +183,7 @@ TEST(Coalesce, KeepsNestedGroups) {
   parts.push_back(Candidate{SubGraph(g, IndexSet(g.size(), {3})).with_attrs(g, {{"Composite", "one"}}), "t", "p",
                             std::nullopt});
   std::vector<Candidate> merged = coalesce(g, parts, SubGraphConfig{});
-  EXPECT_EQ(strings(merged),
+  EXPECT_EQ(strings(g, merged),
             f.lines({"t:max_coalesce:relu+relu+relu{1..3}[Composite=two:relu+relu{1,2}][Composite=one:relu{3}]"}));
   ASSERT_EQ(merged.size(), 1u);
   EXPECT_TRUE(merged[0].sub_graph.is_valid(g, SubGraphConfig{}));
@@ -195,7 +196,7 @@ TEST(Coalesce, OverlappingPartsArePassedThroughUnmerged) {
   std::vector<Candidate> parts{part(g, 1, "t"), part(g, 2, "t"), part(g, 3, "t"),
                                Candidate{SubGraph(g, IndexSet(g.size(), {2, 3})), "t", "other", std::nullopt}};
   // Canonical order: {1}, {2}, {2,3}, {3}: {2,3} overlaps {2} and takes no part.
-  EXPECT_EQ(strings(coalesce(g, parts, SubGraphConfig{})),
+  EXPECT_EQ(strings(g, coalesce(g, parts, SubGraphConfig{})),
             f.lines({"t:max_coalesce:relu+relu+relu{1..3}", "t:other:relu+relu{2,3}"}));
 }
 
@@ -216,11 +217,11 @@ TEST(Coalesce, DeterministicWhateverTheInputOrder) {
   for (std::size_t i = 1; i < g.size(); ++i) parts.push_back(part(g, i, targets[i - 1]));
   SubGraphConfig config;
   config.max_exits = 1;
-  const std::vector<std::string> expected = strings(coalesce(g, parts, config));
+  const std::vector<std::string> expected = strings(g, coalesce(g, parts, config));
   std::mt19937_64 rng(7);
   for (int round = 0; round < 20; ++round) {
     std::shuffle(parts.begin(), parts.end(), rng);
-    EXPECT_EQ(strings(coalesce(g, parts, config)), expected);
+    EXPECT_EQ(strings(g, coalesce(g, parts, config)), expected);
   }
 }
 
@@ -343,7 +344,7 @@ TEST(Coalesce, RandomGraphsReachAValidDeterministicFixpoint) {
       }
     }
     std::shuffle(parts.begin(), parts.end(), rng);
-    EXPECT_EQ(strings(coalesce(g, parts, config)), strings(merged));
+    EXPECT_EQ(strings(g, coalesce(g, parts, config)), strings(g, merged));
   }
   EXPECT_GT(merges, 200u);  // the property is not vacuous
 }

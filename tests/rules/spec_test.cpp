@@ -150,7 +150,7 @@ TEST(NativeFusion, DescribeAndSpec) {
   EXPECT_EQ(spec.target, "tvm");
   EXPECT_EQ(spec.penalty, 0.5);
   std::vector<std::string> from_spec;
-  for (const Candidate& c : spec.all_candidates(*f.graph)) from_spec.push_back(c.to_string());
+  for (const Candidate& c : spec.all_candidates(*f.graph)) from_spec.push_back(c.to_string(*f.graph));
   EXPECT_EQ(from_spec, f.describe(rule, "tvm"));
   // A spec is a plain aggregate.
   PartitionSpec<ExprGraph> custom{"cpu", op_kind<ExprGraph>(OpKind::anchor)};

@@ -192,7 +192,7 @@ class PartitionChecker {
       if (!members) return std::nullopt;
       std::optional<std::vector<NestedSubGraph>> sub = groups(g, at, depth + 1);
       if (!sub) return std::nullopt;
-      out.push_back(NestedSubGraph{SubGraph(graph_, std::move(*members), {}, std::move(*sub)), std::move(attrs)});
+      out.push_back(NestedSubGraph{SubGraph(graph_, std::move(*members), std::move(*sub)), std::move(attrs)});
     }
     return out;
   }
@@ -220,7 +220,7 @@ class PartitionChecker {
     }
     std::optional<std::vector<NestedSubGraph>> nested = groups(j, path, 0);
     if (!nested) return std::nullopt;
-    Candidate c{SubGraph(graph_, std::move(*nodes), {}, std::move(*nested)), std::move(*name), std::move(rule_name),
+    Candidate c{SubGraph(graph_, std::move(*nodes), std::move(*nested)), std::move(*name), std::move(rule_name),
                 std::nullopt};
     if (const char* why = structural_problem(c.sub_graph)) {
       in_.fail(path, "partition " + std::to_string(k) + " (" + one_line(c.target) + ") is not a valid sub-graph: " + why);

@@ -369,11 +369,12 @@ struct SafeEstimate {
 namespace detail {
 
 template <class G>
-SafeEstimate to_safe_estimate(const CostOracle<G>& oracle, const Candidate& candidate, const Result<Cost>& cost) {
+SafeEstimate to_safe_estimate(const CostOracle<G>& oracle, const DataflowGraph<G>& graph, const Candidate& candidate,
+                              const Result<Cost>& cost) {
   if (cost.ok()) return SafeEstimate{*cost, {}};
   const std::string& why = cost.error().message;
   return SafeEstimate{Cost::invalid(), "cost oracle '" + oracle.name() + "' failed on candidate '" +
-                                           candidate.to_string() + "': " + (why.empty() ? "no message" : why)};
+                                           candidate.to_string(graph) + "': " + (why.empty() ? "no message" : why)};
 }
 
 }  // namespace detail
@@ -385,7 +386,7 @@ template <class G>
 SafeEstimate safe_estimate(CostOracle<G>& oracle, const DataflowGraph<G>& graph, const Candidate& candidate,
                            const ExtractionView& view) {
   Result<Cost> cost = detail::guarded_call(oracle, [&] { return oracle.estimate(graph, candidate, view); });
-  return detail::to_safe_estimate(oracle, candidate, cost);
+  return detail::to_safe_estimate(oracle, graph, candidate, cost);
 }
 
 /// safe_estimate() with the extraction view computed here.
@@ -404,7 +405,7 @@ std::vector<SafeEstimate> safe_estimate_batch(CostOracle<G>& oracle, const Dataf
   std::vector<SafeEstimate> out;
   out.reserve(candidates.size());
   for (std::size_t k = 0; k < candidates.size(); ++k) {
-    out.push_back(detail::to_safe_estimate(oracle, *candidates[k], costs[k]));
+    out.push_back(detail::to_safe_estimate(oracle, graph, *candidates[k], costs[k]));
   }
   return out;
 }

@@ -32,7 +32,13 @@ struct Candidate {
     if (int c = a.target.compare(b.target)) return c < 0;
     return a.rule_name < b.rule_name;
   }
+  /// "target:rule:{inside}[nested groups]".
   std::string to_string() const { return target + ":" + rule_name + ":" + sub_graph.to_string(); }
+  /// As to_string() with the sub-graph's labels over `graph`: "target:rule:conv2d+relu{3,4}".
+  template <class G>
+  std::string to_string(const DataflowGraph<G>& graph) const {
+    return target + ":" + rule_name + ":" + sub_graph.to_string(graph);
+  }
 };
 
 }  // namespace collage

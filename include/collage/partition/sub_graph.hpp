@@ -92,26 +92,26 @@ using NestedGroups = boost::container::small_vector<NestedSubGraph, 1>;
 /// passed in, so they are never inputs. Also cached: the depth (nodes on the longest path inside:
 /// a singleton is 1, a chain of k nodes is k), the kind (the largest OpKind of inside nodes that
 /// execute: inlinable nodes and constants do not count, tuples and projections count as
-/// injective), a label, and nested groups.
+/// injective), and nested groups. A label (the op names inside) is derived from the graph on
+/// demand, for messages and reports.
 ///
 /// A SubGraph does not point at its graph; operations that need the graph take it as an argument,
 /// which must be the graph the sub-graph was made over.
 ///
-/// A SubGraph is immutable. The inside set and what is cached about it (boundary sets, depth, kind,
-/// label) live in one shared block, and the nested groups in another (one allocation when there is
+/// A SubGraph is immutable. The inside set and what is cached about it (boundary sets, depth, kind)
+/// live in one shared block, and the nested groups in another (one allocation when there is
 /// one group), so copies are cheap and a sub-graph wrapped in a nested group (with_attrs) shares its
 /// blocks with the group instead of holding second copies.
 class SubGraph {
  public:
   SubGraph() = default;
 
-  /// Computes the cached sets of `inside` over `graph`. An empty label is replaced by the op names
-  /// of the inside nodes that need a kernel (of all inside nodes when none does), joined with '+'. (Overloads rather than default
-  /// arguments: NestedSubGraph is incomplete here.)
+  /// Computes the cached sets of `inside` over `graph`. (Overloads rather than a default argument:
+  /// NestedSubGraph is incomplete here.)
   template <class G>
-  SubGraph(const DataflowGraph<G>& graph, IndexSet inside, std::string label, std::vector<NestedSubGraph> nested);
+  SubGraph(const DataflowGraph<G>& graph, IndexSet inside, std::vector<NestedSubGraph> nested);
   template <class G>
-  SubGraph(const DataflowGraph<G>& graph, IndexSet inside, std::string label = {});
+  SubGraph(const DataflowGraph<G>& graph, IndexSet inside);
 
   const IndexSet& inside() const { return core().inside; }
   const IndexSet& entry() const { return core().entry; }
@@ -120,7 +120,10 @@ class SubGraph {
   const IndexSet& output() const { return core().output; }
   std::size_t depth() const { return core().depth; }
   OpKind kind() const { return core().kind; }
-  const std::string& label() const { return core().label; }
+  /// The op names of the inside nodes that need a kernel (of all inside nodes when none does),
+  /// joined with '+', e.g. "conv2d+add+relu". `graph` is the one the sub-graph was made over.
+  template <class G>
+  std::string label(const DataflowGraph<G>& graph) const;
   const NestedGroups& nested() const;
 
   bool empty() const { return inside().empty(); }
@@ -162,8 +165,11 @@ class SubGraph {
   template <class H>
   SubGraph subst(const DataflowGraph<H>& new_graph, const std::vector<std::size_t>& index_map) const;
 
-  /// "label{0,2..4}" plus nested groups, e.g. "dense+add{3,4}[Composite=d:dense+add{3,4}]".
+  /// The inside set plus nested groups, e.g. "{3,4}[Composite=d:{3,4}]".
   std::string to_string() const;
+  /// As to_string() with each set preceded by its label, e.g. "dense+add{3,4}[Composite=d:dense+add{3,4}]".
+  template <class G>
+  std::string to_string(const DataflowGraph<G>& graph) const;
 
   /// Identity: the inside set and the nested groups (with their attributes).
   friend bool operator==(const SubGraph& a, const SubGraph& b);
@@ -178,13 +184,8 @@ class SubGraph {
   /// The inside set and what is derived from it; shared by copies and by with_attrs.
   struct Core {
     Core() = default;
-    Core(std::size_t universe, IndexSet inside_set, std::string name)
-        : inside(std::move(inside_set)),
-          entry(universe),
-          exit(universe),
-          input(universe),
-          output(universe),
-          label(std::move(name)) {}
+    Core(std::size_t universe, IndexSet inside_set)
+        : inside(std::move(inside_set)), entry(universe), exit(universe), input(universe), output(universe) {}
 
     IndexSet inside;
     IndexSet entry;
@@ -193,14 +194,16 @@ class SubGraph {
     IndexSet output;
     std::size_t depth = 0;
     OpKind kind = OpKind::elemwise;
-    std::string label;
   };
 
   template <class G>
-  static std::shared_ptr<const Core> make_core(const DataflowGraph<G>& graph, IndexSet inside, std::string label);
+  static std::shared_ptr<const Core> make_core(const DataflowGraph<G>& graph, IndexSet inside);
   SubGraph(std::shared_ptr<const Core> core, NestedGroups nested);
   /// Sorts `nested` and shares it (null when empty).
   static std::shared_ptr<const NestedGroups> share_nested(NestedGroups nested);
+  /// to_string() with `label_of(sub_graph)` before each inside set.
+  template <class LabelOf>
+  std::string describe(LabelOf label_of) const;
 
   const Core& core() const { return core_ ? *core_ : empty_core(); }
   static const Core& empty_core() {
@@ -348,8 +351,8 @@ inline int AttrList::compare(const AttrList& a, const AttrList& b) {
 }
 
 template <class G>
-SubGraph::SubGraph(const DataflowGraph<G>& graph, IndexSet inside, std::string label, std::vector<NestedSubGraph> nested)
-    : SubGraph(make_core(graph, std::move(inside), std::move(label)),
+SubGraph::SubGraph(const DataflowGraph<G>& graph, IndexSet inside, std::vector<NestedSubGraph> nested)
+    : SubGraph(make_core(graph, std::move(inside)),
                NestedGroups(std::make_move_iterator(nested.begin()), std::make_move_iterator(nested.end()))) {}
 
 inline SubGraph::SubGraph(std::shared_ptr<const Core> core, NestedGroups nested)
@@ -366,38 +369,28 @@ inline const NestedGroups& SubGraph::nested() const {
   return nested_ ? *nested_ : none;
 }
 
-namespace detail {
-
-/// The op names of the nodes of `inside` that need a kernel (of all of them when none does),
-/// joined with '+'.
 template <class G>
-std::string derived_label_of(const DataflowGraph<G>& graph, const IndexSet& inside) {
+std::string SubGraph::label(const DataflowGraph<G>& graph) const {
+  const IndexSet& in = inside();
   bool any_kernel = false;
-  for (std::size_t i : inside) {
+  for (std::size_t i : in) {
     if (graph.needs_kernel(i)) {
       any_kernel = true;
       break;
     }
   }
-  const auto named = [&](std::size_t i) { return !any_kernel || graph.needs_kernel(i); };
-  std::size_t length = 0;
-  for (std::size_t i : inside) length += named(i) ? graph.op_name(i).size() + 1 : 0;
   std::string label;
-  label.reserve(length);
-  for (std::size_t i : inside) {
-    if (!named(i)) continue;
+  for (std::size_t i : in) {
+    if (any_kernel && !graph.needs_kernel(i)) continue;
     if (!label.empty()) label += '+';
     label += graph.op_name(i);
   }
   return label;
 }
 
-}  // namespace detail
-
 template <class G>
-std::shared_ptr<const SubGraph::Core> SubGraph::make_core(const DataflowGraph<G>& graph, IndexSet inside,
-                                                          std::string label) {
-  auto core = std::make_shared<Core>(graph.size(), std::move(inside), std::move(label));
+std::shared_ptr<const SubGraph::Core> SubGraph::make_core(const DataflowGraph<G>& graph, IndexSet inside) {
+  auto core = std::make_shared<Core>(graph.size(), std::move(inside));
   Core& c = *core;
   bool any_kind = false;
   for (std::size_t i : c.inside) {
@@ -424,14 +417,13 @@ std::shared_ptr<const SubGraph::Core> SubGraph::make_core(const DataflowGraph<G>
       any_kind = true;
     }
   }
-  if (c.label.empty()) c.label = detail::derived_label_of(graph, c.inside);
   c.depth = detail::inside_depth(graph, c.inside);
   return core;
 }
 
 template <class G>
-SubGraph::SubGraph(const DataflowGraph<G>& graph, IndexSet inside, std::string label)
-    : SubGraph(graph, std::move(inside), std::move(label), std::vector<NestedSubGraph>{}) {}
+SubGraph::SubGraph(const DataflowGraph<G>& graph, IndexSet inside)
+    : SubGraph(graph, std::move(inside), std::vector<NestedSubGraph>{}) {}
 
 template <class G>
 std::size_t SubGraph::compute_size(const DataflowGraph<G>& graph) const {
@@ -479,15 +471,15 @@ SubGraph SubGraph::disjoint_union(const DataflowGraph<G>& graph, const SubGraph&
   groups.reserve(nested().size() + that.nested().size());
   groups.insert(groups.end(), nested().begin(), nested().end());
   groups.insert(groups.end(), that.nested().begin(), that.nested().end());
-  return SubGraph(make_core(graph, inside() | that.inside(), {}), std::move(groups));
+  return SubGraph(make_core(graph, inside() | that.inside()), std::move(groups));
 }
 
 template <class G>
 SubGraph SubGraph::with_attrs(const DataflowGraph<G>& graph, AttrList attrs) const {
   NestedGroups groups;
   groups.push_back(NestedSubGraph{*this, std::move(attrs)});
-  // Same inside set and label over the same graph: the cached sets are this sub-graph's.
-  return SubGraph(core_ ? core_ : make_core(graph, inside(), label()), std::move(groups));
+  // Same inside set over the same graph: the cached sets are this sub-graph's.
+  return SubGraph(core_ ? core_ : make_core(graph, inside()), std::move(groups));
 }
 
 template <class H>
@@ -497,11 +489,21 @@ SubGraph SubGraph::subst(const DataflowGraph<H>& new_graph, const std::vector<st
   for (const NestedSubGraph& n : nested()) {
     groups.push_back(NestedSubGraph{n.sub_graph.subst(new_graph, index_map), n.attrs});
   }
-  return SubGraph(make_core(new_graph, inside().subst(new_graph.size(), index_map), label()), std::move(groups));
+  return SubGraph(make_core(new_graph, inside().subst(new_graph.size(), index_map)), std::move(groups));
 }
 
 inline std::string SubGraph::to_string() const {
-  std::string out = label() + inside().to_string();
+  return describe([](const SubGraph&) { return std::string(); });
+}
+
+template <class G>
+std::string SubGraph::to_string(const DataflowGraph<G>& graph) const {
+  return describe([&](const SubGraph& s) { return s.label(graph); });
+}
+
+template <class LabelOf>
+std::string SubGraph::describe(LabelOf label_of) const {
+  std::string out = label_of(*this) + inside().to_string();
   for (const NestedSubGraph& n : nested()) {
     out += '[';
     for (std::size_t k = 0; k < n.attrs.size(); ++k) {
@@ -509,7 +511,7 @@ inline std::string SubGraph::to_string() const {
       out += n.attrs[k].first + "=" + n.attrs[k].second;
     }
     out += ':';
-    out += n.sub_graph.to_string();
+    out += n.sub_graph.describe(label_of);
     out += ']';
   }
   return out;

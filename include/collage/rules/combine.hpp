@@ -412,7 +412,7 @@ class CombineRule final : public RuleImpl<G> {
         return;
       }
       ++stats.joins_built;
-      found.push_back(SubGraph(graph, std::move(key.inside), {}, key.nested_groups()));
+      found.push_back(SubGraph(graph, std::move(key.inside), key.nested_groups()));
       found_hashes.push_back(key.hash);
       found_index.push(key.hash);
     }

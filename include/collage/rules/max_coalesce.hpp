@@ -176,7 +176,7 @@ class RegionMerger {
       nested.insert(nested.end(), other.nested().begin(), other.nested().end());
     }
     if (absorbed.empty() && claimed.empty()) return false;
-    SubGraph joined(*graph_, std::move(inside), {}, std::move(nested));
+    SubGraph joined(*graph_, std::move(inside), std::move(nested));
     if (!accept(joined)) return false;
     ++clock_;
     for (std::size_t o : absorbed) {

@@ -198,7 +198,7 @@ class SplitBoundRule final : public RuleImpl<G> {
           return;  // the segment cuts a nested group (e.g. a composite), which is atomic
         }
       }
-      SubGraph s(graph, std::move(inside), {}, std::move(nested));
+      SubGraph s(graph, std::move(inside), std::move(nested));
       if (seen.insert(s).second) result.push_back(Candidate{std::move(s), target, name_, std::nullopt});
     };
     SegmentComponents components;

@@ -562,7 +562,7 @@ Result<Partitioning> evolutionary_refinement(const SearchProblem<G>& problem, co
   for (const Candidate& part : start.parts) {
     std::optional<std::size_t> id = evolver.find_item(part);
     if (!id) {
-      return Error{"evolutionary refinement: start part '" + part.to_string() + "' is not a candidate of the problem"};
+      return Error{"evolutionary refinement: start part '" + part.to_string(graph) + "' is not a candidate of the problem"};
     }
     start_items.push_back(*id);
   }
