@@ -8,15 +8,17 @@
 
 #include "collage/partition/sub_graph.hpp"
 #include "collage/support/cost.hpp"
+#include "collage/support/name.hpp"
 
 namespace collage {
 
 /// A sub-graph, the target (backend) that could run it, the rule that proposed it, and its cost
-/// once an oracle has estimated it.
+/// once an oracle has estimated it. The target and rule name are Names (interned): a rule stamps
+/// the same two on thousands of candidates.
 struct Candidate {
   SubGraph sub_graph;
-  std::string target;
-  std::string rule_name;
+  Name target;
+  Name rule_name;
   /// Empty until estimated.
   std::optional<Cost> cost;
 
@@ -30,7 +32,7 @@ struct Candidate {
   friend bool operator<(const Candidate& a, const Candidate& b) {
     if (int c = SubGraph::compare(a.sub_graph, b.sub_graph)) return c < 0;
     if (int c = a.target.compare(b.target)) return c < 0;
-    return a.rule_name < b.rule_name;
+    return a.rule_name.compare(b.rule_name) < 0;
   }
   /// "target:rule:{inside}[nested groups]".
   std::string to_string() const { return target + ":" + rule_name + ":" + sub_graph.to_string(); }

@@ -37,7 +37,7 @@ class AnchorFusionRule final : public RuleImpl<G> {
   explicit AnchorFusionRule(AnchorFusionOptions options)
       : options_(options), name_("anchor_fusion"), vertical_(name_ + ".vertical"), horizontal_(name_ + ".horizontal") {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const std::string& target) const override {
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
     std::vector<Candidate> result;
     auto emit = [&](const IndexSet& inside, const std::string& rule) {
       if (graph.is_convex(inside)) result.push_back(make_candidate(graph, inside, target, rule));
@@ -142,7 +142,7 @@ class AnchorFusionRule final : public RuleImpl<G> {
   }
 
   AnchorFusionOptions options_;
-  std::string name_;
+  Name name_;
   std::string vertical_;
   std::string horizontal_;
 };

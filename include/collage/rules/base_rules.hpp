@@ -20,8 +20,8 @@ namespace detail {
 
 /// Stamps a candidate for `inside` over `graph`.
 template <class G>
-Candidate make_candidate(const DataflowGraph<G>& graph, IndexSet inside, const std::string& target,
-                         const std::string& rule_name) {
+Candidate make_candidate(const DataflowGraph<G>& graph, IndexSet inside, const Name& target,
+                         const Name& rule_name) {
   return Candidate{SubGraph(graph, std::move(inside)), target, rule_name, std::nullopt};
 }
 
@@ -31,7 +31,7 @@ class OpPredicateRule final : public RuleImpl<G> {
   OpPredicateRule(std::string name, NodePredicate<G> predicate, bool pull_constants)
       : name_(std::move(name)), predicate_(std::move(predicate)), pull_constants_(pull_constants) {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const std::string& target) const override {
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
     std::vector<Candidate> result;
     for (std::size_t i = 0; i < graph.size(); ++i) {
       if (!predicate_(graph, i)) continue;
@@ -52,7 +52,7 @@ class OpPredicateRule final : public RuleImpl<G> {
   const std::string& name() const override { return name_; }
 
  private:
-  std::string name_;
+  Name name_;
   NodePredicate<G> predicate_;
   bool pull_constants_;
 };
@@ -62,7 +62,7 @@ class OpKindRule final : public RuleImpl<G> {
  public:
   explicit OpKindRule(OpKind max_kind) : max_kind_(max_kind), name_("op_kind") {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const std::string& target) const override {
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
     auto seeds = [&](std::size_t i) { return graph.needs_kernel(i) && graph.kind(i) <= max_kind_; };
     std::size_t count = 0;
     for (std::size_t i = 0; i < graph.size(); ++i) count += seeds(i) ? 1 : 0;
@@ -78,7 +78,7 @@ class OpKindRule final : public RuleImpl<G> {
 
  private:
   OpKind max_kind_;
-  std::string name_;
+  Name name_;
 };
 
 template <class G>
@@ -86,7 +86,7 @@ class HostRule final : public RuleImpl<G> {
  public:
   HostRule() : name_("host") {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const std::string& target) const override {
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
     std::vector<Candidate> result;
     for (std::size_t i = 0; i < graph.size(); ++i) {
       if (graph.needs_kernel(i)) continue;
@@ -100,7 +100,7 @@ class HostRule final : public RuleImpl<G> {
   const std::string& name() const override { return name_; }
 
  private:
-  std::string name_;
+  Name name_;
 };
 
 }  // namespace detail

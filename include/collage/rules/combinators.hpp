@@ -4,9 +4,12 @@
 /// Combinators that wrap, join and filter the candidates of sub-rules: composite, primitive,
 /// union_of, only_valid.
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <boost/container/small_vector.hpp>
 
 #include "collage/partition/sub_graph_config.hpp"
 #include "collage/rules/partition_rule.hpp"
@@ -27,14 +30,18 @@ class WrapRule final : public RuleImpl<G> {
         compiler_attr_(compiler_attr),
         description_(std::move(description)) {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const std::string& target) const override {
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
     std::vector<Candidate> result = sub_.all_candidates(graph, target);
     Attrs list = attrs_;
     if (compiler_attr_) list.emplace_back("Compiler", target);
     const AttrList attrs(std::move(list));  // one list, shared by every candidate's group
+    // The sub-rule stamps a few rule names on many candidates: prefix each distinct one once.
+    boost::container::small_vector<std::pair<Name, Name>, 4> renamed;  // (sub-rule's name, prefixed)
     for (Candidate& c : result) {
       c.sub_graph = c.sub_graph.with_attrs(graph, attrs);
-      c.rule_name.insert(0, prefix_);
+      auto it = std::find_if(renamed.begin(), renamed.end(), [&](const auto& r) { return r.first == c.rule_name; });
+      if (it == renamed.end()) it = renamed.insert(renamed.end(), {c.rule_name, Name(prefix_ + c.rule_name)});
+      c.rule_name = it->second;
     }
     canonicalize(result);
     return result;
@@ -43,7 +50,7 @@ class WrapRule final : public RuleImpl<G> {
   const std::string& name() const override { return name_; }
 
  private:
-  std::string name_;
+  Name name_;
   std::string prefix_;  // "<name_>.", put before the sub-rule's rule names
   PartitionRule<G> sub_;
   Attrs attrs_;
@@ -56,7 +63,7 @@ class UnionRule final : public RuleImpl<G> {
  public:
   explicit UnionRule(std::vector<PartitionRule<G>> subs) : subs_(std::move(subs)), name_("union") {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const std::string& target) const override {
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
     std::vector<std::vector<Candidate>> lists;
     for (const PartitionRule<G>& sub : subs_) lists.push_back(sub.all_candidates(graph, target));
     return merge_canonical(std::move(lists));
@@ -70,7 +77,7 @@ class UnionRule final : public RuleImpl<G> {
 
  private:
   std::vector<PartitionRule<G>> subs_;
-  std::string name_;
+  Name name_;
 };
 
 template <class G>
@@ -78,7 +85,7 @@ class OnlyValidRule final : public RuleImpl<G> {
  public:
   OnlyValidRule(PartitionRule<G> sub, SubGraphConfig config) : sub_(std::move(sub)), config_(config) {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const std::string& target) const override {
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
     std::vector<Candidate> result = sub_.all_candidates(graph, target);
     result.erase(std::remove_if(result.begin(), result.end(),
                                 [&](const Candidate& c) { return !c.sub_graph.is_valid(graph, config_); }),

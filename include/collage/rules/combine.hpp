@@ -234,8 +234,8 @@ class CandidatePool {
 
   /// The candidates in canonical order: the sub-rule's as they came, the joins stamped with
   /// `target` and `rule_name`. `runs` are the ids where each round's (sorted) additions start.
-  std::vector<Candidate> take(const std::vector<std::size_t>& runs, const std::string& target,
-                              const std::string& rule_name) {
+  std::vector<Candidate> take(const std::vector<std::size_t>& runs, const Name& target,
+                              const Name& rule_name) {
     // Ids are distinct sub-graphs, so ordering them by sub-graph is the canonical order. Each round
     // added its joins in order, so only the runs need merging (the seeds' run is canonical
     // unless the sub-rule broke its contract; then it is sorted here).
@@ -301,7 +301,7 @@ class CombineRule final : public RuleImpl<G> {
     }
   }
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const std::string& target) const override {
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
     Run run(*this, graph);
     run.pool.add_seeds(sub_.all_candidates(graph, target));
     run.stats.seeds = run.pool.size();
@@ -538,7 +538,7 @@ class CombineRule final : public RuleImpl<G> {
     }
 
   };
-  std::string name_;
+  Name name_;
   PartitionRule<G> sub_;
   std::vector<Combiner<G>> combiners_;
   CombineLimits limits_;

@@ -232,7 +232,7 @@ class RegionMerger {
   }
 
   /// The live regions; merged ones carry `rule_name` and no cost, the others are unchanged.
-  std::vector<Candidate> take(const std::string& rule_name) {
+  std::vector<Candidate> take(const Name& rule_name) {
     std::vector<Candidate> result;
     for (std::size_t id = 0; id < regions_.size(); ++id) {
       if (!alive_[id]) continue;
@@ -318,7 +318,7 @@ class MaxCoalesceRule final : public RuleImpl<G> {
   MaxCoalesceRule(PartitionRule<G> sub, SubGraphConfig config)
       : sub_(std::move(sub)), config_(config), name_("max_coalesce") {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const std::string& target) const override {
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
     DisjointPick pick = pick_disjoint(sub_.all_candidates(graph, target), graph.size());
     std::vector<Candidate> result = coalesce_disjoint(graph, std::move(pick.chosen), config_);
     canonicalize(result);
@@ -332,7 +332,7 @@ class MaxCoalesceRule final : public RuleImpl<G> {
  private:
   PartitionRule<G> sub_;
   SubGraphConfig config_;
-  std::string name_;
+  Name name_;
 };
 
 }  // namespace detail

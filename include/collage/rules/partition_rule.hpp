@@ -65,7 +65,7 @@ class RuleImpl {
  public:
   virtual ~RuleImpl() = default;
   /// Every candidate this rule proposes for `target` over `graph`, canonical (see canonicalize).
-  virtual std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const std::string& target) const = 0;
+  virtual std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const = 0;
   /// The rule written out as a tree, e.g. "only_valid(combine(op_kind(anchor), [all], 3), ...)".
   virtual std::string describe() const = 0;
   /// The name stamped on the candidates this rule creates.
@@ -84,7 +84,7 @@ class PartitionRule {
 
   /// Every candidate for `target` over `graph`: sorted by first inside index (then sub-graph,
   /// target, rule name), without duplicates.
-  std::vector<Candidate> all_candidates(const DataflowGraph<G>& graph, const std::string& target) const {
+  std::vector<Candidate> all_candidates(const DataflowGraph<G>& graph, const Name& target) const {
     return impl_->candidates(graph, target);
   }
   std::string describe() const { return impl_->describe(); }

@@ -75,7 +75,7 @@ class SplitBoundRule final : public RuleImpl<G> {
   SplitBoundRule(std::string name, PartitionRule<G> sub, std::vector<Combiner<G>> combiners, SplitBoundLimits limits)
       : name_(std::move(name)), sub_(std::move(sub)), combiners_(std::move(combiners)), limits_(limits) {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const std::string& target) const override {
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
     std::vector<Candidate> result = sub_.all_candidates(graph, target);
     std::unordered_set<SubGraph> seen;  // membership only; the order comes from canonicalize
     for (const Candidate& c : result) seen.insert(c.sub_graph);
@@ -164,7 +164,7 @@ class SplitBoundRule final : public RuleImpl<G> {
   }
 
   /// (b) of combine_split_bounded for one region. Returns false once the budget is spent.
-  bool add_segments(const DataflowGraph<G>& graph, const SubGraph& region, const std::string& target,
+  bool add_segments(const DataflowGraph<G>& graph, const SubGraph& region, const Name& target,
                     std::vector<std::size_t>& position, std::unordered_set<SubGraph>& seen,
                     std::vector<Candidate>& result) const {
     const std::vector<std::size_t> nodes = region.inside().to_vector();
@@ -238,7 +238,7 @@ class SplitBoundRule final : public RuleImpl<G> {
     return within_budget;
   }
 
-  std::string name_;
+  Name name_;
   PartitionRule<G> sub_;
   std::vector<Combiner<G>> combiners_;
   SplitBoundLimits limits_;
