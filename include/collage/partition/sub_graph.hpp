@@ -199,6 +199,8 @@ class SubGraph {
   template <class G>
   static std::shared_ptr<const Core> make_core(const DataflowGraph<G>& graph, IndexSet inside);
   SubGraph(std::shared_ptr<const Core> core, NestedGroups nested);
+  /// `nested` sorted already, or null.
+  SubGraph(std::shared_ptr<const Core> core, std::shared_ptr<const NestedGroups> nested);
   /// Sorts `nested` and shares it (null when empty).
   static std::shared_ptr<const NestedGroups> share_nested(NestedGroups nested);
   /// to_string() with `label_of(sub_graph)` before each inside set.
@@ -356,7 +358,10 @@ SubGraph::SubGraph(const DataflowGraph<G>& graph, IndexSet inside, std::vector<N
                NestedGroups(std::make_move_iterator(nested.begin()), std::make_move_iterator(nested.end()))) {}
 
 inline SubGraph::SubGraph(std::shared_ptr<const Core> core, NestedGroups nested)
-    : core_(std::move(core)), nested_(share_nested(std::move(nested))), first_(core_->inside.first_inside()) {}
+    : SubGraph(std::move(core), share_nested(std::move(nested))) {}
+
+inline SubGraph::SubGraph(std::shared_ptr<const Core> core, std::shared_ptr<const NestedGroups> nested)
+    : core_(std::move(core)), nested_(std::move(nested)), first_(core_->inside.first_inside()) {}
 
 inline std::shared_ptr<const NestedGroups> SubGraph::share_nested(NestedGroups nested) {
   if (nested.empty()) return nullptr;
@@ -476,10 +481,10 @@ SubGraph SubGraph::disjoint_union(const DataflowGraph<G>& graph, const SubGraph&
 
 template <class G>
 SubGraph SubGraph::with_attrs(const DataflowGraph<G>& graph, AttrList attrs) const {
-  NestedGroups groups;
-  groups.push_back(NestedSubGraph{*this, std::move(attrs)});
+  auto group = std::make_shared<NestedGroups>();  // made in place: one group needs no sorting
+  group->push_back(NestedSubGraph{*this, std::move(attrs)});
   // Same inside set over the same graph: the cached sets are this sub-graph's.
-  return SubGraph(core_ ? core_ : make_core(graph, inside()), std::move(groups));
+  return SubGraph(core_ ? core_ : make_core(graph, inside()), std::move(group));
 }
 
 template <class H>
