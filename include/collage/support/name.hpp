@@ -65,14 +65,16 @@ class Name {
   friend std::ostream& operator<<(std::ostream& os, const Name& n) { return os << *n.text_; }
 
  private:
+  // The table and the empty text are never destroyed, so a Name stays readable in static
+  // destructors too.
   static const std::string& empty_text() {
-    static const std::string empty;
+    static const std::string& empty = *new std::string();
     return empty;
   }
   /// The process's one copy of `text` (made on first use). Thread-safe.
   static const std::string& intern(std::string_view text) {
-    static std::mutex mutex;
-    static std::unordered_set<std::string> table;  // node-based: elements never move
+    static std::mutex& mutex = *new std::mutex();
+    static std::unordered_set<std::string>& table = *new std::unordered_set<std::string>();  // elements never move
     const std::lock_guard<std::mutex> lock(mutex);
     return *table.emplace(text).first;
   }
