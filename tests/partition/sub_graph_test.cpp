@@ -86,6 +86,11 @@ TEST(SubGraphRfc, ChainHasDepthThree) {
   EXPECT_EQ(s.input(), f.set({x, w, b}));
   EXPECT_EQ(s.entry(), f.set({conv, add}));
   EXPECT_EQ(f.sub({conv, add}).depth(), 2u);
+  // Nodes without a kernel are left out of a label, unless nothing inside needs a kernel.
+  ASSERT_FALSE(f.graph->needs_kernel(f.at(w)));
+  EXPECT_EQ(f.sub({w, conv}).label(*f.graph), "conv2d");
+  EXPECT_EQ(f.sub({w}).label(*f.graph), f.graph->op_name(f.at(w)));
+  EXPECT_FALSE(f.sub({w}).label(*f.graph).empty());
 }
 
 struct Diamond : Fixture {

@@ -50,7 +50,7 @@ class WrapRule final : public RuleImpl<G> {
   const std::string& name() const override { return name_; }
 
  private:
-  Name name_;
+  std::string name_;
   std::string prefix_;  // "<name_>.", put before the sub-rule's rule names
   PartitionRule<G> sub_;
   Attrs attrs_;
@@ -77,7 +77,7 @@ class UnionRule final : public RuleImpl<G> {
 
  private:
   std::vector<PartitionRule<G>> subs_;
-  Name name_;
+  std::string name_;
 };
 
 template <class G>
