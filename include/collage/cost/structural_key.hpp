@@ -149,7 +149,7 @@ void write_structure(Writer& w, const DataflowGraph<G>& graph, const Candidate& 
   assert(std::is_sorted(body.begin(), body.end()) && "structural_key: the body must be in ascending order");
   const ParamPositions param_pos(params);
   w.word(KeyWord::target);
-  w.field(candidate.target.view());
+  w.field(candidate.target);
   w.word(KeyWord::line_end);
   for (std::size_t p : params) {
     w.word(KeyWord::param);

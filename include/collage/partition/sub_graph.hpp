@@ -376,16 +376,9 @@ inline const NestedGroups& SubGraph::nested() const {
 
 template <class G>
 std::string SubGraph::label(const DataflowGraph<G>& graph) const {
-  const IndexSet& in = inside();
-  bool any_kernel = false;
-  for (std::size_t i : in) {
-    if (graph.needs_kernel(i)) {
-      any_kernel = true;
-      break;
-    }
-  }
+  const bool any_kernel = compute_size(graph) != 0;
   std::string label;
-  for (std::size_t i : in) {
+  for (std::size_t i : inside()) {
     if (any_kernel && !graph.needs_kernel(i)) continue;
     if (!label.empty()) label += '+';
     label += graph.op_name(i);
