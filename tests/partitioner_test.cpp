@@ -156,7 +156,7 @@ TEST(Partitioner, OracleFailuresMakeCandidatesInvalidNotFatal) {
   ir.output(ir.call("abs", {ir.call("relu", {ir.var("x")})}));
   Graph g = build(ir);
   auto oracle = make_oracle<ExprGraph>("flaky", [](const Graph& gg, const Candidate& c, const ExtractionView&) -> Result<Cost> {
-    if (c.target == "broken") return Error{"backend cannot compile " + gg.label(c.sub_graph.first_inside())};
+    if (c.target == "broken") return Error{ErrorCode::oracle, "backend cannot compile " + gg.label(c.sub_graph.first_inside())};
     return Cost::value(1.0);
   });
   auto r = partition(g, {per_op("broken"), per_op("good")}, *oracle);
@@ -252,6 +252,35 @@ TEST(Partitioner, BudgetLeavesCandidatesUnknown) {
   EXPECT_EQ(r->oracle.budget_refusals, 1u);
   EXPECT_TRUE(r->partitioning.total.is_unknown());
   EXPECT_EQ(phases, (std::vector<std::string>{"candidates", "estimate", "search"}));
+}
+
+TEST(Partitioner, ExactFallsBackToBeamOnlyWhenItGivesUp) {
+  ExprGraph ir;
+  ir.output(ir.call("abs", {ir.call("relu", {ir.call("neg", {ir.var("x")})})}));
+  Graph g = build(ir);
+  MockOracle<ExprGraph> oracle({{"a", 1.0}, {"b", 2.0}});
+  PartitionerOptions options;
+  options.exact.max_states = 1;
+  auto fallback = partition(g, {per_op("a"), per_op("b")}, oracle, options);
+  ASSERT_TRUE(fallback.ok()) << fallback.error().message;
+  EXPECT_EQ(fallback->partitioning.stats.algorithm, "beam (exact gave up)");
+  EXPECT_EQ(fallback->partitioning.total, Cost::value(3.0));
+
+  options.fall_back_to_beam = false;
+  auto strict = partition(g, {per_op("a"), per_op("b")}, oracle, options);
+  ASSERT_FALSE(strict.ok());
+  EXPECT_EQ(strict.error().code, ErrorCode::search_gave_up);
+}
+
+TEST(Partitioner, UncoveredNodeIsAnUncoveredError) {
+  ExprGraph ir;
+  ir.output(ir.call("abs", {ir.call("relu", {ir.var("x")})}));
+  Graph g = build(ir);
+  MockOracle<ExprGraph> oracle({{"lib", 1.0}});
+  Spec lib{"lib", op_predicate<ExprGraph>("lib", [](const Graph& gg, std::size_t i) { return gg.op_name(i) == "relu"; })};
+  auto r = partition(g, {lib}, oracle);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::uncovered);
 }
 
 }  // namespace

@@ -116,7 +116,7 @@ Result<Partitioning> run_search(const DataflowGraph<G>& graph, const std::vector
     case SearchAlgorithm::beam: return beam_search(*problem, options.beam);
     case SearchAlgorithm::exact: {
       auto exact = exact_search(*problem, options.exact);
-      if (exact.ok() || !options.fall_back_to_beam || exact.error().message.find("gave up") == std::string::npos) {
+      if (exact.ok() || !options.fall_back_to_beam || exact.error().code != ErrorCode::search_gave_up) {
         return exact;
       }
       auto beam = beam_search(*problem, options.beam);
@@ -124,7 +124,7 @@ Result<Partitioning> run_search(const DataflowGraph<G>& graph, const std::vector
       return beam;
     }
   }
-  return Error{"unknown search algorithm"};
+  return Error{ErrorCode::invalid_argument, "unknown search algorithm"};
 }
 
 }  // namespace detail
@@ -312,7 +312,7 @@ std::optional<IndexSet> parse_indexes(const DataflowGraph<G>& graph, const std::
 template <class G>
 Result<Partitioning> replay(const DataflowGraph<G>& graph, std::string_view trace) {
   std::vector<std::string> lines = detail::split(trace, '\n');
-  if (lines.empty() || lines[0] != "collage-trace/1") return Error{"trace: line 1: expected 'collage-trace/1'"};
+  if (lines.empty() || lines[0] != "collage-trace/1") return Error{ErrorCode::parse, "trace: line 1: expected 'collage-trace/1'"};
   PartitionerOptions options;
   SearchCosts costs;
   std::vector<std::string> priority;
@@ -324,41 +324,41 @@ Result<Partitioning> replay(const DataflowGraph<G>& graph, std::string_view trac
     if (f[0] == "search" && f.size() == 3) {
       auto algorithm = parse_search_algorithm(f[1]);
       auto width = detail::parse_number(f[2]);
-      if (!algorithm || !width) return Error{where + "bad search line"};
+      if (!algorithm || !width) return Error{ErrorCode::parse, where + "bad search line"};
       options.algorithm = *algorithm;
       options.beam.width = static_cast<std::size_t>(*width);
     } else if (f[0] == "priority") {
       priority.assign(f.begin() + 1, f.end());
     } else if (f[0] == "penalty" && f.size() == 3) {
       auto v = detail::parse_number(f[2]);
-      if (!v) return Error{where + "bad penalty"};
+      if (!v) return Error{ErrorCode::parse, where + "bad penalty"};
       costs.penalty[f[1]] = *v;
     } else if (f[0] == "candidate" && f.size() >= 5) {
       Cost cost = f[3] == "unknown" ? Cost::unknown() : f[3] == "invalid" ? Cost::invalid() : Cost::invalid();
       if (f[3] != "unknown" && f[3] != "invalid") {
         auto v = detail::parse_number(f[3]);
-        if (!v) return Error{where + "bad cost '" + f[3] + "'"};
+        if (!v) return Error{ErrorCode::parse, where + "bad cost '" + f[3] + "'"};
         cost = Cost::value(*v);
       }
       auto inside = detail::parse_indexes(graph, f[4]);
-      if (!inside) return Error{where + "bad node indexes (does the trace belong to this graph?)"};
+      if (!inside) return Error{ErrorCode::parse, where + "bad node indexes (does the trace belong to this graph?)"};
       std::vector<NestedSubGraph> nested;
       for (std::size_t g = 5; g < f.size(); ++g) {
         const std::size_t at = f[g].find('@');
-        if (at == std::string::npos) return Error{where + "bad group '" + f[g] + "'"};
+        if (at == std::string::npos) return Error{ErrorCode::parse, where + "bad group '" + f[g] + "'"};
         Attrs attrs;
         for (const std::string& kv : detail::split(std::string_view(f[g]).substr(0, at), ';')) {
           const std::size_t eq = kv.find('=');
-          if (eq == std::string::npos) return Error{where + "bad attribute '" + kv + "'"};
+          if (eq == std::string::npos) return Error{ErrorCode::parse, where + "bad attribute '" + kv + "'"};
           attrs.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
         }
         auto members = detail::parse_indexes(graph, f[g].substr(at + 1));
-        if (!members) return Error{where + "bad group indexes"};
+        if (!members) return Error{ErrorCode::parse, where + "bad group indexes"};
         nested.push_back(NestedSubGraph{SubGraph(graph, std::move(*members)), std::move(attrs)});
       }
       candidates.push_back(Candidate{SubGraph(graph, std::move(*inside), std::move(nested)), f[1], f[2], cost});
     } else {
-      return Error{where + "unrecognised record '" + f[0] + "'"};
+      return Error{ErrorCode::parse, where + "unrecognised record '" + f[0] + "'"};
     }
   }
   options.fall_back_to_beam = true;

@@ -166,7 +166,7 @@ TEST(BudgetedOracle, ErrorsPassThroughAndAreCounted) {
   std::size_t calls = 0;
   auto failing = make_oracle<ExprGraph>("failing", [&](const Graph&, const Candidate&, const ExtractionView&) {
     ++calls;
-    return Result<Cost>(Error{"out of device memory"});
+    return Result<Cost>(Error{ErrorCode::oracle, "out of device memory"});
   });
   BudgetedOracle<ExprGraph> oracle(std::move(failing), OracleBudget{10, 0});
   SafeEstimate single = safe_estimate(oracle, *f.graph, f.candidates[0]);

@@ -145,7 +145,7 @@ TEST(CachingOracle, ErrorsAreCachedSoAFailingBackendIsAskedOnce) {
   CachingOracle<ExprGraph> cache(
       make_oracle<ExprGraph>("broken", [&](const Graph&, const Candidate&, const ExtractionView&) {
         ++calls;
-        return Result<Cost>(Error{"cannot compile dense"});
+        return Result<Cost>(Error{ErrorCode::oracle, "cannot compile dense"});
       }));
   for (const Candidate& c : f.blocks) {
     SafeEstimate e = safe_estimate(cache, *f.graph, c);

@@ -81,7 +81,7 @@ TEST(CostOracle, MakeOracleFromCostCallableSeesTheView) {
 TEST(CostOracle, MakeOracleFromResultCallablePassesErrors) {
   Fixture f;
   auto oracle = make_oracle<ExprGraph>("picky", [](const Graph&, const Candidate& c, const ExtractionView&) {
-    return c.target == "ok" ? Result<Cost>(Cost::value(1)) : Result<Cost>(Error{"unsupported target"});
+    return c.target == "ok" ? Result<Cost>(Cost::value(1)) : Result<Cost>(Error{ErrorCode::oracle, "unsupported target"});
   });
   Candidate good = f.candidate({f.relu}, "ok");
   Candidate bad = f.candidate({f.relu}, "nope");
@@ -158,7 +158,7 @@ TEST(CostOracle, MeasuringOracleDerivesEstimatesFromMeasure) {
 TEST(CostOracle, SafeEstimateTurnsAnErrorIntoInvalidWithAMessage) {
   Fixture f;
   auto oracle = make_oracle<ExprGraph>("backend", [](const Graph&, const Candidate&, const ExtractionView&) {
-    return Result<Cost>(Error{"cannot compile"});
+    return Result<Cost>(Error{ErrorCode::oracle, "cannot compile"});
   });
   Candidate c = f.candidate({f.relu}, "gpu");
   SafeEstimate e = safe_estimate(*oracle, *f.graph, c);
@@ -172,7 +172,7 @@ TEST(CostOracle, SafeEstimateTurnsAnErrorIntoInvalidWithAMessage) {
 TEST(CostOracle, SafeEstimateNamesAnErrorWithoutMessage) {
   Fixture f;
   auto oracle = make_oracle<ExprGraph>("mute", [](const Graph&, const Candidate&, const ExtractionView&) {
-    return Result<Cost>(Error{""});
+    return Result<Cost>(Error{ErrorCode::oracle, ""});
   });
   SafeEstimate e = safe_estimate(*oracle, *f.graph, f.candidate({f.relu}));
   EXPECT_TRUE(e.failed());

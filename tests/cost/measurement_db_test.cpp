@@ -307,7 +307,7 @@ TEST(PersistentOracle, UnknownAndErrorsAreNotRecordedButInvalidIs) {
   auto oracle_fn = make_oracle<ExprGraph>("mixed", [&](const Graph&, const Candidate& c, const ExtractionView& v) {
     ++calls;
     if (c.target == "tvm") return Result<Cost>(Cost::unknown());
-    if (v.body.size() == 3) return Result<Cost>(Error{"flaky device"});
+    if (v.body.size() == 3) return Result<Cost>(Error{ErrorCode::oracle, "flaky device"});
     return Result<Cost>(Cost::invalid());
   });
   PersistentOracle<ExprGraph> oracle(std::move(oracle_fn), db);

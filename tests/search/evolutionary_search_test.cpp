@@ -428,7 +428,7 @@ TEST(EvolutionarySearch, ErrorsAndInvalidAnswersAreDiscarded) {
   // d on t fails (an Error); a on u cannot run (Invalid); otherwise the transfer cost.
   auto picky = [&](const DataflowGraph<AdjacencyGraph>& g, const Partitioning& p) -> Result<Cost> {
     for (const Candidate& c : p.parts) {
-      if (c.sub_graph.first_inside() == 3 && c.target == "t") return Error{"backend t cannot run d"};
+      if (c.sub_graph.first_inside() == 3 && c.target == "t") return Error{ErrorCode::oracle, "backend t cannot run d"};
       if (c.sub_graph.first_inside() == 0 && c.target == "u") return Cost::invalid();
     }
     return transfer.cost(g, p);
@@ -453,7 +453,7 @@ TEST(EvolutionarySearch, FailingOracleKeepsTheStart) {
   RandomCase rc;
   random_case(rc, 99, 12, 3);
   auto failing = make_end_to_end_oracle<AdjacencyGraph>(
-      "down", [](const auto&, const Partitioning&) -> Result<Cost> { return Error{"service unavailable"}; });
+      "down", [](const auto&, const Partitioning&) -> Result<Cost> { return Error{ErrorCode::oracle, "service unavailable"}; });
   EvolutionStats stats;
   auto refined = evolutionary_refinement(*rc.problem, rc.start, *failing, {}, &stats);
   ASSERT_TRUE(refined.ok());

@@ -497,6 +497,7 @@ TEST(ExactSearch, StateLimitIsAnError) {
   ASSERT_TRUE(problem.ok());
   auto limited = exact_search(*problem, {2});
   ASSERT_FALSE(limited.ok());
+  EXPECT_EQ(limited.error().code, ErrorCode::search_gave_up);
   EXPECT_NE(limited.error().message.find("gave up after 2 states"), std::string::npos);
 }
 

@@ -743,14 +743,14 @@ namespace collage::cli {
 /// otherwise ignored).
 inline Result<DataflowGraph<JsonGraph>> build_graph(const JsonGraph& g) {
   Result<DataflowGraph<JsonGraph>> graph = DataflowGraph<JsonGraph>::build(g);
-  if (!graph.ok()) return Error{g.file + ": " + one_line(graph.error().message)};
+  if (!graph.ok()) return Error{graph.error().code, g.file + ": " + one_line(graph.error().message)};
   if (graph->size() < g.nodes.size()) {
     UnreachedNodes rest{&g, {}};
     for (std::size_t n = 0; n < g.nodes.size(); ++n) {
       if (graph->index_of(n) == npos) rest.roots.push_back(n);
     }
     Result<DataflowGraph<UnreachedNodes>> check = DataflowGraph<UnreachedNodes>::build(rest);
-    if (!check.ok()) return Error{g.file + ": " + one_line(check.error().message)};
+    if (!check.ok()) return Error{check.error().code, g.file + ": " + one_line(check.error().message)};
   }
   return graph;
 }

@@ -58,21 +58,21 @@ inline std::string quote_text(std::string_view text) {
 
 /// The error "FILE: PLACE: PROBLEM" (PLACE may be empty).
 inline Error located_error(const std::string& file, const std::string& place, const std::string& problem) {
-  if (place.empty()) return Error{file + ": " + problem};
-  return Error{file + ": " + place + ": " + problem};
+  if (place.empty()) return Error{ErrorCode::parse, file + ": " + problem};
+  return Error{ErrorCode::parse, file + ": " + place + ": " + problem};
 }
 
 /// The whole content of `path`, or an error naming it.
 inline Result<std::string> read_file(const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return Error{path + ": cannot open: " + std::strerror(errno)};
+  if (f == nullptr) return Error{ErrorCode::io, path + ": cannot open: " + std::strerror(errno)};
   std::string text;
   char buf[1 << 16];
   std::size_t got = 0;
   while ((got = std::fread(buf, 1, sizeof buf, f)) > 0) text.append(buf, got);
   const bool failed = std::ferror(f) != 0;
   std::fclose(f);
-  if (failed) return Error{path + ": cannot read: " + std::strerror(errno)};
+  if (failed) return Error{ErrorCode::io, path + ": cannot read: " + std::strerror(errno)};
   return text;
 }
 
@@ -170,7 +170,7 @@ class JsonReader {
   const std::string& file() const { return file_; }
   bool failed() const { return error_.has_value(); }
   /// The first error recorded.
-  Error error() const { return error_ ? *error_ : Error{file_ + ": unknown error"}; }
+  Error error() const { return error_ ? *error_ : Error{ErrorCode::internal, file_ + ": unknown error"}; }
 
   /// Records `error` as it is (the first error wins).
   void set_error(Error error) {

@@ -160,18 +160,18 @@ std::optional<UsageError> parse_options(const std::vector<std::string>& args, co
 collage::Status write_output(const std::string& path, const std::string& text) {
   const std::string tmp = path + ".tmp." + std::to_string(static_cast<long>(getpid()));
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (f == nullptr) return collage::Error{path + ": cannot write: " + std::strerror(errno)};
+  if (f == nullptr) return collage::Error{collage::ErrorCode::io, path + ": cannot write: " + std::strerror(errno)};
   const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size();
   const int saved = errno;
   const bool closed = std::fclose(f) == 0;
   if (!wrote || !closed) {
     std::remove(tmp.c_str());
-    return collage::Error{path + ": cannot write: " + std::strerror(wrote ? errno : saved)};
+    return collage::Error{collage::ErrorCode::io, path + ": cannot write: " + std::strerror(wrote ? errno : saved)};
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     const int err = errno;
     std::remove(tmp.c_str());
-    return collage::Error{path + ": cannot write: " + std::strerror(err)};
+    return collage::Error{collage::ErrorCode::io, path + ": cannot write: " + std::strerror(err)};
   }
   return collage::Status::success();
 }
@@ -179,7 +179,7 @@ collage::Status write_output(const std::string& path, const std::string& text) {
 collage::Status emit(const Options& options, const std::string& text) {
   if (const std::string* out = options.get("out")) return write_output(*out, text);
   if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout) != 0) {
-    return collage::Error{"<stdout>: cannot write: " + std::string(std::strerror(errno))};
+    return collage::Error{collage::ErrorCode::io, "<stdout>: cannot write: " + std::string(std::strerror(errno))};
   }
   return collage::Status::success();
 }

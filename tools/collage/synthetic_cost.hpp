@@ -48,7 +48,7 @@ class SyntheticOracle final : public CostOracle<G> {
   Result<Cost> estimate(const DataflowGraph<G>& graph, const Candidate& candidate,
                         const ExtractionView& view) override {
     auto it = targets_.find(candidate.target);
-    if (it == targets_.end()) return Error{"no synthetic cost for target '" + candidate.target + "'"};
+    if (it == targets_.end()) return Error{ErrorCode::oracle, "no synthetic cost for target '" + candidate.target + "'"};
     const SyntheticCost& model = it->second;
     std::size_t k = 0;
     double sum = 0.0;

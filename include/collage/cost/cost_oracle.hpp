@@ -106,7 +106,7 @@ class CostOracle {
     out.reserve(candidates.size());
     for (std::size_t k = 0; k < candidates.size(); ++k) {
       if (k >= costs.size()) {
-        out.emplace_back(Error{batch_size_message(costs.size(), candidates.size())});
+        out.emplace_back(Error{ErrorCode::oracle, batch_size_message(costs.size(), candidates.size())});
       } else if (costs[k].ok()) {
         out.emplace_back(Measurement{*costs[k], 0.0, 1});
       } else {
@@ -171,7 +171,7 @@ class MeasuringOracle : public CostOracle<G> {
     out.reserve(candidates.size());
     for (std::size_t k = 0; k < candidates.size(); ++k) {
       if (k >= ms.size()) {
-        out.emplace_back(Error{this->batch_size_message(ms.size(), candidates.size())});
+        out.emplace_back(Error{ErrorCode::oracle, this->batch_size_message(ms.size(), candidates.size())});
       } else if (ms[k].ok()) {
         out.emplace_back(ms[k]->cost);
       } else {
@@ -197,9 +197,9 @@ auto guarded_call(const CostOracle<G>& oracle, F&& f) -> decltype(f()) {
   try {
     return f();
   } catch (const std::exception& e) {
-    return Error{"cost oracle '" + oracle.name() + "' threw: " + e.what()};
+    return Error{ErrorCode::oracle, "cost oracle '" + oracle.name() + "' threw: " + e.what()};
   } catch (...) {
-    return Error{"cost oracle '" + oracle.name() + "' threw a non-standard exception"};
+    return Error{ErrorCode::oracle, "cost oracle '" + oracle.name() + "' threw a non-standard exception"};
   }
 #else
   (void)oracle;
@@ -216,17 +216,17 @@ std::vector<Result<T>> guarded_batch(const CostOracle<G>& oracle, std::size_t ex
   try {
     out = f();
   } catch (const std::exception& e) {
-    out.assign(expected, Result<T>(Error{"cost oracle '" + oracle.name() + "' threw: " + e.what()}));
+    out.assign(expected, Result<T>(Error{ErrorCode::oracle, "cost oracle '" + oracle.name() + "' threw: " + e.what()}));
     return out;
   } catch (...) {
-    out.assign(expected, Result<T>(Error{"cost oracle '" + oracle.name() + "' threw a non-standard exception"}));
+    out.assign(expected, Result<T>(Error{ErrorCode::oracle, "cost oracle '" + oracle.name() + "' threw a non-standard exception"}));
     return out;
   }
 #else
   out = f();
 #endif
   if (out.size() != expected) {
-    Error error{"cost oracle '" + oracle.name() + "' returned " + std::to_string(out.size()) + " answers for " +
+    Error error{ErrorCode::oracle, "cost oracle '" + oracle.name() + "' returned " + std::to_string(out.size()) + " answers for " +
                 std::to_string(expected) + " candidates"};
     out.assign(expected, Result<T>(error));
   }

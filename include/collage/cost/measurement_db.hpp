@@ -175,20 +175,20 @@ class MeasurementDb {
     MeasurementDb db(path);
     std::error_code ec;
     const bool exists = std::filesystem::exists(std::filesystem::path(path), ec);
-    if (ec) return Error{"cannot read measurement database '" + path + "': " + ec.message()};
+    if (ec) return Error{ErrorCode::io, "cannot read measurement database '" + path + "': " + ec.message()};
     if (!exists) return db;
     std::ifstream in(path, std::ios::binary);
-    if (!in) return Error{"cannot open measurement database '" + path + "'"};
+    if (!in) return Error{ErrorCode::io, "cannot open measurement database '" + path + "'"};
     std::string line;
     std::size_t line_no = 0;
     while (std::getline(in, line)) {
       ++line_no;
       if (line.empty() || line[0] == '#') continue;
       if (Status s = db.parse_line(line); !s.ok()) {
-        return Error{path + ":" + std::to_string(line_no) + ": " + s.message()};
+        return Error{ErrorCode::parse, path + ":" + std::to_string(line_no) + ": " + s.message()};
       }
     }
-    if (in.bad()) return Error{"error reading measurement database '" + path + "'"};
+    if (in.bad()) return Error{ErrorCode::io, "error reading measurement database '" + path + "'"};
     db.dirty_ = false;
     return db;
   }
@@ -199,12 +199,12 @@ class MeasurementDb {
 
   /// save() to another file (the database stays tied to its own path).
   Status save_as(const std::string& path) const {
-    if (path.empty()) return Error{"the measurement database has no file to save to"};
+    if (path.empty()) return Error{ErrorCode::invalid_argument, "the measurement database has no file to save to"};
     const std::string tmp =
         path + ".tmp" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-      if (!out) return Error{"cannot write measurement database '" + tmp + "'"};
+      if (!out) return Error{ErrorCode::io, "cannot write measurement database '" + tmp + "'"};
       out << detail::kMeasurementDbHeader << '\n';
       for (const auto& [key, m] : entries_) {
         out << detail::escape_db_key(key) << '\t' << detail::format_cost(m.cost) << '\t'
@@ -215,7 +215,7 @@ class MeasurementDb {
         out.close();
         std::error_code ignored;
         std::filesystem::remove(tmp, ignored);
-        return Error{"error writing measurement database '" + tmp + "'"};
+        return Error{ErrorCode::io, "error writing measurement database '" + tmp + "'"};
       }
     }
     std::error_code ec;
@@ -223,7 +223,7 @@ class MeasurementDb {
     if (ec) {
       std::error_code ignored;
       std::filesystem::remove(tmp, ignored);
-      return Error{"cannot replace measurement database '" + path + "': " + ec.message()};
+      return Error{ErrorCode::io, "cannot replace measurement database '" + path + "': " + ec.message()};
     }
     dirty_ = false;
     return Status::success();
@@ -274,17 +274,17 @@ class MeasurementDb {
     }
     if (!line.empty() && line.back() == '\r' && fields.size() == 4) fields[3].remove_suffix(1);
     if (fields.size() != 4) {
-      return Error{"expected 4 tab-separated fields (key, cost, spread, samples), found " +
+      return Error{ErrorCode::parse, "expected 4 tab-separated fields (key, cost, spread, samples), found " +
                    std::to_string(fields.size())};
     }
     std::optional<std::string> key = detail::unescape_db_key(fields[0]);
-    if (!key) return Error{"malformed escape in key"};
+    if (!key) return Error{ErrorCode::parse, "malformed escape in key"};
     std::optional<Cost> cost = detail::parse_cost(fields[1]);
-    if (!cost) return Error{"malformed cost '" + std::string(fields[1]) + "'"};
+    if (!cost) return Error{ErrorCode::parse, "malformed cost '" + std::string(fields[1]) + "'"};
     std::optional<double> spread = detail::parse_double(fields[2]);
-    if (!spread || *spread < 0) return Error{"malformed spread '" + std::string(fields[2]) + "'"};
+    if (!spread || *spread < 0) return Error{ErrorCode::parse, "malformed spread '" + std::string(fields[2]) + "'"};
     std::optional<std::size_t> samples = detail::parse_count(fields[3]);
-    if (!samples) return Error{"malformed sample count '" + std::string(fields[3]) + "'"};
+    if (!samples) return Error{ErrorCode::parse, "malformed sample count '" + std::string(fields[3]) + "'"};
     entries_.insert_or_assign(std::move(*key), Measurement{*cost, *spread, *samples});
     return Status::success();
   }

@@ -94,7 +94,7 @@ class DataflowGraph {
   /// Indexes the IR reachable from `ir`'s roots. Fails, naming a node, when the IR has a cycle.
   static Result<DataflowGraph> build(const G& ir) {
     DataflowGraph graph(ir);
-    if (Status status = graph.index_nodes(); !status.ok()) return Error{status.message()};
+    if (Status status = graph.index_nodes(); !status.ok()) return status.error();
     graph.link_outputs();
     graph.annotate_nodes();
     graph.compute_post_dominators();
@@ -259,7 +259,7 @@ class DataflowGraph {
           if (it == index_.end()) {
             open(in);
           } else if (it->second == kOnStack) {
-            return Error{"the dataflow graph has a cycle through node '" + describe(in) + "'"};
+            return Error{ErrorCode::cycle, "the dataflow graph has a cycle through node '" + describe(in) + "'"};
           }
           continue;
         }
@@ -271,7 +271,7 @@ class DataflowGraph {
         stack.pop_back();
       }
     }
-    if (handles_.size() >= kSink) return Error{"the dataflow graph has too many nodes (at most 2^32 - 2)"};
+    if (handles_.size() >= kSink) return Error{ErrorCode::too_large, "the dataflow graph has too many nodes (at most 2^32 - 2)"};
     std::vector<bool> is_root(handles_.size(), false);
     for (const node_handle& root : root_handles) {
       std::size_t i = index_.find(root)->second;

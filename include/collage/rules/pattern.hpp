@@ -398,11 +398,11 @@ class PatternParser {
   Result<Pattern<G>> parse() {
     skip_space();
     Pattern<G> result;
-    if (!parse_alternatives(result, 0, "a pattern")) return Error{error_};
+    if (!parse_alternatives(result, 0, "a pattern")) return Error{ErrorCode::parse, error_};
     skip_space();
     if (!at_end()) {
       fail(pos_, "expected end of input");
-      return Error{error_};
+      return Error{ErrorCode::parse, error_};
     }
     return result;
   }

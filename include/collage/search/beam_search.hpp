@@ -99,7 +99,7 @@ Result<Partitioning> beam_search(const SearchProblem<G>& problem, const BeamSear
       });
     }
   }
-  return Error{"beam search found no complete partitioning (no kept state could be completed); try a wider "
+  return Error{ErrorCode::no_solution, "beam search found no complete partitioning (no kept state could be completed); try a wider "
                "beam or exact search"};
 }
 

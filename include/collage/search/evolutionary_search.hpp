@@ -507,9 +507,9 @@ Result<Cost> guarded_evaluate(EndToEndOracle<G>& oracle, const DataflowGraph<G>&
   try {
     return oracle.evaluate(graph, p);
   } catch (const std::exception& e) {
-    return Error{"end-to-end oracle '" + oracle.name() + "' threw: " + e.what()};
+    return Error{ErrorCode::oracle, "end-to-end oracle '" + oracle.name() + "' threw: " + e.what()};
   } catch (...) {
-    return Error{"end-to-end oracle '" + oracle.name() + "' threw a non-standard exception"};
+    return Error{ErrorCode::oracle, "end-to-end oracle '" + oracle.name() + "' threw a non-standard exception"};
   }
 #else
   return oracle.evaluate(graph, p);
@@ -549,12 +549,12 @@ Result<Partitioning> evolutionary_refinement(const SearchProblem<G>& problem, co
                                              EvolutionStats* stats = nullptr) {
   const auto started = std::chrono::steady_clock::now();
   auto elapsed = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count(); };
-  if (options.population == 0) return Error{"evolutionary refinement: population must be at least 1"};
+  if (options.population == 0) return Error{ErrorCode::invalid_argument, "evolutionary refinement: population must be at least 1"};
   auto probability = [](double p) { return p >= 0.0 && p <= 1.0; };
   if (!probability(options.mutation_rate) || !probability(options.crossover_rate)) {
-    return Error{"evolutionary refinement: mutation_rate and crossover_rate must lie in [0, 1]"};
+    return Error{ErrorCode::invalid_argument, "evolutionary refinement: mutation_rate and crossover_rate must lie in [0, 1]"};
   }
-  if (!(options.max_seconds >= 0.0)) return Error{"evolutionary refinement: max_seconds must not be negative"};
+  if (!(options.max_seconds >= 0.0)) return Error{ErrorCode::invalid_argument, "evolutionary refinement: max_seconds must not be negative"};
 
   const DataflowGraph<G>& graph = problem.graph();
   detail::Evolver<G> evolver(problem, options.seed);
@@ -562,13 +562,13 @@ Result<Partitioning> evolutionary_refinement(const SearchProblem<G>& problem, co
   for (const Candidate& part : start.parts) {
     std::optional<std::size_t> id = evolver.find_item(part);
     if (!id) {
-      return Error{"evolutionary refinement: start part '" + part.to_string(graph) + "' is not a candidate of the problem"};
+      return Error{ErrorCode::invalid_argument, "evolutionary refinement: start part '" + part.to_string(graph) + "' is not a candidate of the problem"};
     }
     start_items.push_back(*id);
   }
   std::optional<std::vector<std::size_t>> start_order = evolver.order(start_items);
   if (!start_order) {
-    return Error{"evolutionary refinement: the start is not a valid partitioning of the problem (parts overlap, "
+    return Error{ErrorCode::invalid_argument, "evolutionary refinement: the start is not a valid partitioning of the problem (parts overlap, "
                  "leave a node uncovered or depend on each other cyclically)"};
   }
 

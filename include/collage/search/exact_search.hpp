@@ -110,12 +110,12 @@ Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSe
     };
     frontier.for_each_successor(state, want, add);
     if (gave_up) {
-      return Error{"exact search gave up after " + std::to_string(records.size()) + " states (about " +
+      return Error{ErrorCode::search_gave_up, "exact search gave up after " + std::to_string(records.size()) + " states (about " +
                    std::to_string(bytes >> 20) +
                    " MiB); use beam search for this graph or raise max_states / max_memory_mib"};
     }
   }
-  return Error{"no complete partitioning exists over the given candidates (some node cannot be covered "
+  return Error{ErrorCode::no_solution, "no complete partitioning exists over the given candidates (some node cannot be covered "
                "without a cycle)"};
 }
 

@@ -84,7 +84,7 @@ Result<Partitioning> greedy_search(const SearchProblem<G>& problem, const std::v
   }
   for (std::size_t i = 0; i < graph.size(); ++i) {
     if (graph.needs_kernel(i) && owner[i] == npos) {
-      return Error{"greedy search left node '" + graph.label(i) + "' unclaimed: every candidate covering it overlaps "
+      return Error{ErrorCode::no_solution, "greedy search left node '" + graph.label(i) + "' unclaimed: every candidate covering it overlaps "
                    "a larger claimed region or would close a cycle"};
     }
   }
@@ -94,7 +94,7 @@ Result<Partitioning> greedy_search(const SearchProblem<G>& problem, const std::v
     for (std::size_t i : problem[claimed[k]].inside) part_of[i] = k;
   }
   const QuotientOrder order_of_parts = quotient_order(graph, part_of, claimed.size());
-  if (!order_of_parts.acyclic()) return Error{"greedy search: the claimed regions form a cycle (a bug)"};
+  if (!order_of_parts.acyclic()) return Error{ErrorCode::internal, "greedy search: the claimed regions form a cycle (a bug)"};
   std::vector<std::size_t> items;
   for (std::size_t k : order_of_parts.parts) items.push_back(claimed[k]);
   Partitioning result = detail::Frontier<G>(problem).assemble(items);

@@ -159,7 +159,7 @@ class SearchProblem {
         targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
         std::string tried;
         for (const std::string& t : targets) tried += (tried.empty() ? "" : ", ") + t;
-        return Error{"no candidate covers node '" + graph_->label(i) + "' (targets tried: " +
+        return Error{ErrorCode::uncovered, "no candidate covers node '" + graph_->label(i) + "' (targets tried: " +
                      (tried.empty() ? std::string("none") : tried) + ")"};
       }
     }

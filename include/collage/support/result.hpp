@@ -1,17 +1,52 @@
 #pragma once
 
 /// \file
-/// Errors as values: Error and Result<T>, so the library serves builds without exceptions.
+/// Errors as values: Error (a code and a one-line message), Result<T> and Status, so the library
+/// serves builds without exceptions.
 
 #include <cassert>
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <variant>
 
 namespace collage {
 
-/// A failure that names the problem in one line (e.g. "node 'relu_3' is on a cycle").
+/// What kind of failure an Error is: callers branch on this, never on the message text.
+enum class ErrorCode : std::uint8_t {
+  invalid_argument,  ///< an option or argument out of its domain (beam width 0, a negative penalty)
+  cycle,             ///< the dataflow graph (or a partitioning's quotient) has a cycle
+  too_large,         ///< beyond a hard limit of the library (node count)
+  uncovered,         ///< some node needs a kernel and no usable candidate covers it
+  search_gave_up,    ///< a searcher hit its work limit before finishing
+  no_solution,       ///< the search space holds no complete partitioning
+  parse,             ///< malformed text (pattern, trace, database record, JSON)
+  io,                ///< a file could not be read, written or replaced
+  oracle,            ///< a cost oracle failed (threw, returned an error or a malformed answer)
+  internal,          ///< a broken invariant of the library itself (a bug; please report it)
+};
+
+/// "invalid_argument", "cycle", ...: the code's name as written in reports.
+constexpr std::string_view to_string(ErrorCode code) {
+  switch (code) {
+    case ErrorCode::invalid_argument: return "invalid_argument";
+    case ErrorCode::cycle: return "cycle";
+    case ErrorCode::too_large: return "too_large";
+    case ErrorCode::uncovered: return "uncovered";
+    case ErrorCode::search_gave_up: return "search_gave_up";
+    case ErrorCode::no_solution: return "no_solution";
+    case ErrorCode::parse: return "parse";
+    case ErrorCode::io: return "io";
+    case ErrorCode::oracle: return "oracle";
+    case ErrorCode::internal: return "internal";
+  }
+  return "internal";
+}
+
+/// A failure: what kind it is and one line naming the problem (e.g. "node 'relu_3' is on a cycle").
 struct Error {
+  ErrorCode code = ErrorCode::internal;
   std::string message;
 };
 
@@ -55,16 +90,20 @@ class [[nodiscard]] Result {
 class [[nodiscard]] Status {
  public:
   Status() = default;
-  Status(Error error) : error_(std::move(error.message)), failed_(true) {}  // NOLINT: implicit by design
+  Status(Error error) : error_(std::move(error)), failed_(true) {}  // NOLINT: implicit by design
   static Status success() { return Status(); }
 
   bool ok() const { return !failed_; }
   explicit operator bool() const { return ok(); }
+  /// The failure; only meaningful when !ok().
+  const Error& error() const { return error_; }
+  /// The failure's code; only meaningful when !ok().
+  ErrorCode code() const { return error_.code; }
   /// The failure's message; empty on success.
-  const std::string& message() const { return error_; }
+  const std::string& message() const { return error_.message; }
 
  private:
-  std::string error_;
+  Error error_;
   bool failed_ = false;
 };
 
