@@ -4,7 +4,7 @@
 set -euo pipefail
 
 packages=(
-  cmake make g++ clang ccache
+  cmake make g++ clang ccache locales
   libboost-dev libboost-graph-dev libeigen3-dev nlohmann-json3-dev
   googletest libgtest-dev libbenchmark-dev
   graphviz gnuplot
@@ -23,19 +23,29 @@ for pkg in "${packages[@]}"; do
   fi
 done
 
+# A locale whose decimal separator is ',' lets the tests check that numbers in reports, traces
+# and databases do not follow the process locale.
+ensure_comma_locale() {
+  if locale -a 2>/dev/null | grep -qi '^de_DE\.utf-\?8$'; then return 0; fi
+  command -v localedef >/dev/null 2>&1 || return 0
+  ${sudo_cmd[@]+"${sudo_cmd[@]}"} localedef -i de_DE -f UTF-8 de_DE.UTF-8 >/dev/null 2>&1 || true
+}
+
+sudo_cmd=()
+if [[ $(id -u) -ne 0 ]] && command -v sudo >/dev/null 2>&1; then
+  sudo_cmd=(sudo)
+fi
+
 if [[ ${#missing[@]} -eq 0 ]]; then
+  ensure_comma_locale
   exit 0
 fi
 
 echo "install-deps.sh: installing missing packages: ${missing[*]}"
-sudo_cmd=()
-if [[ $(id -u) -ne 0 ]]; then
-  if command -v sudo >/dev/null 2>&1; then
-    sudo_cmd=(sudo)
-  else
-    echo "install-deps.sh: not root and no sudo; please install: ${missing[*]}" >&2
-    exit 1
-  fi
+if [[ $(id -u) -ne 0 && ${#sudo_cmd[@]} -eq 0 ]]; then
+  echo "install-deps.sh: not root and no sudo; please install: ${missing[*]}" >&2
+  exit 1
 fi
-"${sudo_cmd[@]}" apt-get update
-"${sudo_cmd[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+${sudo_cmd[@]+"${sudo_cmd[@]}"} apt-get update
+${sudo_cmd[@]+"${sudo_cmd[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends "${missing[@]}"
+ensure_comma_locale
