@@ -1,0 +1,91 @@
+#pragma once
+
+/// \file
+/// Device: the runtime shim between the executor and the hardware. Buffers, copies, kernel
+/// launches, synchronisation and timing, with every failure an error value. The CPU device runs
+/// on the host; the CUDA device (when the toolkit is present) on an NVIDIA GPU.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include <collage/support/result.hpp>
+
+namespace tc {
+
+/// Where a buffer lives and a kernel runs.
+enum class DeviceKind { cpu, cuda };
+
+/// "cpu" or "cuda".
+const char* to_string(DeviceKind kind);
+
+/// A block of device memory. A plain handle: the device that allocated it frees it.
+struct Buffer {
+  void* data = nullptr;
+  std::size_t bytes = 0;
+  DeviceKind device = DeviceKind::cpu;
+
+  float* floats() const { return static_cast<float*>(data); }
+};
+
+/// A device. Not thread-safe: one executor drives one device from one thread.
+class Device {
+ public:
+  virtual ~Device() = default;
+  virtual DeviceKind kind() const = 0;
+  /// The hardware, for reports and measurement keys ("cpu: AMD EPYC 7B13 (2 threads)").
+  virtual std::string name() const = 0;
+  /// Whether the device can run kernels here; when not, unavailable_reason() says why in one line.
+  virtual bool available() const = 0;
+  virtual std::string unavailable_reason() const { return ""; }
+
+  /// `bytes` of device memory, aligned for any kernel (64 bytes at least).
+  virtual collage::Result<Buffer> allocate(std::size_t bytes) = 0;
+  /// Returns `buffer` to the device; a null buffer is ignored.
+  virtual void release(Buffer buffer) = 0;
+  /// Copies `bytes` from host memory into `dst` at byte `offset`.
+  virtual collage::Status upload(const Buffer& dst, std::size_t offset, const void* src, std::size_t bytes) = 0;
+  /// Copies `bytes` from `src` at byte `offset` into host memory.
+  virtual collage::Status download(void* dst, const Buffer& src, std::size_t offset, std::size_t bytes) = 0;
+  /// Copies `bytes` between two of this device's buffers (byte offsets into each).
+  virtual collage::Status copy(const Buffer& dst, std::size_t dst_offset, const Buffer& src, std::size_t src_offset,
+                               std::size_t bytes) = 0;
+  /// Waits until every launched kernel and copy has finished; reports an asynchronous failure.
+  virtual collage::Status synchronize() = 0;
+};
+
+/// A buffer released when the owner goes (or when reset).
+class OwnedBuffer {
+ public:
+  OwnedBuffer() = default;
+  OwnedBuffer(Device& device, Buffer buffer) : device_(&device), buffer_(buffer) {}
+  OwnedBuffer(OwnedBuffer&& other) noexcept : device_(other.device_), buffer_(other.buffer_) { other.buffer_ = {}; }
+  OwnedBuffer& operator=(OwnedBuffer&& other) noexcept {
+    if (this != &other) {
+      reset();
+      device_ = other.device_;
+      buffer_ = other.buffer_;
+      other.buffer_ = {};
+    }
+    return *this;
+  }
+  OwnedBuffer(const OwnedBuffer&) = delete;
+  OwnedBuffer& operator=(const OwnedBuffer&) = delete;
+  ~OwnedBuffer() { reset(); }
+
+  void reset() {
+    if (device_ != nullptr && buffer_.data != nullptr) device_->release(buffer_);
+    buffer_ = {};
+  }
+  const Buffer& get() const { return buffer_; }
+  float* floats() const { return buffer_.floats(); }
+
+ private:
+  Device* device_ = nullptr;
+  Buffer buffer_;
+};
+
+/// Allocates `bytes` on `device` as an OwnedBuffer.
+collage::Result<OwnedBuffer> allocate_owned(Device& device, std::size_t bytes);
+
+}  // namespace tc
