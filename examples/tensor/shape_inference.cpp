@@ -467,6 +467,18 @@ class NodeInference {
       if (starts.size() != rank || steps.size() != rank || node_.shape.size() != rank) {
         return fail("needs starts and ends");
       }
+      for (std::size_t d = 0; d < rank; ++d) {
+        const std::int64_t len = node_.shape[d];
+        bool inside = len >= 0 && steps[d] != 0;
+        if (inside && len > 0) inside = starts[d] >= 0 && starts[d] < x[d] && len <= x[d];
+        if (inside && len > 1) {
+          // Distinct elements of the input, so len and |step| are at most the dimension (no overflow).
+          inside = steps[d] <= x[d] && steps[d] >= -x[d];
+          const std::int64_t last = inside ? starts[d] + (len - 1) * steps[d] : 0;
+          inside = inside && last >= 0 && last < x[d];
+        }
+        if (!inside) return fail("starts, steps and the shape " + to_string(node_.shape) + " leave the input " + to_string(x));
+      }
       return Status::success();
     }
     Ints starts_in = attrs().get_ints("starts");
@@ -490,6 +502,11 @@ class NodeInference {
       const std::int64_t dim = x[a];
       const std::int64_t step = steps_in[k];
       if (step == 0) return fail("step must not be 0");
+      if (dim == 0) {
+        steps[a] = step;
+        out[a] = 0;
+        continue;
+      }
       std::int64_t start = starts_in[k];
       std::int64_t end = ends_in[k];
       if (start < 0) start += dim;
@@ -501,7 +518,10 @@ class NodeInference {
         start = std::clamp<std::int64_t>(start, 0, dim - 1);
         end = std::clamp<std::int64_t>(end, -1, dim - 1);
       }
-      const std::int64_t len = step > 0 ? (end - start + step - 1) / step : (start - end + (-step) - 1) / (-step);
+      // Written so that no step (INT64_MIN included) overflows.
+      std::int64_t len = 0;
+      if (step > 0 && end > start) len = (end - start - 1) / step + 1;
+      if (step < 0 && start > end) len = 1 - (start - end - 1) / step;
       starts[a] = start;
       steps[a] = step;
       out[a] = std::max<std::int64_t>(0, len);
@@ -525,10 +545,15 @@ class NodeInference {
     for (std::size_t d = 0; d < x.size(); ++d) {
       out[d] = x[d] + pads[d] + pads[d + x.size()];
       if (out[d] < 0) return fail("pads remove more than dimension " + std::to_string(d) + " of " + to_string(x));
-      if (mode == kPadReflect && (pads[d] >= x[d] || pads[d + x.size()] >= x[d]) && (pads[d] > 0 || pads[d + x.size()] > 0)) {
+      // Negative pads crop first; the positive ones then extend what is left.
+      const std::int64_t begin = pads[d];
+      const std::int64_t end = pads[d + x.size()];
+      const std::int64_t cropped = x[d] + std::min<std::int64_t>(begin, 0) + std::min<std::int64_t>(end, 0);
+      if (cropped < 0) return fail("pads remove more than dimension " + std::to_string(d) + " of " + to_string(x));
+      if (mode == kPadReflect && (begin > 0 || end > 0) && (begin >= cropped || end >= cropped)) {
         return fail("reflect padding must be smaller than the dimension");
       }
-      if (mode == kPadEdge && x[d] == 0 && out[d] > 0) return fail("edge padding of an empty dimension");
+      if (mode == kPadEdge && cropped == 0 && out[d] > 0) return fail("edge padding of an empty dimension");
     }
     return done(out);
   }

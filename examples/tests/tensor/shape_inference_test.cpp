@@ -149,6 +149,46 @@ TEST(ShapeInference, ErrorsNameTheNodeAndOp) {
   EXPECT_EQ(s.message().rfind("node 'bad_reshape' (Reshape): ", 0), 0u) << s.message();
 }
 
+TEST(ShapeInference, SliceEdgeCasesGiveInRangeShapes) {
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  Attributes rev;  // a negative step over an empty dimension is empty
+  rev.set("starts", Ints{-1});
+  rev.set("ends", Ints{kMin});
+  rev.set("axes", Ints{0});
+  rev.set("steps", Ints{-1});
+  EXPECT_EQ(shape_of(Op::slice, {{0, 3}}, rev), (Shape{0, 3}));
+  Attributes huge;  // the most negative step takes the start alone
+  huge.set("starts", Ints{-1});
+  huge.set("ends", Ints{kMin});
+  huge.set("steps", Ints{kMin});
+  EXPECT_EQ(shape_of(Op::slice, {{5}}, huge), (Shape{1}));
+  // A canonical slice (no ends) whose shape reads past the input is rejected.
+  Graph g;
+  int x = g.add_input("x", {3});
+  Attributes canonical;
+  canonical.set("starts", Ints{2});
+  canonical.set("steps", Ints{1});
+  int n = *g.add_op(Op::slice, {x}, canonical, "s");
+  g.mutable_node(n).shape = {2};
+  collage::Status s = infer_shapes(g);
+  ASSERT_FALSE(s.ok());
+  EXPECT_NE(s.message().find("leave the input [3]"), std::string::npos) << s.message();
+  g.mutable_node(n).shape = {1};
+  EXPECT_TRUE(infer_shapes(g).ok());
+}
+
+TEST(ShapeInference, PadCropsBeforePadding) {
+  Attributes over;
+  over.set("pads", Ints{-5, 4});
+  EXPECT_NE(error_of(Op::pad, {{3}}, over).find("pads remove more than dimension 0"), std::string::npos);
+  Attributes reflect;  // cropping 2 of 3 leaves 1 element, too few to reflect 2
+  reflect.set("pads", Ints{2, -2});
+  reflect.set("mode", kPadReflect);
+  EXPECT_NE(error_of(Op::pad, {{3}}, reflect).find("reflect padding"), std::string::npos);
+  reflect.set("pads", Ints{1, -1});
+  EXPECT_EQ(shape_of(Op::pad, {{3}}, reflect), (Shape{3}));
+}
+
 TEST(Graph, AddOpChecksArityAndInputs) {
   Graph g;
   int x = g.add_input("x", {2});

@@ -1,0 +1,44 @@
+#pragma once
+
+/// \file
+/// The project's own models, written as ONNX the way PyTorch's exporter writes them (convolutions
+/// with folded batch norm as a bias, ReLU6 as Clip with constant bounds, layer norm and GELU
+/// decomposed into elementwise ops and reductions, reshape targets computed by Shape / Gather /
+/// Concat arithmetic), with seeded random weights.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <collage/support/result.hpp>
+
+namespace tc {
+
+/// A model the zoo can write.
+struct ZooModel {
+  std::string name;
+  /// What it is, in a few words ("ResNet-18 at 1/4 width, 64x64 input").
+  std::string description;
+  /// Small enough for the demo and the tests on a 2-core machine.
+  bool small = true;
+};
+
+/// Every model of the zoo, small ones first.
+const std::vector<ZooModel>& zoo_models();
+
+/// The ONNX bytes of the zoo model `name`, with weights drawn from `seed`; an error for an
+/// unknown name.
+collage::Result<std::string> make_zoo_model(const std::string& name, std::uint64_t seed = 1);
+
+/// ResNet (basic blocks for depth 18/34, bottlenecks for 50) at `width` base channels on a
+/// `size` x `size` RGB image with `classes` outputs.
+std::string make_resnet(int depth, int width, int size, int classes, std::uint64_t seed);
+/// MobileNet-v2 with its channel counts scaled by `width_percent` / 100 on a `size` x `size` image.
+std::string make_mobilenet_v2(int width_percent, int size, int classes, std::uint64_t seed);
+/// A BERT encoder: `layers` layers of `hidden` width, `heads` heads, `ffn` feed-forward width,
+/// over a [1, seq, hidden] input (the embeddings' output) with an additive attention mask.
+std::string make_bert(int layers, int hidden, int heads, int ffn, int seq, std::uint64_t seed);
+/// The MNIST network of the Collage RFC and the ONNX model zoo (mnist-8's structure).
+std::string make_mnist(std::uint64_t seed);
+
+}  // namespace tc

@@ -1,0 +1,69 @@
+#pragma once
+
+/// \file
+/// The end-to-end comparison: partition a model under each configuration, compile and run it,
+/// check its outputs against the expected ones, and time the whole model robustly.
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <collage/cost/robust_timer.hpp>
+#include <collage/partitioner.hpp>
+
+#include "run/backend_set.hpp"
+#include "run/configurations.hpp"
+#include "run/executable.hpp"
+
+namespace tc {
+
+/// What one configuration did.
+struct ConfigurationResult {
+  std::string name;
+  /// Empty when the configuration ran; otherwise why it did not (one line).
+  std::string error;
+  /// Median-ish (the timer's percentile) end-to-end latency and its relative spread.
+  double latency_ms = 0;
+  double spread = 0;
+  std::size_t samples = 0;
+  bool matches = false;
+  double max_abs_error = 0;
+  /// When !matches: the worst element, as all_close names it.
+  std::string mismatch;
+  /// Partitions per backend.
+  std::map<std::string, std::size_t> partitions;
+  /// The sum of the chosen parts' estimated costs (ms): what the search believed.
+  double estimated_ms = 0;
+  /// The partitioning and everything the search knew (for explanations and pictures).
+  std::optional<collage::PartitionResult> partition;
+  std::vector<ArenaStats> memory;
+};
+
+/// Settings of compare_configurations.
+struct ComparisonOptions {
+  collage::TimingOptions timing;
+  double rtol = 1e-3;
+  double atol = 1e-4;
+  collage::PartitionerOptions partitioner;
+};
+
+/// Runs every configuration on `dataflow`'s model with `inputs`, checking the outputs against
+/// `expected` and timing the whole model. A configuration that cannot partition, compile or run
+/// reports why and the others go on.
+std::vector<ConfigurationResult> compare_configurations(const collage::DataflowGraph<Graph>& dataflow,
+                                                        const std::vector<Tensor>& inputs,
+                                                        const std::vector<Tensor>& expected,
+                                                        const std::vector<Configuration>& configurations,
+                                                        const BackendSet& backends, const DeviceSet& devices,
+                                                        collage::CostOracle<Graph>& oracle,
+                                                        const ComparisonOptions& options);
+
+/// Runs one partitioning: compile, check the outputs against `expected` and time (fills every
+/// field of the result but name and partition).
+ConfigurationResult run_partitioning(const collage::DataflowGraph<Graph>& dataflow, const collage::Partitioning& partitioning,
+                                     const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
+                                     const BackendSet& backends, const DeviceSet& devices,
+                                     const ComparisonOptions& options);
+
+}  // namespace tc

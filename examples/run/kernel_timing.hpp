@@ -1,0 +1,28 @@
+#pragma once
+
+/// \file
+/// Timing one partition's kernel: compile it, run it on seeded random inputs on its device, and
+/// time the runs robustly (warm-ups, repeats until the spread settles, a percentile).
+
+#include <cstdint>
+
+#include <collage/cost/robust_timer.hpp>
+
+#include "backends/backend.hpp"
+#include "tensor/function.hpp"
+
+namespace tc {
+
+/// How kernels are timed.
+struct KernelTimingOptions {
+  collage::TimingOptions timing;
+  /// Seed of the random inputs.
+  std::uint64_t seed = 1;
+};
+
+/// The cost in milliseconds of running `function` compiled by `backend` on `device`, with its
+/// spread and sample count. A compile or run failure is an error naming it.
+collage::Result<collage::Measurement> time_function(const Function& function, const Backend& backend, Device& device,
+                                                    const KernelTimingOptions& options);
+
+}  // namespace tc
