@@ -190,12 +190,14 @@ collage::Result<CallPlan> plan_call(const Graph& g, const LibraryCall& call) {
     }
     default: return unsupported(describe(g, anchor) + " is not a MatMul, Gemm or Conv");
   }
-  // The anchor's own bias: Conv's B, Gemm's beta * C.
-  if (node.inputs.size() == 3) {
-    const float scale = node.op == Op::gemm ? static_cast<float>(node.attrs.get_float("beta", 1.0)) : 1.0f;
-    collage::Result<AddendPlan> bias = plan_addend(g, plan, anchor, node.inputs[2], scale);
-    if (!bias.ok()) return bias.error();
-    plan.epilogue.addends.push_back(*bias);
+  // The anchor's own bias: Conv's B (one per output channel), Gemm's beta * C (broadcast).
+  if (node.op == Op::conv && node.inputs.size() == 3) {
+    plan.epilogue.addends.push_back(AddendPlan{node.inputs[2], plan.conv.out_channels, 1, 0, 1.0f});
+  } else if (node.inputs.size() == 3) {
+    const float beta = static_cast<float>(node.attrs.get_float("beta", 1.0));
+    collage::Result<AddendPlan> c = plan_addend(g, plan, anchor, node.inputs[2], beta);
+    if (!c.ok()) return c.error();
+    plan.epilogue.addends.push_back(*c);
   }
   EpiloguePlan& epilogue = plan.epilogue;
   for (const EpilogueStep& step : chain->epilogue) {

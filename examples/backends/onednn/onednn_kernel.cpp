@@ -8,7 +8,7 @@
 #include <unordered_map>
 #include <utility>
 
-#include <dnnl.hpp>
+#include <oneapi/dnnl/dnnl.hpp>
 
 namespace tc::onednn {
 

@@ -233,9 +233,10 @@ collage::Status add_step(const Graph& g, const EpilogueStep& step, bool vector_o
   const bool constant = g.node(step.operand).op == Op::constant;
   const std::optional<float> scalar = scalar_constant(g, step.operand);
   const Op op = step.op;
-  if (op == Op::add && constant && !p.bias.present() && p.post_ops.empty() && is_bias(p, shape)) {
-    p.bias = operand(step.operand, {p.dst[p.kind == CallPlan::Kind::conv ? 1 : p.dst.size() - 1]});
-    if (p.kind == CallPlan::Kind::matmul) p.bias.dims = aligned({p.bias.dims[0]}, p.dst.size());
+  const bool bias = op == Op::add && constant && is_bias(p, shape);
+  if (bias && !p.bias.present() && p.post_ops.empty()) {
+    const std::int64_t channels = p.dst[p.kind == CallPlan::Kind::conv ? 1 : p.dst.size() - 1];
+    p.bias = operand(step.operand, p.kind == CallPlan::Kind::conv ? Dims{channels} : aligned({channels}, p.dst.size()));
     p.name += "_bias";
     return collage::Status::success();
   }
@@ -257,7 +258,8 @@ collage::Status add_step(const Graph& g, const EpilogueStep& step, bool vector_o
   post.operand = operand(step.operand, aligned(shape, p.dst.size()));
   p.post_ops.push_back(post);
   if (step.operand_first && op == Op::sub) p.post_ops.push_back(eltwise_post_op(Eltwise::linear, -1.0f, 0.0f));
-  p.name += op == Op::add ? (constant ? "_add" : "_sum") : "_" + std::string(op_name(op));
+  // A second bias (after the anchor's own, or after other post-ops) is a per-channel binary add.
+  p.name += bias ? "_bias" : op == Op::add ? (constant ? "_add" : "_sum") : "_" + std::string(op_name(op));
   return collage::Status::success();
 }
 
