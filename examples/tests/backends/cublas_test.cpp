@@ -11,7 +11,6 @@
 #include "backends/cublas/cublas_plan.hpp"
 #include "backends/gpu_backends.hpp"
 #include "backends/gpu_test_support.hpp"
-#include "runtime/cpu_device.hpp"
 #include "tensor/shape_inference.hpp"
 
 namespace tc {
@@ -19,6 +18,7 @@ namespace {
 
 using testing::Claim;
 using testing::claims;
+using testing::operator_nodes;
 using testing::random_tensor;
 
 /// Builds small graphs for the cublas tests.
@@ -65,20 +65,10 @@ Attributes gemm_attrs(bool trans_a, bool trans_b, float alpha = 1.0f, float beta
   return a;
 }
 
-/// The operator nodes of `g`.
-std::vector<int> ops(const Graph& g) {
-  std::vector<int> out;
-  for (std::size_t n = 0; n < g.size(); ++n) {
-    const Op op = g.node(static_cast<int>(n)).op;
-    if (op != Op::input && op != Op::constant) out.push_back(static_cast<int>(n));
-  }
-  return out;
-}
-
 collage::Result<MatmulPlan> plan_all(const Graph& g, bool approximate_gelu = false) {
   CublasOptions options;
   options.approximate_gelu = approximate_gelu;
-  return plan_matmul(g, ops(g), options);
+  return plan_matmul(g, operator_nodes(g), options);
 }
 
 /// A graph the cublas backend runs as one call, with what it exercises.
@@ -393,7 +383,7 @@ TEST(CublasPlan, GeluMustReadOneValueThroughout) {
   // (mm * (erf(x / sqrt 2) + 1)) * 0.5: erf of another value
   const int e = b.op(Op::erf, {b.op(Op::div, {x, b.scalar(1.4142135f)})});
   const Graph g = b.done(b.op(Op::mul, {b.op(Op::mul, {mm, b.op(Op::add, {e, b.scalar(1.0f)})}), b.scalar(0.5f)}));
-  const std::vector<int> all = ops(g);
+  const std::vector<int> all = operator_nodes(g);
   const std::vector<int> rest(all.begin() + 1, all.end());
   EXPECT_EQ(match_gelu_erf(g, mm, rest), -1);
   EXPECT_FALSE(plan_all(g, true).ok());
@@ -442,7 +432,7 @@ TEST(CublasRule, ClaimsGeluOnlyWhenApproximationIsAllowed) {
   EXPECT_EQ(sorted(claims(cublas_spec(), g)), (std::vector<Claim>{{"cublas.dense", {mm}}, {"cublas.dense_add", {mm, add}}}));
   CublasOptions approximate;
   approximate.approximate_gelu = true;
-  std::vector<int> all = ops(g);
+  std::vector<int> all = operator_nodes(g);
   EXPECT_EQ(sorted(claims(cublas_spec(approximate), g)),
             (std::vector<Claim>{{"cublas.dense", {mm}}, {"cublas.dense_add", {mm, add}}, {"cublas.dense_add_gelu", all}}));
 }
@@ -503,30 +493,13 @@ TEST(CublasRule, DoesNotFuseAProductThatIsAlsoUsedElsewhere) {
 
 // ---- The backend ------------------------------------------------------------------------------
 
-TEST(CublasBackend, IsACudaTarget) {
-  std::unique_ptr<Backend> backend = make_cublas_backend();
-  EXPECT_EQ(backend->name(), "cublas");
-  EXPECT_EQ(backend->device(), DeviceKind::cuda);
-  EXPECT_EQ(backend->spec().target, "cublas");
-  std::vector<std::unique_ptr<Backend>> all = make_cuda_backends();
-  const bool listed = std::any_of(all.begin(), all.end(), [](const auto& b) { return b->name() == "cublas"; });
-  EXPECT_EQ(listed, cublas_built());
-}
+TEST(CublasBackend, IsACudaTarget) { testing::expect_cuda_target(*make_cublas_backend(), "cublas", cublas_built()); }
 
 TEST(CublasBackend, CompileSaysWhyWithoutAGpu) {
   Builder b;
   const Graph g = b.done(b.op(Op::matmul, {b.input({4, 8}), b.weight({8, 16})}));
   const Function f = whole_model_function(g);
-  std::unique_ptr<Backend> backend = make_cublas_backend();
-  CpuDevice cpu;
-  collage::Result<std::unique_ptr<Kernel>> on_cpu = backend->compile(f, cpu);
-  ASSERT_FALSE(on_cpu.ok());
-  EXPECT_EQ(on_cpu.error().message, "cublas: needs a CUDA device, got " + cpu.name());
-  CudaDevice cuda;
-  if (cuda.available()) GTEST_SKIP() << "a GPU is present: " << cuda.name();
-  collage::Result<std::unique_ptr<Kernel>> unavailable = backend->compile(f, cuda);
-  ASSERT_FALSE(unavailable.ok());
-  EXPECT_EQ(unavailable.error().message, "cublas: " + cuda.unavailable_reason());
+  testing::expect_refusals_without_a_gpu(*make_cublas_backend(), f);
 }
 
 // ---- On a GPU ---------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ namespace {
 using Ints = std::vector<std::int64_t>;
 using testing::Claim;
 using testing::claims;
+using testing::operator_nodes;
 using testing::random_tensor;
 
 /// Builds small graphs for the cudnn tests; each operator's shape is inferred as it is added.
@@ -76,16 +77,7 @@ Attributes pool_attrs(const Ints& kernel, const Ints& strides, const Ints& pads,
   return a;
 }
 
-std::vector<int> ops(const Graph& g) {
-  std::vector<int> out;
-  for (std::size_t n = 0; n < g.size(); ++n) {
-    const Op op = g.node(static_cast<int>(n)).op;
-    if (op != Op::input && op != Op::constant) out.push_back(static_cast<int>(n));
-  }
-  return out;
-}
-
-collage::Result<CudnnPlan> plan_all(const Graph& g) { return plan_cudnn(g, ops(g)); }
+collage::Result<CudnnPlan> plan_all(const Graph& g) { return plan_cudnn(g, operator_nodes(g)); }
 
 struct CudnnCase {
   std::string name;
@@ -487,31 +479,14 @@ TEST(CudnnRule, LeavesWhatItCannotRun) {
 
 // ---- The backend ------------------------------------------------------------------------------
 
-TEST(CudnnBackend, IsACudaTarget) {
-  std::unique_ptr<Backend> backend = make_cudnn_backend();
-  EXPECT_EQ(backend->name(), "cudnn");
-  EXPECT_EQ(backend->device(), DeviceKind::cuda);
-  EXPECT_EQ(backend->spec().target, "cudnn");
-  std::vector<std::unique_ptr<Backend>> all = make_cuda_backends();
-  const bool listed = std::any_of(all.begin(), all.end(), [](const auto& b) { return b->name() == "cudnn"; });
-  EXPECT_EQ(listed, cudnn_built());
-}
+TEST(CudnnBackend, IsACudaTarget) { testing::expect_cuda_target(*make_cudnn_backend(), "cudnn", cudnn_built()); }
 
 TEST(CudnnBackend, CompileSaysWhyWithoutAGpu) {
   Builder b;
   Attributes axis;
   axis.set("axis", std::int64_t{1});
   const Function f = whole_model_function(b.done(b.op(Op::softmax, {b.input({2, 5})}, axis)));
-  std::unique_ptr<Backend> backend = make_cudnn_backend();
-  CpuDevice cpu;
-  collage::Result<std::unique_ptr<Kernel>> on_cpu = backend->compile(f, cpu);
-  ASSERT_FALSE(on_cpu.ok());
-  EXPECT_EQ(on_cpu.error().message, "cudnn: needs a CUDA device, got " + cpu.name());
-  CudaDevice cuda;
-  if (cuda.available()) GTEST_SKIP() << "a GPU is present: " << cuda.name();
-  collage::Result<std::unique_ptr<Kernel>> unavailable = backend->compile(f, cuda);
-  ASSERT_FALSE(unavailable.ok());
-  EXPECT_EQ(unavailable.error().message, "cudnn: " + cuda.unavailable_reason());
+  testing::expect_refusals_without_a_gpu(*make_cudnn_backend(), f);
 }
 
 // ---- On a GPU ---------------------------------------------------------------------------------

@@ -18,7 +18,9 @@
 #include <collage/rules/partition_spec.hpp>
 
 #include "backends/backend.hpp"
+#include "backends/gpu_backends.hpp"
 #include "run/test_models.hpp"
+#include "runtime/cpu_device.hpp"
 #include "runtime/cuda_device.hpp"
 #include "tensor/compare.hpp"
 #include "tensor/function.hpp"
@@ -63,6 +65,41 @@ inline std::vector<Claim> claims(const collage::PartitionSpec<Graph>& spec, cons
     out.push_back(std::move(claim));
   }
   return out;
+}
+
+/// The operator nodes of `graph` (all but inputs and constants), ascending.
+inline std::vector<int> operator_nodes(const Graph& graph) {
+  std::vector<int> out;
+  for (std::size_t n = 0; n < graph.size(); ++n) {
+    const Op op = graph.node(static_cast<int>(n)).op;
+    if (op != Op::input && op != Op::constant) out.push_back(static_cast<int>(n));
+  }
+  return out;
+}
+
+/// Expects `backend` to be the CUDA target `name`, listed by make_cuda_backends() when this build
+/// has its kernels (`built`).
+inline void expect_cuda_target(const Backend& backend, const std::string& name, bool built) {
+  EXPECT_EQ(backend.name(), name);
+  EXPECT_EQ(backend.device(), DeviceKind::cuda);
+  EXPECT_EQ(backend.spec().target, name);
+  const std::vector<std::unique_ptr<Backend>> all = make_cuda_backends();
+  const bool listed = std::any_of(all.begin(), all.end(), [&](const auto& b) { return b->name() == name; });
+  EXPECT_EQ(listed, built);
+}
+
+/// Expects `backend` to refuse compiling `function` for the CPU, and, where no GPU can be used,
+/// for the CUDA device, with the device's reason.
+inline void expect_refusals_without_a_gpu(const Backend& backend, const Function& function) {
+  CpuDevice cpu;
+  collage::Result<std::unique_ptr<Kernel>> on_cpu = backend.compile(function, cpu);
+  ASSERT_FALSE(on_cpu.ok());
+  EXPECT_EQ(on_cpu.error().message, backend.name() + ": needs a CUDA device, got " + cpu.name());
+  CudaDevice cuda;
+  if (cuda.available()) return;  // the kernel tests compile on it
+  collage::Result<std::unique_ptr<Kernel>> unavailable = backend.compile(function, cuda);
+  ASSERT_FALSE(unavailable.ok());
+  EXPECT_EQ(unavailable.error().message, backend.name() + ": " + cuda.unavailable_reason());
 }
 
 /// The process's CUDA device, made once and kept to the end (library handles live on it).
