@@ -495,6 +495,16 @@ TEST(CublasRule, DoesNotFuseAProductThatIsAlsoUsedElsewhere) {
 
 TEST(CublasBackend, IsACudaTarget) { testing::expect_cuda_target(*make_cublas_backend(), "cublas", cublas_built()); }
 
+TEST(CublasBackend, LoadsCuBlasLtWhenBuiltWithIt) {
+  const collage::Status loaded = load_cublaslt();
+  if (!cublas_built()) {
+    EXPECT_FALSE(loaded.ok());
+    GTEST_SKIP() << loaded.message();
+  }
+  EXPECT_TRUE(loaded.ok()) << loaded.message();
+  EXPECT_TRUE(load_cublaslt().ok());
+}
+
 TEST(CublasBackend, CompileSaysWhyWithoutAGpu) {
   Builder b;
   const Graph g = b.done(b.op(Op::matmul, {b.input({4, 8}), b.weight({8, 16})}));
