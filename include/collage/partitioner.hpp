@@ -94,6 +94,8 @@ struct PartitionResult {
   std::vector<std::vector<Alternative>> alternatives;
   /// One line per oracle failure (the candidate became Invalid).
   std::vector<std::string> oracle_errors;
+  /// The same failures by candidate: (index into `candidates`, the oracle's error), ascending.
+  InvalidReasons invalid_reasons;
   OracleStats oracle;
   PhaseSeconds seconds;
   /// Per-target penalties used, by target.
@@ -240,12 +242,12 @@ Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vect
     if (!c.cost) pending.push_back(&c);
   }
   std::vector<SafeEstimate> estimates = safe_estimate_batch(*front, graph, pending);
-  InvalidReasons reasons;  // by candidate, for the error when some node is left uncovered
   for (std::size_t k = 0; k < pending.size(); ++k) {
     const_cast<Candidate*>(pending[k])->cost = estimates[k].cost;
     if (!estimates[k].failed()) continue;
     result.oracle_errors.push_back(estimates[k].error);
-    reasons.emplace_back(static_cast<std::size_t>(pending[k] - result.candidates.data()), estimates[k].error);
+    result.invalid_reasons.emplace_back(static_cast<std::size_t>(pending[k] - result.candidates.data()),
+                                        estimates[k].error);
   }
   result.oracle = front->stats();
   result.seconds.estimate = detail::seconds_since(phase);
@@ -253,7 +255,7 @@ Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vect
   // Phase 3: search, and the explanation from the same problem.
   phase = std::chrono::steady_clock::now();
   report("search", 0, 1);
-  auto problem = SearchProblem<G>::build_borrowed(graph, result.candidates, costs, reasons);
+  auto problem = SearchProblem<G>::build_borrowed(graph, result.candidates, costs, result.invalid_reasons);
   if (!problem.ok()) return problem.error();
   auto found = detail::run_search(*problem, options, result.priority);
   if (!found.ok()) return found.error();
