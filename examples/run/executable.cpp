@@ -1,6 +1,7 @@
 #include "run/executable.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <map>
 #include <utility>
 
@@ -222,9 +223,21 @@ Status Executable::set_inputs(const std::vector<Tensor>& inputs) {
   return Status::success();
 }
 
-Status Executable::execute() {
+Status Executable::execute(std::vector<double>* step_seconds) {
   State& s = *state_;
   if (!s.inputs_set) return Error{ErrorCode::invalid_argument, "execute() before set_inputs()"};
+  if (step_seconds != nullptr) step_seconds->resize(s.steps.size(), 0.0);
+  auto step_started = std::chrono::steady_clock::now();
+  auto end_step = [&](std::size_t k) -> Status {
+    if (step_seconds == nullptr) return Status::success();
+    for (const ArenaStats& a : s.memory) {
+      if (Status st = s.devices.find(a.device)->synchronize(); !st.ok()) return st;
+    }
+    const auto now = std::chrono::steady_clock::now();
+    (*step_seconds)[k] += std::chrono::duration<double>(now - step_started).count();
+    step_started = now;
+    return Status::success();
+  };
   std::vector<const float*> in;
   std::vector<float*> out;
   for (std::size_t k = 0; k < s.steps.size(); ++k) {
@@ -237,6 +250,7 @@ Status Executable::execute() {
       Status st = copy_between(dst_device, s.address(step.outputs[0]), src_device, s.address(step.inputs[0]), src.bytes,
                                s.arenas.at(dst.device).get(), s.arenas.at(src.device).get());
       if (!st.ok()) return st;
+      if (Status t = end_step(k); !t.ok()) return t;
       continue;
     }
     in.clear();
@@ -247,6 +261,7 @@ Status Executable::execute() {
     if (Status st = step.kernel->run(in, out); !st.ok()) {
       return Error{st.code(), "step " + std::to_string(k + 1) + " (" + s.infos[k].target + "): " + st.message()};
     }
+    if (Status t = end_step(k); !t.ok()) return t;
   }
   for (const ArenaStats& a : s.memory) {
     if (Status st = s.devices.find(a.device)->synchronize(); !st.ok()) return st;

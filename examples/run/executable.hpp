@@ -56,8 +56,11 @@ class Executable {
 
   /// Uploads the model inputs (graph.inputs() order, shapes checked) into the arenas.
   collage::Status set_inputs(const std::vector<Tensor>& inputs);
-  /// Runs every step once and waits for the devices. Inputs must have been set.
-  collage::Status execute();
+  /// Runs every step once and waits for the devices. Inputs must have been set. With
+  /// `step_seconds`, each step is followed by a device synchronisation and its wall-clock time is
+  /// added to (*step_seconds)[step] (resized to steps().size()): a per-partition profile of the
+  /// model as it really runs, to set against the costs measured in isolation.
+  collage::Status execute(std::vector<double>* step_seconds = nullptr);
   /// Downloads the model outputs (graph.outputs() order).
   collage::Result<std::vector<Tensor>> outputs() const;
   /// set_inputs, execute, outputs.
