@@ -55,6 +55,8 @@ const char* const kHelp =
     "  --db FILE             keep measurements in this SQLite database (reused by later runs)\n"
     "  --tuning-budget SECONDS    stop measuring after this long; the rest are Unknown (default: none)\n"
       "  --explain             for each partition, the alternatives the search had and why each lost\n"
+    "  --profile             time each partition inside the running model against its cost measured alone\n"
+    "                        (where the additive cost model's error comes from)\n"
     "  --json FILE           write the results as JSON\n"
     "  --dot FILE            draw the model coloured by backend (also FILE.png when Graphviz is installed)\n"
     "  --backends A,B,...    use only these backends (native is always added)\n"
@@ -76,6 +78,7 @@ struct Options {
   std::string db;
   double tuning_budget = 0;
   bool explain = false;
+  bool profile = false;
   std::string json;
   std::string dot;
 };
@@ -105,6 +108,8 @@ std::optional<int> parse(int argc, char** argv, Options& out) {
       out.compare = true;
     } else if (a == "--explain") {
       out.explain = true;
+    } else if (a == "--profile") {
+      out.profile = true;
     } else if (a == "--backend" || a == "--test-data" || a == "--db" || a == "--json" || a == "--dot" ||
                a == "--cost" || a == "--backends") {
       const std::string* v = value();
@@ -264,6 +269,7 @@ int main(int argc, char** argv) {
   compare.timing.max_seconds = 2.0;
   ProgressBar progress(::isatty(2) != 0);
   compare.partitioner.progress = progress.callback();
+  if (options.profile) compare.profile_runs = 20;
   if (options.tuning_budget > 0) compare.partitioner.budget.max_seconds = options.tuning_budget;
 
   std::vector<Configuration> configurations;
@@ -285,6 +291,7 @@ int main(int argc, char** argv) {
   }
 
   std::fputs(format_report(*dataflow, report, options.explain).c_str(), stdout);
+  if (options.profile) std::fputs(format_profile(*dataflow, report).c_str(), stdout);
   if (!options.json.empty()) {
     if (collage::Status s = write_text_file(options.json, report_json(*dataflow, report)); !s.ok()) return fail(s.message());
   }

@@ -67,6 +67,18 @@ void time_prepared(std::vector<PreparedRun*> runs, const ComparisonOptions& opti
     }
   }
   for (PreparedRun* run : runs) {
+    if (options.profile_runs == 0 || !run->executable || !run->result.error.empty()) continue;
+    std::vector<double> seconds;
+    for (std::size_t k = 0; k < options.profile_runs; ++k) {
+      if (collage::Status st = run->executable->execute(&seconds); !st.ok()) {
+        run->result.error = st.message();
+        break;
+      }
+    }
+    run->result.steps = run->executable->steps();
+    for (double s : seconds) run->result.step_ms.push_back(s * 1e3 / static_cast<double>(options.profile_runs));
+  }
+  for (PreparedRun* run : runs) {
     std::vector<double> v = run->round_latencies_ms;
     if (v.empty()) continue;
     std::sort(v.begin(), v.end());

@@ -38,6 +38,10 @@ struct ConfigurationResult {
   /// The partitioning and everything the search knew (for explanations and pictures).
   std::optional<collage::PartitionResult> partition;
   std::vector<ArenaStats> memory;
+  /// With ComparisonOptions::profile: each step's mean time (ms) in the model as it runs, and
+  /// what each step is (a partition or a copy).
+  std::vector<double> step_ms;
+  std::vector<StepInfo> steps;
 };
 
 /// Settings of compare_configurations.
@@ -47,6 +51,9 @@ struct ComparisonOptions {
   /// Rounds of timing; each round times every configuration once, in turn, so that a slow spell
   /// of a shared machine hits them all alike. The latency is the median of the rounds.
   std::size_t rounds = 3;
+  /// Runs each configuration this many more times with a synchronisation after every step, to
+  /// profile its partitions in place (0: no profile).
+  std::size_t profile_runs = 0;
   double rtol = 1e-3;
   double atol = 1e-4;
   collage::PartitionerOptions partitioner;

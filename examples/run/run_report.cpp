@@ -159,6 +159,44 @@ std::string format_report(const collage::DataflowGraph<Graph>& dataflow, const R
   return out;
 }
 
+std::string format_profile(const collage::DataflowGraph<Graph>& dataflow, const RunReport& report) {
+  std::string out;
+  char line[512];
+  for (const ConfigurationResult& r : report.results) {
+    if (r.step_ms.empty() || !r.partition) continue;
+    out += "\nprofile of " + r.name + ": each step in the model against its partition measured alone\n";
+    std::snprintf(line, sizeof line, "  %-4s %-8s %10s %10s %7s  %s\n", "step", "target", "in model", "alone", "ratio", "nodes");
+    out += line;
+    std::vector<std::size_t> order(r.step_ms.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::vector<double> alone(r.step_ms.size(), 0.0);
+    std::size_t part = 0;
+    for (std::size_t k = 0; k < r.steps.size() && k < alone.size(); ++k) {
+      if (r.steps[k].target == "copy" || part >= r.partition->partitioning.parts.size()) continue;
+      const auto& cost = r.partition->partitioning.parts[part++].cost;
+      alone[k] = cost && cost->is_known() ? cost->raw() : 0.0;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return r.step_ms[a] - alone[a] > r.step_ms[b] - alone[b];
+    });
+    double in_model = 0, measured_alone = 0;
+    for (std::size_t k : order) {
+      in_model += r.step_ms[k];
+      measured_alone += alone[k];
+      std::vector<std::string> names;
+      for (int n : r.steps[k].nodes) names.push_back(dataflow.ir().node(n).name);
+      if (names.size() > 4) names.resize(4), names.push_back("...");
+      const std::string ratio = alone[k] > 0 ? collage::format_double(r.step_ms[k] / alone[k], 3) : "-";
+      std::snprintf(line, sizeof line, "  %-4zu %-8s %10s %10s %7s  %s\n", k + 1, r.steps[k].target.c_str(),
+                    ms(r.step_ms[k]).c_str(), ms(alone[k]).c_str(), ratio.c_str(), join(names, ", ").c_str());
+      out += line;
+    }
+    out += "  total " + ms(in_model) + " ms in the model (synchronised after each step), " + ms(measured_alone) +
+           " ms alone\n";
+  }
+  return out;
+}
+
 std::string report_json(const collage::DataflowGraph<Graph>& dataflow, const RunReport& report) {
   nlohmann::ordered_json j;
   j["model"] = report.model;

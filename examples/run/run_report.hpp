@@ -42,6 +42,10 @@ const ConfigurationResult* best_single(const RunReport& report);
 /// (tuning, additive error) and, with `explain`, the alternatives of each collage partition.
 std::string format_report(const collage::DataflowGraph<Graph>& dataflow, const RunReport& report, bool explain);
 
+/// For each configuration that was profiled: each step's time in the model against the cost its
+/// partition was measured at alone (what the search added up), largest difference first.
+std::string format_profile(const collage::DataflowGraph<Graph>& dataflow, const RunReport& report);
+
 /// The report as JSON: {"model", "configurations": [{"name", "latency_ms", "matches",
 /// "max_abs_error", "partitions", "estimated_ms", ...}], "measurements", "tuning_seconds", ...}.
 std::string report_json(const collage::DataflowGraph<Graph>& dataflow, const RunReport& report);
