@@ -51,7 +51,8 @@ inline float fast_exp(float x) {
   const float p1 = float_from_bits((half + 127u) << 23);
   const float p2 = float_from_bits((ni - half + 127u) << 23);
   const float result = y * p1 * p2;
-  return x > 88.7228394f ? std::numeric_limits<float>::infinity() : result;
+  const float low = x < -103.9f ? 0.0f : result;
+  return x > 88.7228394f ? std::numeric_limits<float>::infinity() : low;
 }
 
 /// tanh(x): a 13/6-degree rational approximation on [-7.9, 7.9] (beyond it tanh rounds to +-1),
