@@ -11,6 +11,7 @@
 #include <fstream>
 #include <map>
 #include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -53,9 +54,7 @@ const char* const kHelp =
     "  --cost measured|analytic   the cost model (default measured: each candidate compiled and timed)\n"
     "  --db FILE             keep measurements in this SQLite database (reused by later runs)\n"
     "  --tuning-budget SECONDS    stop measuring after this long; the rest are Unknown (default: none)\n"
-    "  --refine SECONDS      refine collage's result with the evolutionary search, measuring whole-model\n"
-    "                        latency as fitness, for up to SECONDS (reported as collage+evo)\n"
-    "  --explain             for each partition, the alternatives the search had and why each lost\n"
+      "  --explain             for each partition, the alternatives the search had and why each lost\n"
     "  --json FILE           write the results as JSON\n"
     "  --dot FILE            draw the model coloured by backend (also FILE.png when Graphviz is installed)\n"
     "  --backends A,B,...    use only these backends (native is always added)\n"
@@ -76,7 +75,6 @@ struct Options {
   bool measured = true;
   std::string db;
   double tuning_budget = 0;
-  double refine = 0;
   bool explain = false;
   std::string json;
   std::string dot;
@@ -130,14 +128,13 @@ std::optional<int> parse(int argc, char** argv, Options& out) {
         if (*v != "measured" && *v != "analytic") return usage("--cost must be 'measured' or 'analytic'");
         out.measured = *v == "measured";
       }
-    } else if (a == "--rtol" || a == "--atol" || a == "--tuning-budget" || a == "--refine") {
+    } else if (a == "--rtol" || a == "--atol" || a == "--tuning-budget") {
       const std::string* v = value();
       double d = 0;
       if (v == nullptr || !number(*v, d)) return usage("option '" + a + "' needs a non-negative number");
       if (a == "--rtol") out.rtol = d;
       if (a == "--atol") out.atol = d;
       if (a == "--tuning-budget") out.tuning_budget = d;
-      if (a == "--refine") out.refine = d;
     } else if (a == "--seed") {
       const std::string* v = value();
       auto s = v ? collage::parse_index(*v) : std::nullopt;
@@ -188,7 +185,7 @@ collage::Result<Data> load_test_data(const Graph& model, const std::string& dir)
   return d;
 }
 
-collage::Result<Data> random_data(const Graph& model, std::uint64_t seed) {
+collage::Result<Data> random_run_data(const Graph& model, std::uint64_t seed) {
   Data d;
   d.source = "the reference interpreter on random inputs (seed " + std::to_string(seed) + ")";
   std::mt19937_64 rng(seed);
@@ -215,7 +212,7 @@ int main(int argc, char** argv) {
   auto dataflow = collage::DataflowGraph<Graph>::build(*model);
   if (!dataflow.ok()) return fail(options.model + ": " + dataflow.error().message);
 
-  collage::Result<Data> data = options.test_data.empty() ? random_data(*model, options.seed)
+  collage::Result<Data> data = options.test_data.empty() ? random_run_data(*model, options.seed)
                                                          : load_test_data(*model, options.test_data);
   if (!data.ok()) return fail(data.error().message);
 
@@ -224,6 +221,11 @@ int main(int argc, char** argv) {
   std::vector<std::string> skipped;
   BackendSet all_backends = make_default_backends(devices.set, &skipped);
   for (const std::string& line : skipped) std::fprintf(stderr, "collage-run: %s\n", line.c_str());
+  for (const std::string& name : options.backends) {
+    if (all_backends.find(name) == nullptr) {
+      return fail("no backend named '" + name + "' (available: " + join(all_backends.names(), ", ") + ")");
+    }
+  }
   BackendSet backends = select_backends(std::move(all_backends), options.backends);
   if (!options.backend.empty() && backends.find(options.backend) == nullptr) {
     return fail("no backend named '" + options.backend + "' (available: " + join(backends.names(), ", ") + ")");
@@ -280,13 +282,6 @@ int main(int argc, char** argv) {
   if (measurements) {
     report.measurements = measurements->measured();
     report.db_hits = measurements->stored_hits();
-  }
-  if (options.refine > 0) {
-    if (Status s = refine_collage(*dataflow, data->inputs, data->expected, backends, devices.set, compare, options.refine,
-                                  report);
-        !s.ok()) {
-      return fail(s.message());
-    }
   }
 
   std::fputs(format_report(*dataflow, report, options.explain).c_str(), stdout);

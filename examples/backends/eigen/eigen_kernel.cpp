@@ -1,0 +1,213 @@
+#include "backends/eigen/eigen_kernel.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+// GCC 12 reports its own AVX-512 intrinsics (inlined from Eigen's packet math) as reading
+// uninitialised values: a known false positive of the compiler's headers, not of this code.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+
+#include <Eigen/Core>
+#include <unsupported/Eigen/SpecialFunctions>
+
+namespace tc::eigen {
+
+namespace {
+
+using RowMatrix = Eigen::Matrix<float, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+using ConstMatrixMap = Eigen::Map<const RowMatrix, Eigen::Unaligned, Eigen::OuterStride<>>;
+using MatrixMap = Eigen::Map<RowMatrix, Eigen::Unaligned, Eigen::OuterStride<>>;
+using ConstRow = Eigen::Map<const Eigen::Array<float, 1, Eigen::Dynamic>>;
+using Row = Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>>;
+
+/// The dense row-major matrix of `rows` x `cols` at `data`.
+ConstMatrixMap matrix(const float* data, std::int64_t rows, std::int64_t cols) {
+  return ConstMatrixMap(data, rows, cols, Eigen::OuterStride<>(cols));
+}
+
+/// out = alpha * op(a) * op(b), [m, n] row-major.
+void gemm(const float* a, const float* b, float* out, std::int64_t m, std::int64_t k, std::int64_t n, bool trans_a,
+          bool trans_b, float alpha) {
+  MatrixMap c(out, m, n, Eigen::OuterStride<>(n));
+  const ConstMatrixMap ma = matrix(a, trans_a ? k : m, trans_a ? m : k);
+  const ConstMatrixMap mb = matrix(b, trans_b ? n : k, trans_b ? k : n);
+  if (trans_a && trans_b) {
+    c.noalias() = alpha * (ma.transpose() * mb.transpose());
+  } else if (trans_a) {
+    c.noalias() = alpha * (ma.transpose() * mb);
+  } else if (trans_b) {
+    c.noalias() = alpha * (ma * mb.transpose());
+  } else if (alpha == 1.0f) {
+    c.noalias() = ma * mb;
+  } else {
+    c.noalias() = alpha * (ma * mb);
+  }
+}
+
+/// Applies `e` to rows [row0, row0 + rows) of an output seen as [*, cols], stored at `out`.
+void apply_epilogue(const EpiloguePlan& e, const std::vector<const float*>& addends, float* out, std::int64_t rows,
+                    std::int64_t cols, std::int64_t row0) {
+  if (e.addends.empty() && e.activation == Activation::none) return;
+  constexpr float kSqrtHalf = 0.70710678118654752f;
+  for (std::int64_t r = 0; r < rows; ++r) {
+    Row row(out + r * cols, cols);
+    for (std::size_t k = 0; k < e.addends.size(); ++k) {
+      const AddendPlan& a = e.addends[k];
+      const float* v = addends[k] + ((row0 + r) % a.period) * a.row_stride;
+      if (a.col_stride == 0) {
+        row += a.scale * v[0];
+      } else if (a.scale == 1.0f) {
+        row += ConstRow(v, cols);
+      } else {
+        row += a.scale * ConstRow(v, cols);
+      }
+    }
+    switch (e.activation) {
+      case Activation::none: break;
+      case Activation::relu: row = row.max(0.0f); break;
+      case Activation::clip: row = row.max(e.lo).min(e.hi); break;
+      case Activation::gelu_erf: row = 0.5f * row * (1.0f + (row * kSqrtHalf).erf()); break;
+    }
+  }
+}
+
+/// The im2col matrix of one group of one image: row (c, kh, kw), column (oh, ow).
+void im2col(const ConvPlan& p, const float* x, float* col) {
+  const std::int64_t cg = p.channels / p.group;
+  const std::int64_t pixels = p.out_h * p.out_w;
+  for (std::int64_t c = 0; c < cg; ++c) {
+    const float* plane = x + c * p.height * p.width;
+    for (std::int64_t kh = 0; kh < p.kernel_h; ++kh) {
+      for (std::int64_t kw = 0; kw < p.kernel_w; ++kw) {
+        float* dst = col + ((c * p.kernel_h + kh) * p.kernel_w + kw) * pixels;
+        // Output columns whose input column is inside the image: [ow_lo, ow_hi).
+        const std::int64_t shift = kw * p.dilation_w - p.pad_left;
+        std::int64_t ow_lo = shift >= 0 ? 0 : (-shift + p.stride_w - 1) / p.stride_w;
+        std::int64_t ow_hi = p.width - shift <= 0 ? 0 : (p.width - shift - 1) / p.stride_w + 1;
+        ow_lo = std::min(ow_lo, p.out_w);
+        ow_hi = std::max(ow_lo, std::min(ow_hi, p.out_w));
+        for (std::int64_t oh = 0; oh < p.out_h; ++oh, dst += p.out_w) {
+          const std::int64_t ih = oh * p.stride_h - p.pad_top + kh * p.dilation_h;
+          if (ih < 0 || ih >= p.height) {
+            std::fill(dst, dst + p.out_w, 0.0f);
+            continue;
+          }
+          const float* src = plane + ih * p.width + shift;
+          std::fill(dst, dst + ow_lo, 0.0f);
+          if (p.stride_w == 1) {
+            std::memcpy(dst + ow_lo, src + ow_lo, static_cast<std::size_t>(ow_hi - ow_lo) * sizeof(float));
+          } else {
+            for (std::int64_t ow = ow_lo; ow < ow_hi; ++ow) dst[ow] = src[ow * p.stride_w];
+          }
+          std::fill(dst + ow_hi, dst + p.out_w, 0.0f);
+        }
+      }
+    }
+  }
+}
+
+/// Floats of the im2col matrix of one group of one image (0 for a pointwise convolution).
+std::size_t im2col_floats(const ConvPlan& p) {
+  if (p.pointwise()) return 0;
+  return static_cast<std::size_t>(p.channels / p.group * p.kernel_h * p.kernel_w * p.out_h * p.out_w);
+}
+
+class EigenKernel final : public Kernel {
+ public:
+  EigenKernel(const Function& function, const std::vector<LibraryCall>& calls, std::vector<CallPlan> plans)
+      : plans_(std::move(plans)), slots_(function, calls) {
+    for (const CallPlan& p : plans_) {
+      if (p.kind == CallPlan::Kind::conv) scratch_.resize(std::max(scratch_.size(), im2col_floats(p.conv)));
+    }
+  }
+
+  collage::Status allocate(Device& device) {
+    for (std::size_t floats : slots_.temp_floats()) {
+      collage::Result<OwnedBuffer> b = allocate_owned(device, floats * sizeof(float));
+      if (!b.ok()) return b.error();
+      temps_.push_back(b->floats());
+      buffers_.push_back(std::move(b).value());
+    }
+    return collage::Status::success();
+  }
+
+  collage::Status run(const std::vector<const float*>& inputs, const std::vector<float*>& outputs) override {
+    std::vector<const float*> addends;
+    for (const CallPlan& p : plans_) {
+      auto at = [&](int n) { return slots_.address(n, inputs, outputs, temps_); };
+      addends.clear();
+      for (const AddendPlan& a : p.epilogue.addends) addends.push_back(at(a.node));
+      float* out = at(p.root);
+      if (p.kind == CallPlan::Kind::gemm) {
+        run_gemm(p.gemm, p.epilogue, addends, at(p.gemm.a), at(p.gemm.b), out);
+      } else {
+        run_conv(p.conv, p.epilogue, addends, at(p.conv.x), at(p.conv.w), out);
+      }
+    }
+    slots_.copy_repeats(outputs);
+    return collage::Status::success();
+  }
+
+ private:
+  static void run_gemm(const GemmPlan& p, const EpiloguePlan& e, const std::vector<const float*>& addends,
+                       const float* a, const float* b, float* out) {
+    const std::size_t batch = p.a_offsets.size();
+    const bool shared_b = std::all_of(p.b_offsets.begin(), p.b_offsets.end(), [](std::int64_t o) { return o == 0; });
+    bool dense_a = !p.trans_a;
+    for (std::size_t i = 0; i < batch && dense_a; ++i) dense_a = p.a_offsets[i] == static_cast<std::int64_t>(i) * p.m * p.k;
+    if (shared_b && dense_a) {
+      const std::int64_t rows = static_cast<std::int64_t>(batch) * p.m;
+      gemm(a, b, out, rows, p.k, p.n, false, p.trans_b, p.alpha);
+      apply_epilogue(e, addends, out, rows, p.n, 0);
+      return;
+    }
+    for (std::size_t i = 0; i < batch; ++i) {
+      float* c = out + static_cast<std::int64_t>(i) * p.m * p.n;
+      gemm(a + p.a_offsets[i], b + p.b_offsets[i], c, p.m, p.k, p.n, p.trans_a, p.trans_b, p.alpha);
+      apply_epilogue(e, addends, c, p.m, p.n, 0);
+    }
+  }
+
+  void run_conv(const ConvPlan& p, const EpiloguePlan& e, const std::vector<const float*>& addends, const float* x,
+                const float* w, float* y) {
+    const std::int64_t cg = p.channels / p.group;
+    const std::int64_t mg = p.out_channels / p.group;
+    const std::int64_t k = cg * p.kernel_h * p.kernel_w;
+    const std::int64_t pixels = p.out_h * p.out_w;
+    for (std::int64_t n = 0; n < p.batch; ++n) {
+      for (std::int64_t g = 0; g < p.group; ++g) {
+        const float* xg = x + (n * p.channels + g * cg) * p.height * p.width;
+        const float* col = xg;
+        if (!p.pointwise()) {
+          im2col(p, xg, scratch_.data());
+          col = scratch_.data();
+        }
+        float* yg = y + (n * p.out_channels + g * mg) * pixels;
+        gemm(w + g * mg * k, col, yg, mg, k, pixels, false, false, 1.0f);
+        apply_epilogue(e, addends, yg, mg, pixels, g * mg);
+      }
+    }
+  }
+
+  std::vector<CallPlan> plans_;
+  ValueSlots slots_;
+  std::vector<OwnedBuffer> buffers_;
+  std::vector<float*> temps_;
+  std::vector<float> scratch_;
+};
+
+}  // namespace
+
+collage::Result<std::unique_ptr<Kernel>> make_kernel(const Function& function, const std::vector<LibraryCall>& calls,
+                                                     std::vector<CallPlan> plans, Device& device) {
+  auto kernel = std::make_unique<EigenKernel>(function, calls, std::move(plans));
+  collage::Status allocated = kernel->allocate(device);
+  if (!allocated.ok()) return allocated.error();
+  return std::unique_ptr<Kernel>(std::move(kernel));
+}
+
+}  // namespace tc::eigen

@@ -1,0 +1,393 @@
+#include "backends/onednn/onednn_kernel.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <deque>
+#include <string>
+#include <unordered_map>
+#include <utility>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+namespace tc::onednn {
+
+namespace {
+
+using OmpGet = int (*)();
+using OmpSet = void (*)(int);
+
+/// omp_get_max_threads / omp_set_num_threads of the OpenMP runtime loaded in the process (the one
+/// libdnnl uses), or null when there is none.
+struct OmpFunctions {
+  OmpGet get = nullptr;
+  OmpSet set = nullptr;
+};
+
+const OmpFunctions& omp() {
+  static const OmpFunctions f = [] {
+    OmpFunctions out;
+    out.get = reinterpret_cast<OmpGet>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
+    out.set = reinterpret_cast<OmpSet>(dlsym(RTLD_DEFAULT, "omp_set_num_threads"));
+    return out;
+  }();
+  return f;
+}
+
+}  // namespace
+
+OneThread::OneThread() {
+  const OmpFunctions& f = omp();
+  if (f.get == nullptr || f.set == nullptr) return;
+  saved_ = f.get();
+  if (saved_ != 1) f.set(1);
+}
+
+OneThread::~OneThread() {
+  if (saved_ > 1) omp().set(saved_);
+}
+
+namespace {
+
+using dnnl::memory;
+using Md = dnnl::memory::desc;
+
+memory::dims row_major(const Dims& dims) {
+  memory::dims strides(dims.size(), 1);
+  for (std::size_t k = dims.size(); k-- > 1;) strides[k - 1] = strides[k] * std::max<std::int64_t>(dims[k], 1);
+  return strides;
+}
+
+/// A plain f32 descriptor: dense row-major, or with the given strides.
+Md plain(const Dims& dims, const Dims& strides = {}) {
+  return Md(dims, memory::data_type::f32, strides.empty() ? row_major(dims) : strides);
+}
+
+Md any(const Dims& dims) { return Md(dims, memory::data_type::f32, memory::format_tag::any); }
+
+dnnl::algorithm eltwise_algorithm(Eltwise e) {
+  switch (e) {
+    case Eltwise::relu: return dnnl::algorithm::eltwise_relu;
+    case Eltwise::clip: return dnnl::algorithm::eltwise_clip;
+    case Eltwise::logistic: return dnnl::algorithm::eltwise_logistic;
+    case Eltwise::tanh: return dnnl::algorithm::eltwise_tanh;
+    case Eltwise::gelu_erf: return dnnl::algorithm::eltwise_gelu_erf;
+    case Eltwise::swish: return dnnl::algorithm::eltwise_swish;
+    case Eltwise::exp: return dnnl::algorithm::eltwise_exp;
+    case Eltwise::log: return dnnl::algorithm::eltwise_log;
+    case Eltwise::sqrt: return dnnl::algorithm::eltwise_sqrt;
+    case Eltwise::abs: return dnnl::algorithm::eltwise_abs;
+    case Eltwise::linear: return dnnl::algorithm::eltwise_linear;
+    case Eltwise::pow: return dnnl::algorithm::eltwise_pow;
+  }
+  return dnnl::algorithm::eltwise_relu;
+}
+
+dnnl::algorithm binary_algorithm(Binary b) {
+  switch (b) {
+    case Binary::add: return dnnl::algorithm::binary_add;
+    case Binary::sub: return dnnl::algorithm::binary_sub;
+    case Binary::mul: return dnnl::algorithm::binary_mul;
+    case Binary::div: return dnnl::algorithm::binary_div;
+    case Binary::max: return dnnl::algorithm::binary_max;
+    case Binary::min: return dnnl::algorithm::binary_min;
+  }
+  return dnnl::algorithm::binary_add;
+}
+
+dnnl::algorithm pooling_algorithm(Pooling p) {
+  switch (p) {
+    case Pooling::max: return dnnl::algorithm::pooling_max;
+    case Pooling::avg_include_padding: return dnnl::algorithm::pooling_avg_include_padding;
+    case Pooling::avg_exclude_padding: return dnnl::algorithm::pooling_avg_exclude_padding;
+  }
+  return dnnl::algorithm::pooling_max;
+}
+
+dnnl::algorithm reduction_algorithm(Reduction r) {
+  switch (r) {
+    case Reduction::sum: return dnnl::algorithm::reduction_sum;
+    case Reduction::mean: return dnnl::algorithm::reduction_mean;
+    case Reduction::max: return dnnl::algorithm::reduction_max;
+  }
+  return dnnl::algorithm::reduction_sum;
+}
+
+/// `value` (of `from`) broadcast numpy-style to `to`, times `scale`.
+std::vector<float> broadcast_copy(const Tensor& value, const Shape& to, float scale) {
+  const std::size_t rank = to.size();
+  Shape from(rank - std::min(rank, value.shape.size()), 1);
+  from.insert(from.end(), value.shape.begin(), value.shape.end());
+  const std::vector<std::int64_t> in_strides = row_major_strides(from);
+  std::vector<float> out(static_cast<std::size_t>(numel(to)));
+  std::vector<std::int64_t> index(rank, 0);
+  for (float& v : out) {
+    std::int64_t at = 0;
+    for (std::size_t d = 0; d < rank; ++d) at += from[d] == 1 ? 0 : index[d] * in_strides[d];
+    v = value.data[static_cast<std::size_t>(at)] * scale;
+    for (std::size_t d = rank; d-- > 0;) {
+      if (++index[d] < to[d]) break;
+      index[d] = 0;
+    }
+  }
+  return out;
+}
+
+/// A memory whose address is set from a node's value at each run.
+struct Binding {
+  memory mem;
+  int node;
+};
+
+/// One primitive and everything it is executed with.
+struct Step {
+  dnnl::primitive primitive;
+  std::unordered_map<int, memory> args;
+  std::vector<Binding> bindings;
+};
+
+class OnednnKernel final : public Kernel {
+ public:
+  OnednnKernel(const Function& function, const std::vector<LibraryCall>& calls)
+      : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), slots_(function, calls) {}
+
+  collage::Status build(const Graph& graph, const std::vector<CallPlan>& plans, Device& device) {
+    for (std::size_t floats : slots_.temp_floats()) {
+      collage::Result<OwnedBuffer> b = allocate_owned(device, floats * sizeof(float));
+      if (!b.ok()) return b.error();
+      temps_.push_back(b->floats());
+      buffers_.push_back(std::move(b).value());
+    }
+    const OneThread one_thread;
+    for (const CallPlan& plan : plans) {
+      try {
+        steps_.push_back(make_step(plan));
+      } catch (const dnnl::error& e) {
+        return collage::Error{collage::ErrorCode::invalid_argument,
+                              "onednn: " + plan.name + " at " + describe(graph, plan.root) + ": " + e.what()};
+      }
+    }
+    return collage::Status::success();
+  }
+
+  collage::Status run(const std::vector<const float*>& inputs, const std::vector<float*>& outputs) override {
+    const OneThread one_thread;
+    try {
+      for (Step& step : steps_) {
+        for (Binding& b : step.bindings) b.mem.set_data_handle(slots_.address(b.node, inputs, outputs, temps_));
+        step.primitive.execute(stream_, step.args);
+      }
+      stream_.wait();
+    } catch (const dnnl::error& e) {
+      return collage::Error{collage::ErrorCode::invalid_argument, std::string("onednn: ") + e.what()};
+    }
+    slots_.copy_repeats(outputs);
+    return collage::Status::success();
+  }
+
+ private:
+  /// The data of constant `o` as the primitive reads it: as is, or broadcast to `to` and scaled
+  /// (a copy the kernel keeps).
+  float* constant_data(const Operand& o, const Shape* to = nullptr) {
+    const Tensor& value = slots_.constant(o.node);
+    if (o.scale == 1.0f && (to == nullptr || numel(*to) == value.size())) return const_cast<float*>(value.data.data());
+    prepared_.push_back(broadcast_copy(value, to != nullptr ? *to : value.shape, o.scale));
+    return prepared_.back().data();
+  }
+
+  /// Binds `o` as argument `arg` of `step` with descriptor `md`: constants now, other values at
+  /// each run. Normalisation parameters are broadcast to `to`.
+  void bind(Step& step, int arg, const Operand& o, const Md& md, const Shape* to = nullptr) {
+    if (slots_.is_constant(o.node)) {
+      step.args[arg] = memory(md, engine_, constant_data(o, to));
+      return;
+    }
+    memory m(md, engine_, DNNL_MEMORY_NONE);
+    step.args[arg] = m;
+    step.bindings.push_back({m, o.node});
+  }
+
+  void bind_dst(Step& step, const CallPlan& plan) { bind(step, DNNL_ARG_DST, Operand{plan.root, plan.dst, {}, 1.0f}, plain(plan.dst)); }
+
+  /// Binds constant weights reordered once into `want` (the layout the primitive chose), or binds
+  /// `o` as is when it is not a constant or already in that layout.
+  void bind_weights(Step& step, const Operand& o, const Md& want) {
+    const Md user = plain(o.dims, o.strides);
+    if (!slots_.is_constant(o.node) || want == user) {
+      bind(step, DNNL_ARG_WEIGHTS, o, user);
+      return;
+    }
+    memory source(user, engine_, constant_data(o));
+    memory packed(want, engine_);
+    dnnl::reorder(source, packed).execute(stream_, source, packed);
+    stream_.wait();
+    step.args[DNNL_ARG_WEIGHTS] = packed;
+  }
+
+  /// Adds memories the primitive needs that the plan does not name (statistics, workspace).
+  void add_internal_memories(Step& step, const dnnl::primitive_desc_base& pd) {
+    for (int arg : {DNNL_ARG_MEAN, DNNL_ARG_VARIANCE, DNNL_ARG_WORKSPACE}) {
+      const Md md = pd.query_md(dnnl::query::exec_arg_md, arg);
+      if (md.get_size() != 0 && step.args.count(arg) == 0) step.args[arg] = memory(md, engine_);
+    }
+  }
+
+  dnnl::primitive_attr post_op_attr(Step& step, const CallPlan& plan) {
+    dnnl::post_ops ops;
+    for (std::size_t k = 0; k < plan.post_ops.size(); ++k) {
+      const PostOp& po = plan.post_ops[k];
+      if (po.is_binary) {
+        const Md md = plain(po.operand.dims);
+        ops.append_binary(binary_algorithm(po.binary), md);
+        bind(step, DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(k)) | DNNL_ARG_SRC_1, po.operand, md);
+      } else {
+        ops.append_eltwise(1.0f, eltwise_algorithm(po.eltwise), po.alpha, po.beta);
+      }
+    }
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    return attr;
+  }
+
+  Step make_step(const CallPlan& p) {
+    Step step;
+    const dnnl::prop_kind inference = dnnl::prop_kind::forward_inference;
+    switch (p.kind) {
+      case CallPlan::Kind::conv: {
+        const dnnl::primitive_attr attr = post_op_attr(step, p);
+        const Md bias = p.bias.present() ? plain(p.bias.dims) : Md();
+        dnnl::convolution_forward::desc d(inference, dnnl::algorithm::convolution_direct, plain(p.src.dims),
+                                          any(p.weights.dims), bias, plain(p.dst), p.strides, p.dilations, p.pad_l,
+                                          p.pad_r);
+        dnnl::convolution_forward::primitive_desc pd(d, attr, engine_);
+        bind(step, DNNL_ARG_SRC, p.src, plain(p.src.dims));
+        bind_weights(step, p.weights, pd.weights_desc());
+        if (p.bias.present()) bind(step, DNNL_ARG_BIAS, p.bias, bias);
+        bind_dst(step, p);
+        step.primitive = dnnl::convolution_forward(pd);
+        break;
+      }
+      case CallPlan::Kind::matmul: {
+        const dnnl::primitive_attr attr = post_op_attr(step, p);
+        const Md bias = p.bias.present() ? plain(p.bias.dims) : Md();
+        const Md weights = slots_.is_constant(p.weights.node) ? any(p.weights.dims) : plain(p.weights.dims, p.weights.strides);
+        dnnl::matmul::desc d(plain(p.src.dims, p.src.strides), weights, bias, plain(p.dst));
+        dnnl::matmul::primitive_desc pd(d, attr, engine_);
+        bind(step, DNNL_ARG_SRC, p.src, plain(p.src.dims, p.src.strides));
+        bind_weights(step, p.weights, pd.weights_desc());
+        if (p.bias.present()) bind(step, DNNL_ARG_BIAS, p.bias, bias);
+        bind_dst(step, p);
+        step.primitive = dnnl::matmul(pd);
+        break;
+      }
+      case CallPlan::Kind::pool: {
+        dnnl::pooling_v2_forward::desc d(inference, pooling_algorithm(p.pooling), plain(p.src.dims), plain(p.dst),
+                                         p.strides, p.kernel, p.dilations, p.pad_l, p.pad_r);
+        dnnl::pooling_v2_forward::primitive_desc pd(d, engine_);
+        bind(step, DNNL_ARG_SRC, p.src, plain(p.src.dims));
+        bind_dst(step, p);
+        add_internal_memories(step, pd);
+        step.primitive = dnnl::pooling_v2_forward(pd);
+        break;
+      }
+      case CallPlan::Kind::softmax: {
+        dnnl::softmax_forward::desc d(inference, plain(p.src.dims), p.axis);
+        dnnl::softmax_forward::primitive_desc pd(d, engine_);
+        bind(step, DNNL_ARG_SRC, p.src, plain(p.src.dims));
+        bind_dst(step, p);
+        step.primitive = dnnl::softmax_forward(pd);
+        break;
+      }
+      case CallPlan::Kind::layer_norm:
+      case CallPlan::Kind::batch_norm: {
+        const bool batch = p.kind == CallPlan::Kind::batch_norm;
+        dnnl::normalization_flags flags = dnnl::normalization_flags::none;
+        if (p.scale.present()) flags |= dnnl::normalization_flags::use_scale;
+        if (p.shift.present()) flags |= dnnl::normalization_flags::use_shift;
+        if (batch) flags |= dnnl::normalization_flags::use_global_stats;
+        if (p.fuse_relu) flags |= dnnl::normalization_flags::fuse_norm_relu;
+        const Md param = plain({numel(p.param_shape)});
+        const Shape& to = p.param_shape;
+        if (p.scale.present()) bind(step, DNNL_ARG_SCALE, p.scale, param, &to);
+        if (p.shift.present()) bind(step, DNNL_ARG_SHIFT, p.shift, param, &to);
+        if (batch) {
+          bind(step, DNNL_ARG_MEAN, p.mean, param, &to);
+          bind(step, DNNL_ARG_VARIANCE, p.variance, param, &to);
+        }
+        bind(step, DNNL_ARG_SRC, p.src, plain(p.src.dims));
+        bind_dst(step, p);
+        if (batch) {
+          dnnl::batch_normalization_forward::desc d(inference, plain(p.src.dims), p.epsilon, flags);
+          dnnl::batch_normalization_forward::primitive_desc pd(d, engine_);
+          add_internal_memories(step, pd);
+          step.primitive = dnnl::batch_normalization_forward(pd);
+        } else {
+          dnnl::layer_normalization_forward::desc d(inference, plain(p.src.dims), p.epsilon, flags);
+          dnnl::layer_normalization_forward::primitive_desc pd(d, engine_);
+          add_internal_memories(step, pd);
+          step.primitive = dnnl::layer_normalization_forward(pd);
+        }
+        break;
+      }
+      case CallPlan::Kind::eltwise: {
+        dnnl::eltwise_forward::desc d(inference, eltwise_algorithm(p.eltwise), plain(p.src.dims), p.alpha, p.beta);
+        dnnl::eltwise_forward::primitive_desc pd(d, engine_);
+        bind(step, DNNL_ARG_SRC, p.src, plain(p.src.dims));
+        bind_dst(step, p);
+        step.primitive = dnnl::eltwise_forward(pd);
+        break;
+      }
+      case CallPlan::Kind::binary: {
+        dnnl::binary::desc d(binary_algorithm(p.binary), plain(p.src.dims), plain(p.weights.dims), plain(p.dst));
+        dnnl::binary::primitive_desc pd(d, engine_);
+        bind(step, DNNL_ARG_SRC_0, p.src, plain(p.src.dims));
+        bind(step, DNNL_ARG_SRC_1, p.weights, plain(p.weights.dims));
+        bind_dst(step, p);
+        step.primitive = dnnl::binary(pd);
+        break;
+      }
+      case CallPlan::Kind::reduction: {
+        dnnl::reduction::desc d(reduction_algorithm(p.reduction), plain(p.src.dims), plain(p.dst), 0.0f, 0.0f);
+        dnnl::reduction::primitive_desc pd(d, engine_);
+        bind(step, DNNL_ARG_SRC, p.src, plain(p.src.dims));
+        bind_dst(step, p);
+        step.primitive = dnnl::reduction(pd);
+        break;
+      }
+      case CallPlan::Kind::transpose: {
+        dnnl::reorder::primitive_desc pd(engine_, plain(p.src.dims, p.src.strides), engine_, plain(p.dst));
+        bind(step, DNNL_ARG_FROM, p.src, plain(p.src.dims, p.src.strides));
+        bind(step, DNNL_ARG_TO, Operand{p.root, p.dst, {}, 1.0f}, plain(p.dst));
+        step.primitive = dnnl::reorder(pd);
+        break;
+      }
+    }
+    return step;
+  }
+
+  dnnl::engine engine_;
+  dnnl::stream stream_;
+  ValueSlots slots_;
+  std::vector<Step> steps_;
+  std::vector<OwnedBuffer> buffers_;
+  std::vector<float*> temps_;
+  /// Constants broadcast or scaled at compile time; a deque keeps their addresses.
+  std::deque<std::vector<float>> prepared_;
+};
+
+}  // namespace
+
+collage::Result<std::unique_ptr<Kernel>> make_kernel(const Function& function, const std::vector<LibraryCall>& calls,
+                                                     const std::vector<CallPlan>& plans, Device& device) {
+  std::unique_ptr<OnednnKernel> kernel;
+  try {
+    kernel = std::make_unique<OnednnKernel>(function, calls);
+  } catch (const dnnl::error& e) {
+    return collage::Error{collage::ErrorCode::invalid_argument, std::string("onednn: no CPU engine: ") + e.what()};
+  }
+  collage::Status built = kernel->build(function.graph, plans, device);
+  if (!built.ok()) return built.error();
+  return std::unique_ptr<Kernel>(std::move(kernel));
+}
+
+}  // namespace tc::onednn

@@ -1,0 +1,656 @@
+#include "backends/onednn/onednn_plan.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <optional>
+#include <utility>
+
+namespace tc::onednn {
+
+namespace {
+
+using collage::Error;
+using collage::ErrorCode;
+
+/// The most post-ops one primitive gets.
+constexpr std::size_t kMaxPostOps = 8;
+
+Error unsupported(const std::string& what) { return Error{ErrorCode::invalid_argument, "onednn: " + what}; }
+
+/// `shape` padded with leading 1s to `rank`.
+Dims aligned(const Shape& shape, std::size_t rank) {
+  Dims out(rank - std::min(rank, shape.size()), 1);
+  out.insert(out.end(), shape.begin(), shape.end());
+  return out;
+}
+
+/// Whether `shape` broadcasts to `dst` without changing it (one-directional broadcasting).
+bool broadcasts_to(const Shape& shape, const Shape& dst) {
+  const std::optional<Shape> b = broadcast_shapes(shape, dst);
+  return b && *b == dst;
+}
+
+Operand operand(int node, Dims dims) {
+  Operand o;
+  o.node = node;
+  o.dims = std::move(dims);
+  return o;
+}
+
+float attr_float(const Node& node, const char* name, double fallback) {
+  return static_cast<float>(node.attrs.get_float(name, fallback));
+}
+
+/// The eltwise algorithm of a unary operator (oneDNN's alpha and beta), and its name in composite
+/// labels; nothing for operators oneDNN has no eltwise for (Erf, HardSigmoid, Identity).
+struct UnaryInfo {
+  Eltwise alg;
+  float alpha;
+  float beta;
+  const char* label;
+};
+std::optional<UnaryInfo> unary_info(const Node& node) {
+  switch (node.op) {
+    case Op::relu: return UnaryInfo{Eltwise::relu, 0.0f, 0.0f, "relu"};
+    case Op::leaky_relu: return UnaryInfo{Eltwise::relu, attr_float(node, "alpha", 0.01), 0.0f, "leaky_relu"};
+    case Op::clip:
+      return UnaryInfo{Eltwise::clip, attr_float(node, "min", -std::numeric_limits<double>::infinity()),
+                       attr_float(node, "max", std::numeric_limits<double>::infinity()), "clip"};
+    case Op::sigmoid: return UnaryInfo{Eltwise::logistic, 0.0f, 0.0f, "sigmoid"};
+    case Op::tanh: return UnaryInfo{Eltwise::tanh, 0.0f, 0.0f, "tanh"};
+    case Op::exp: return UnaryInfo{Eltwise::exp, 0.0f, 0.0f, "exp"};
+    case Op::log: return UnaryInfo{Eltwise::log, 0.0f, 0.0f, "log"};
+    case Op::sqrt: return UnaryInfo{Eltwise::sqrt, 0.0f, 0.0f, "sqrt"};
+    case Op::abs: return UnaryInfo{Eltwise::abs, 0.0f, 0.0f, "abs"};
+    case Op::neg: return UnaryInfo{Eltwise::linear, -1.0f, 0.0f, "neg"};
+    case Op::reciprocal: return UnaryInfo{Eltwise::pow, 1.0f, -1.0f, "reciprocal"};
+    default: return std::nullopt;
+  }
+}
+
+std::optional<Binary> binary_alg(Op op) {
+  switch (op) {
+    case Op::add: return Binary::add;
+    case Op::sub: return Binary::sub;
+    case Op::mul: return Binary::mul;
+    case Op::div: return Binary::div;
+    case Op::max: return Binary::max;
+    case Op::min: return Binary::min;
+    default: return std::nullopt;
+  }
+}
+
+PostOp eltwise_post_op(Eltwise alg, float alpha, float beta) {
+  PostOp p;
+  p.eltwise = alg;
+  p.alpha = alpha;
+  p.beta = beta;
+  return p;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Anchors: Conv, MatMul, Gemm, and the epilogue as bias + post-ops.
+
+Error check_dims(std::size_t rank, std::size_t lo, std::size_t hi, const std::string& what) {
+  return unsupported(what + " of rank " + std::to_string(rank) + " (" + std::to_string(lo) + " to " +
+                     std::to_string(hi) + " supported)");
+}
+
+collage::Result<CallPlan> plan_conv(const Graph& g, int n) {
+  const Node& node = g.node(n);
+  const Shape& x = g.node(node.inputs[0]).shape;
+  const Shape& w = g.node(node.inputs[1]).shape;
+  if (x.size() < 3 || x.size() > 5) return check_dims(x.size(), 3, 5, "Conv input");
+  if (g.node(node.inputs[1]).op != Op::constant) return unsupported("Conv with weights that are not a constant");
+  const std::size_t k = x.size() - 2;
+  CallPlan p;
+  p.kind = CallPlan::Kind::conv;
+  p.name = "onednn.conv";
+  p.dst = node.shape;
+  p.src = operand(node.inputs[0], x);
+  const std::int64_t group = node.attrs.get_int("group", 1);
+  Dims wd = w;
+  if (group > 1) {
+    wd.insert(wd.begin(), group);
+    wd[1] = w[0] / group;
+  }
+  p.weights = operand(node.inputs[1], wd);
+  if (node.inputs.size() == 3) p.bias = operand(node.inputs[2], {w[0]});
+  const auto strides = node.attrs.get_ints("strides");
+  const auto pads = node.attrs.get_ints("pads");
+  const auto dilations = node.attrs.get_ints("dilations");
+  p.strides = Dims(strides.begin(), strides.end());
+  p.pad_l = Dims(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(k));
+  p.pad_r = Dims(pads.begin() + static_cast<std::ptrdiff_t>(k), pads.end());
+  for (std::int64_t d : dilations) p.dilations.push_back(d - 1);
+  return p;
+}
+
+collage::Result<CallPlan> plan_matmul(const Graph& g, int n) {
+  const Node& node = g.node(n);
+  Shape a = g.node(node.inputs[0]).shape;
+  Shape b = g.node(node.inputs[1]).shape;
+  if (a.size() == 1) a.insert(a.begin(), 1);
+  if (b.size() == 1) b.push_back(1);
+  const std::size_t rank = std::max(a.size(), b.size());
+  if (rank > 12) return check_dims(rank, 1, 12, "MatMul operand");
+  CallPlan p;
+  p.kind = CallPlan::Kind::matmul;
+  p.name = "onednn.dense";
+  p.src = operand(node.inputs[0], aligned(a, rank));
+  p.weights = operand(node.inputs[1], aligned(b, rank));
+  for (std::size_t d = 0; d + 2 < rank; ++d) {
+    const std::int64_t da = p.src.dims[d];
+    const std::int64_t db = p.weights.dims[d];
+    if (da != db && da != 1 && db != 1) return unsupported("MatMul batch dims do not broadcast");
+    p.dst.push_back(std::max(da, db));
+  }
+  p.dst.push_back(a[a.size() - 2]);
+  p.dst.push_back(b.back());
+  return p;
+}
+
+collage::Result<CallPlan> plan_gemm(const Graph& g, int n) {
+  const Node& node = g.node(n);
+  const Shape& a = g.node(node.inputs[0]).shape;
+  const bool trans_a = node.attrs.get_int("trans_a") != 0;
+  const bool trans_b = node.attrs.get_int("trans_b") != 0;
+  const float alpha = attr_float(node, "alpha", 1.0);
+  const float beta = attr_float(node, "beta", 1.0);
+  const std::int64_t m = node.shape[0];
+  const std::int64_t nn = node.shape[1];
+  const std::int64_t k = trans_a ? a[0] : a[1];
+  CallPlan p;
+  p.kind = CallPlan::Kind::matmul;
+  p.name = "onednn.dense";
+  p.dst = {m, nn};
+  p.src = operand(node.inputs[0], {m, k});
+  if (trans_a) p.src.strides = {1, m};
+  p.weights = operand(node.inputs[1], {k, nn});
+  if (trans_b) p.weights.strides = {1, k};
+  const bool constant_b = g.node(node.inputs[1]).op == Op::constant;
+  if (alpha != 1.0f) {
+    if (constant_b) {
+      p.weights.scale = alpha;
+    } else {
+      p.post_ops.push_back(eltwise_post_op(Eltwise::linear, alpha, 0.0f));
+    }
+  }
+  if (node.inputs.size() == 3) {
+    const int c = node.inputs[2];
+    const bool constant_c = g.node(c).op == Op::constant;
+    if (beta != 1.0f && !constant_c) return unsupported("Gemm with beta != 1 and C not a constant");
+    const Dims cd = aligned(g.node(c).shape, 2);
+    if (p.post_ops.empty() && cd[0] == 1) {
+      p.bias = operand(c, cd);
+      p.bias.scale = beta;
+    } else {
+      PostOp add;
+      add.is_binary = true;
+      add.binary = Binary::add;
+      add.operand = operand(c, cd);
+      add.operand.scale = beta;
+      p.post_ops.push_back(add);
+    }
+  }
+  return p;
+}
+
+/// Whether `shape`, broadcast to the anchor's destination, varies along its channel dim only
+/// (a bias): dim 1 of a Conv's output, the last dim of a matmul's.
+bool is_bias(const CallPlan& p, const Shape& shape) {
+  const std::size_t rank = p.dst.size();
+  if (shape.size() > rank || !broadcasts_to(shape, p.dst)) return false;
+  const Dims t = aligned(shape, rank);
+  const std::size_t channel = p.kind == CallPlan::Kind::conv ? 1 : rank - 1;
+  for (std::size_t d = 0; d < rank; ++d) {
+    if (d != channel && t[d] != 1) return false;
+  }
+  return true;
+}
+
+/// Adds `step` to the anchor plan `p` as a bias or post-ops, extending its canonical name.
+collage::Status add_step(const Graph& g, const EpilogueStep& step, bool vector_operand, CallPlan& p) {
+  switch (step.kind) {
+    case EpilogueStep::Kind::gelu_erf:
+      p.post_ops.push_back(eltwise_post_op(Eltwise::gelu_erf, 0.0f, 0.0f));
+      p.name += "_gelu";
+      return collage::Status::success();
+    case EpilogueStep::Kind::swish:
+      p.post_ops.push_back(eltwise_post_op(Eltwise::swish, 1.0f, 0.0f));
+      p.name += "_swish";
+      return collage::Status::success();
+    case EpilogueStep::Kind::unary: {
+      const std::optional<UnaryInfo> u = unary_info(g.node(step.node));
+      if (!u) return unsupported(describe(g, step.node) + " is not a oneDNN eltwise post-op");
+      p.post_ops.push_back(eltwise_post_op(u->alg, u->alpha, u->beta));
+      p.name += std::string("_") + u->label;
+      return collage::Status::success();
+    }
+    case EpilogueStep::Kind::binary: break;
+  }
+  const Shape& shape = g.node(step.operand).shape;
+  const bool constant = g.node(step.operand).op == Op::constant;
+  const std::optional<float> scalar = scalar_constant(g, step.operand);
+  const Op op = step.op;
+  const bool bias = op == Op::add && constant && is_bias(p, shape);
+  if (bias && !p.bias.present() && p.post_ops.empty()) {
+    const std::int64_t channels = p.dst[p.kind == CallPlan::Kind::conv ? 1 : p.dst.size() - 1];
+    p.bias = operand(step.operand, p.kind == CallPlan::Kind::conv ? Dims{channels} : aligned({channels}, p.dst.size()));
+    p.name += "_bias";
+    return collage::Status::success();
+  }
+  if (scalar && (op == Op::mul || (op == Op::div && !step.operand_first && *scalar != 0.0f))) {
+    p.post_ops.push_back(eltwise_post_op(Eltwise::linear, op == Op::mul ? *scalar : 1.0f / *scalar, 0.0f));
+    p.name += "_scale";
+    return collage::Status::success();
+  }
+  const std::optional<Binary> alg = binary_alg(op);
+  if (!alg) return unsupported(describe(g, step.node) + " is not a oneDNN binary post-op");
+  if (vector_operand) return unsupported("a binary post-op after a MatMul of a vector");
+  if (!broadcasts_to(shape, p.dst)) {
+    return unsupported(describe(g, step.node) + ": its operand " + to_string(shape) + " does not broadcast to the output");
+  }
+  if (step.operand_first && op == Op::div) return unsupported(describe(g, step.node) + " divides by the running value");
+  PostOp post;
+  post.is_binary = true;
+  post.binary = *alg;
+  post.operand = operand(step.operand, aligned(shape, p.dst.size()));
+  p.post_ops.push_back(post);
+  if (step.operand_first && op == Op::sub) p.post_ops.push_back(eltwise_post_op(Eltwise::linear, -1.0f, 0.0f));
+  // A second bias (after the anchor's own, or after other post-ops) is a per-channel binary add.
+  p.name += bias ? "_bias" : op == Op::add ? (constant ? "_add" : "_sum") : "_" + std::string(op_name(op));
+  return collage::Status::success();
+}
+
+collage::Result<CallPlan> plan_anchor(const Graph& g, const LibraryCall& call) {
+  collage::Result<AnchorChain> chain = read_anchor_chain(g, call, "onednn");
+  if (!chain.ok()) return chain.error();
+  const Node& anchor = g.node(chain->anchor);
+  collage::Result<CallPlan> plan = unsupported(describe(g, chain->anchor) + " does not take post-ops");
+  if (anchor.op == Op::conv) plan = plan_conv(g, chain->anchor);
+  if (anchor.op == Op::matmul) plan = plan_matmul(g, chain->anchor);
+  if (anchor.op == Op::gemm) plan = plan_gemm(g, chain->anchor);
+  if (anchor.op == Op::batch_norm) {
+    return unsupported("BatchNormalization takes no post-ops but a Relu (composite onednn.batch_norm_relu)");
+  }
+  if (!plan.ok()) return plan;
+  const bool vector_operand = anchor.op == Op::matmul && (g.node(anchor.inputs[0]).shape.size() == 1 ||
+                                                          g.node(anchor.inputs[1]).shape.size() == 1);
+  for (const EpilogueStep& step : chain->epilogue) {
+    collage::Status added = add_step(g, step, vector_operand, *plan);
+    if (!added.ok()) return added.error();
+  }
+  if (plan->post_ops.size() > kMaxPostOps) return unsupported("more than " + std::to_string(kMaxPostOps) + " post-ops");
+  plan->root = call.root();
+  return plan;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Normalisations.
+
+/// Normalisation parameters (LayerNorm scale/shift over [axis, rank), BatchNorm per channel):
+/// operand `node`, which must broadcast to `normalized`; a value computed at run time must have
+/// every element.
+collage::Result<Operand> norm_param(const Graph& g, int node, const Shape& normalized, const char* what) {
+  const Shape& shape = g.node(node).shape;
+  if (!broadcasts_to(shape, normalized)) {
+    return unsupported(std::string(what) + " " + to_string(shape) + " does not broadcast to " + to_string(normalized));
+  }
+  if (g.node(node).op != Op::constant && numel(shape) != numel(normalized)) {
+    return unsupported(std::string(what) + " " + to_string(shape) + " computed at run time must be " +
+                       to_string(normalized));
+  }
+  return operand(node, Dims(shape.begin(), shape.end()));
+}
+
+/// Layer normalisation of `x` over [axis, rank): the primitive's 2-D view.
+collage::Result<CallPlan> layer_norm_plan(const Graph& g, int x, std::size_t axis, float epsilon, int scale, int shift,
+                                          int root) {
+  const Shape& shape = g.node(x).shape;
+  const Shape normalized(shape.begin() + static_cast<std::ptrdiff_t>(axis), shape.end());
+  CallPlan p;
+  p.kind = CallPlan::Kind::layer_norm;
+  p.name = "onednn.layer_norm";
+  p.root = root;
+  p.dst = {product(shape, 0, axis), product(shape, axis, shape.size())};
+  p.src = operand(x, p.dst);
+  p.param_shape = Dims(normalized.begin(), normalized.end());
+  p.epsilon = epsilon;
+  if (scale >= 0) {
+    collage::Result<Operand> s = norm_param(g, scale, normalized, "scale");
+    if (!s.ok()) return s.error();
+    p.scale = *s;
+  }
+  if (shift >= 0) {
+    collage::Result<Operand> b = norm_param(g, shift, normalized, "bias");
+    if (!b.ok()) return b.error();
+    p.shift = *b;
+  }
+  return p;
+}
+
+/// Reads the decomposed layer norm exporters emit:
+///   m = ReduceMean(x); d = Sub(x, m); v = ReduceMean(Pow(d, 2)); s = Sqrt(Add(v, eps));
+///   y = Div(d, s) [; y = Mul(y, scale) [; y = Add(y, bias)]]
+/// with both reductions over the same trailing axes, keeping dims.
+class LayerNormReader {
+ public:
+  LayerNormReader(const Graph& g, const LibraryCall& call) : g_(g), call_(call) {}
+
+  collage::Result<CallPlan> read() {
+    int y = call_.root();
+    std::vector<int> affine;  // the Add and Mul after the Div, when present
+    int scale = -1;
+    int shift = -1;
+    if (op(y) == Op::add) {
+      affine.push_back(y);
+      y = other_operand(y, Op::mul, shift);
+      if (y < 0) return fail("its last Add is not (normalised * scale) + bias");
+    }
+    if (op(y) == Op::mul) {
+      affine.push_back(y);
+      y = other_operand(y, Op::div, scale);
+      if (y < 0) return fail("its Mul is not normalised * scale");
+    }
+    if (op(y) != Op::div) return fail("it does not end in Div(x - mean, sqrt(var + eps))");
+    const int d = in(y, 0);
+    const int s = in(y, 1);
+    if (op(d) != Op::sub || op(s) != Op::sqrt) return fail("its Div is not (x - mean) / sqrt(...)");
+    const int x = g_.node(d).inputs[0];
+    const int m = in(d, 1);
+    const int e = in(s, 0);
+    if (op(m) != Op::reduce_mean || g_.node(m).inputs[0] != x) return fail("x - mean does not subtract ReduceMean(x)");
+    if (op(e) != Op::add) return fail("its Sqrt does not read var + eps");
+    const bool eps_first = !member(g_.node(e).inputs[0]);
+    const int v = g_.node(e).inputs[eps_first ? 1 : 0];
+    const std::optional<float> eps = scalar_constant(g_, g_.node(e).inputs[eps_first ? 0 : 1]);
+    if (op(v) != Op::reduce_mean || !eps) return fail("var + eps is not ReduceMean(...) + a constant");
+    const int pw = in(v, 0);
+    if (op(pw) != Op::pow || g_.node(pw).inputs[0] != d || !is_scalar(g_, g_.node(pw).inputs[1], 2.0f)) {
+      return fail("the variance is not ReduceMean(Pow(x - mean, 2))");
+    }
+    std::vector<int> expected = {m, d, pw, v, e, s, y};
+    expected.insert(expected.end(), affine.begin(), affine.end());
+    std::sort(expected.begin(), expected.end());
+    std::vector<int> nodes = call_.nodes;
+    std::sort(nodes.begin(), nodes.end());
+    if (nodes != expected) return fail("it holds other nodes");
+    const Shape& shape = g_.node(x).shape;
+    const auto axes = g_.node(m).attrs.get_ints("axes");
+    if (axes != g_.node(v).attrs.get_ints("axes")) return fail("its two ReduceMeans reduce different axes");
+    if (g_.node(m).attrs.get_int("keepdims", 1) == 0 || g_.node(v).attrs.get_int("keepdims", 1) == 0) {
+      return fail("its ReduceMeans do not keep dims");
+    }
+    const std::size_t axis = shape.size() - axes.size();
+    for (std::size_t k = 0; k < axes.size(); ++k) {
+      if (axes[k] != static_cast<std::int64_t>(axis + k)) return fail("it does not normalise trailing axes");
+    }
+    if (axis == shape.size()) return fail("it normalises no axis");
+    collage::Result<CallPlan> plan = layer_norm_plan(g_, x, axis, *eps, scale, shift, call_.root());
+    if (plan.ok()) plan->name = scale < 0 ? "onednn.layer_norm_bare" : shift < 0 ? "onednn.layer_norm_scale" : "onednn.layer_norm";
+    return plan;
+  }
+
+ private:
+  bool member(int n) const { return call_.contains(n); }
+  Op op(int n) const { return member(n) ? g_.node(n).op : Op::input; }
+  /// Input k of n when it is a call node, else -1.
+  int in(int n, std::size_t k) const {
+    const int i = g_.node(n).inputs[k];
+    return member(i) ? i : -1;
+  }
+  /// When binary node n reads a call node of `inner_op` and a value from outside the call: that
+  /// call node (the value from outside into `other`); else -1.
+  int other_operand(int n, Op inner_op, int& other) const {
+    const auto& ins = g_.node(n).inputs;
+    for (std::size_t k = 0; k < 2; ++k) {
+      if (op(ins[k]) == inner_op && !member(ins[1 - k])) {
+        other = ins[1 - k];
+        return ins[k];
+      }
+    }
+    return -1;
+  }
+  Error fail(const std::string& why) const {
+    return unsupported(describe(g_, call_.root()) + " is not a decomposed layer norm: " + why);
+  }
+
+  const Graph& g_;
+  const LibraryCall& call_;
+};
+
+collage::Result<CallPlan> plan_batch_norm(const Graph& g, int n, bool fuse_relu, int root) {
+  const Node& node = g.node(n);
+  const Shape& x = node.shape;
+  if (x.size() < 2 || x.size() > 5) return check_dims(x.size(), 2, 5, "BatchNormalization input");
+  CallPlan p;
+  p.kind = CallPlan::Kind::batch_norm;
+  p.name = fuse_relu ? "onednn.batch_norm_relu" : "onednn.BatchNormalization";
+  p.root = root;
+  p.dst = x;
+  p.src = operand(node.inputs[0], x);
+  const Shape channel{x[1]};
+  p.param_shape = channel;
+  Operand* params[] = {&p.scale, &p.shift, &p.mean, &p.variance};
+  const char* names[] = {"scale", "bias", "mean", "var"};
+  for (std::size_t k = 0; k < 4; ++k) {
+    collage::Result<Operand> o = norm_param(g, node.inputs[k + 1], channel, names[k]);
+    if (!o.ok()) return o.error();
+    *params[k] = *o;
+  }
+  p.epsilon = attr_float(node, "epsilon", 1e-5);
+  p.fuse_relu = fuse_relu;
+  return p;
+}
+
+// ------------------------------------------------------------------------------------------------
+// Single operators.
+
+collage::Result<CallPlan> plan_pool(const Graph& g, int n) {
+  const Node& node = g.node(n);
+  const Shape& x = g.node(node.inputs[0]).shape;
+  if (x.size() < 3 || x.size() > 5) return check_dims(x.size(), 3, 5, std::string(op_name(node.op)) + " input");
+  const std::size_t k = x.size() - 2;
+  CallPlan p;
+  p.kind = CallPlan::Kind::pool;
+  p.name = "onednn." + std::string(op_name(node.op));
+  p.dst = node.shape;
+  p.src = operand(node.inputs[0], x);
+  if (node.op == Op::global_average_pool || node.op == Op::global_max_pool) {
+    p.pooling = node.op == Op::global_max_pool ? Pooling::max : Pooling::avg_exclude_padding;
+    p.kernel = Dims(x.begin() + 2, x.end());
+    p.strides.assign(k, 1);
+    p.dilations.assign(k, 0);
+    p.pad_l.assign(k, 0);
+    p.pad_r.assign(k, 0);
+    return p;
+  }
+  const auto kernel = node.attrs.get_ints("kernel_shape");
+  const auto strides = node.attrs.get_ints("strides");
+  const auto pads = node.attrs.get_ints("pads");
+  const auto dilations = node.op == Op::max_pool ? node.attrs.get_ints("dilations") : std::vector<std::int64_t>(k, 1);
+  const bool include_pad = node.attrs.get_int("count_include_pad") != 0;
+  p.pooling = node.op == Op::max_pool ? Pooling::max
+              : include_pad           ? Pooling::avg_include_padding
+                                      : Pooling::avg_exclude_padding;
+  p.kernel = Dims(kernel.begin(), kernel.end());
+  p.strides = Dims(strides.begin(), strides.end());
+  for (std::size_t d = 0; d < k; ++d) {
+    p.dilations.push_back(dilations[d] - 1);
+    p.pad_l.push_back(pads[d]);
+    const std::int64_t extent = dilations[d] * (kernel[d] - 1) + 1;
+    // ceil_mode: the last window may hang over the end padding; oneDNN sees that as more padding.
+    const std::int64_t floor_out = (x[d + 2] + pads[d] + pads[d + k] - extent) / strides[d] + 1;
+    std::int64_t pad_r = pads[d + k];
+    if (floor_out < node.shape[d + 2]) {
+      pad_r = (node.shape[d + 2] - 1) * strides[d] + extent - x[d + 2] - pads[d];
+      if (include_pad) return unsupported("AveragePool counting padding whose last window hangs over it (ceil_mode)");
+    }
+    p.pad_r.push_back(pad_r);
+  }
+  return p;
+}
+
+collage::Result<CallPlan> plan_reduction(const Graph& g, int n) {
+  const Node& node = g.node(n);
+  const Shape& x = g.node(node.inputs[0]).shape;
+  CallPlan p;
+  p.kind = CallPlan::Kind::reduction;
+  p.name = "onednn." + std::string(op_name(node.op));
+  p.reduction = node.op == Op::reduce_mean ? Reduction::mean : node.op == Op::reduce_sum ? Reduction::sum : Reduction::max;
+  p.src = operand(node.inputs[0], x);
+  p.dst = x;
+  bool reduces = false;
+  for (std::int64_t a : node.attrs.get_ints("axes")) {
+    reduces = reduces || x[static_cast<std::size_t>(a)] != 1;
+    p.dst[static_cast<std::size_t>(a)] = 1;
+  }
+  if (!reduces) return unsupported(describe(g, n) + " reduces only dims of size 1 (a copy)");
+  if (x.empty() || x.size() > 5) return check_dims(x.size(), 1, 5, "reduction input");
+  return p;
+}
+
+collage::Result<CallPlan> plan_binary(const Graph& g, int n) {
+  const Node& node = g.node(n);
+  CallPlan p;
+  p.kind = CallPlan::Kind::binary;
+  p.name = "onednn." + std::string(op_name(node.op));
+  p.binary = *binary_alg(node.op);
+  p.dst = node.shape;
+  int a = node.inputs[0];
+  int b = node.inputs[1];
+  const bool commutes = node.op != Op::sub && node.op != Op::div;
+  if (g.node(a).shape != node.shape) {
+    if (!commutes || g.node(b).shape != node.shape) {
+      return unsupported(describe(g, n) + " broadcasts its first operand " + to_string(g.node(a).shape));
+    }
+    std::swap(a, b);
+  }
+  if (node.shape.empty() || node.shape.size() > 12) return check_dims(node.shape.size(), 1, 12, "binary output");
+  p.src = operand(a, node.shape);
+  p.weights = operand(b, aligned(g.node(b).shape, node.shape.size()));
+  return p;
+}
+
+collage::Result<CallPlan> plan_single(const Graph& g, int n) {
+  const Node& node = g.node(n);
+  const Shape& x = node.inputs.empty() ? node.shape : g.node(node.inputs[0]).shape;
+  CallPlan p;
+  p.root = n;
+  p.name = "onednn." + std::string(op_name(node.op));
+  collage::Result<CallPlan> plan = p;
+  switch (node.op) {
+    case Op::conv: plan = plan_conv(g, n); break;
+    case Op::matmul: plan = plan_matmul(g, n); break;
+    case Op::gemm: plan = plan_gemm(g, n); break;
+    case Op::max_pool:
+    case Op::average_pool:
+    case Op::global_average_pool:
+    case Op::global_max_pool: plan = plan_pool(g, n); break;
+    case Op::reduce_mean:
+    case Op::reduce_sum:
+    case Op::reduce_max: plan = plan_reduction(g, n); break;
+    case Op::batch_norm: plan = plan_batch_norm(g, n, false, n); break;
+    case Op::layer_norm:
+      plan = layer_norm_plan(g, node.inputs[0], static_cast<std::size_t>(node.attrs.get_int("axis")),
+                             attr_float(node, "epsilon", 1e-5), node.inputs[1],
+                             node.inputs.size() == 3 ? node.inputs[2] : -1, n);
+      break;
+    case Op::softmax:
+      plan->kind = CallPlan::Kind::softmax;
+      plan->src = operand(node.inputs[0], x);
+      plan->dst = x;
+      plan->axis = static_cast<int>(node.attrs.get_int("axis"));
+      break;
+    case Op::transpose: {
+      // A reorder from the input seen through the permutation to the dense output.
+      const auto perm = node.attrs.get_ints("perm");
+      const std::vector<std::int64_t> in_strides = row_major_strides(x);
+      plan->kind = CallPlan::Kind::transpose;
+      plan->dst = node.shape;
+      plan->src = operand(node.inputs[0], node.shape);
+      for (std::int64_t d : perm) plan->src.strides.push_back(in_strides[static_cast<std::size_t>(d)]);
+      break;
+    }
+    case Op::pow: {
+      const std::optional<float> e = scalar_constant(g, node.inputs[1]);
+      if (!e || g.node(node.inputs[0]).shape != node.shape) return unsupported(describe(g, n) + " is not x ^ constant");
+      plan->kind = CallPlan::Kind::eltwise;
+      plan->eltwise = Eltwise::pow;
+      plan->alpha = 1.0f;
+      plan->beta = *e;
+      plan->src = operand(node.inputs[0], x);
+      plan->dst = x;
+      break;
+    }
+    default:
+      if (binary_alg(node.op)) {
+        plan = plan_binary(g, n);
+      } else if (const std::optional<UnaryInfo> u = unary_info(node)) {
+        plan->kind = CallPlan::Kind::eltwise;
+        plan->eltwise = u->alg;
+        plan->alpha = u->alpha;
+        plan->beta = u->beta;
+        plan->src = operand(node.inputs[0], x);
+        plan->dst = x;
+      } else {
+        return unsupported(describe(g, n) + " has no oneDNN primitive here");
+      }
+  }
+  if (!plan.ok()) return plan;
+  plan->name = p.name;
+  if (plan->dst.empty()) plan->dst = {1};
+  if (plan->src.dims.empty()) plan->src.dims = {1};
+  plan->root = n;
+  return plan;
+}
+
+/// GELU or SiLU alone: an eltwise primitive on the value they read.
+collage::Result<CallPlan> plan_activation(const Graph& g, const LibraryCall& call) {
+  const int first = call.nodes.front();
+  // The value the pattern starts from: the first node's operand that is not a constant.
+  int x = -1;
+  for (int in : g.node(first).inputs) {
+    if (g.node(in).op != Op::constant && !call.contains(in)) x = in;
+  }
+  if (x < 0) return unsupported(describe(g, first) + " reads no tensor");
+  collage::Result<std::vector<EpilogueStep>> steps = read_epilogue(g, call, x, "onednn");
+  if (!steps.ok()) return steps.error();
+  if (steps->size() != 1 || (steps->front().kind != EpilogueStep::Kind::gelu_erf &&
+                             steps->front().kind != EpilogueStep::Kind::swish)) {
+    return unsupported(describe(g, call.root()) + " is not one GELU or SiLU");
+  }
+  const bool gelu = steps->front().kind == EpilogueStep::Kind::gelu_erf;
+  CallPlan p;
+  p.kind = CallPlan::Kind::eltwise;
+  p.name = gelu ? "onednn.gelu" : "onednn.swish";
+  p.eltwise = gelu ? Eltwise::gelu_erf : Eltwise::swish;
+  p.alpha = gelu ? 0.0f : 1.0f;
+  p.root = call.root();
+  p.dst = g.node(x).shape;
+  if (p.dst.empty()) p.dst = {1};
+  p.src = operand(x, p.dst);
+  return p;
+}
+
+}  // namespace
+
+collage::Result<CallPlan> plan_call(const Graph& g, const LibraryCall& call) {
+  if (call.composite.empty() || call.nodes.size() == 1) {
+    if (call.nodes.size() != 1) return unsupported("a call of several operators without a composite");
+    return plan_single(g, call.nodes.front());
+  }
+  const Op first = g.node(call.nodes.front()).op;
+  if (first == Op::conv || first == Op::matmul || first == Op::gemm) return plan_anchor(g, call);
+  if (first == Op::batch_norm) {
+    if (call.nodes.size() != 2 || g.node(call.root()).op != Op::relu) {
+      return unsupported("BatchNormalization fuses a Relu only");
+    }
+    return plan_batch_norm(g, call.nodes.front(), true, call.root());
+  }
+  if (first == Op::reduce_mean) return LayerNormReader(g, call).read();
+  return plan_activation(g, call);
+}
+
+}  // namespace tc::onednn
