@@ -127,7 +127,7 @@ void BM_NativeResidual(benchmark::State& state) {
   const Shape s = activation(state.range(0));
   const int x = g.add_input("x", s);
   const int y = g.add_input("y", s);
-  const int half = g.add_constant("h", Tensor({}, {0.5f}));
+  const int half = g.add_constant("h", Tensor(Shape{}, 0.5f));
   g.add_output(*g.add_op(Op::mul, {*g.add_op(Op::relu, {*g.add_op(Op::add, {x, y})}), half}));
   run_compiled(state, std::move(g));
 }
@@ -136,9 +136,9 @@ void BM_NativeResidual(benchmark::State& state) {
 void BM_NativeGelu(benchmark::State& state) {
   Graph g;
   const int x = g.add_input("x", {8, 128, 3072});
-  const int d = *g.add_op(Op::div, {x, g.add_constant("s", Tensor({}, {1.41421356f}))});
-  const int a = *g.add_op(Op::add, {*g.add_op(Op::erf, {d}), g.add_constant("one", Tensor({}, {1.0f}))});
-  g.add_output(*g.add_op(Op::mul, {*g.add_op(Op::mul, {x, a}), g.add_constant("h", Tensor({}, {0.5f}))}));
+  const int d = *g.add_op(Op::div, {x, g.add_constant("s", Tensor(Shape{}, 1.41421356f))});
+  const int a = *g.add_op(Op::add, {*g.add_op(Op::erf, {d}), g.add_constant("one", Tensor(Shape{}, 1.0f))});
+  g.add_output(*g.add_op(Op::mul, {*g.add_op(Op::mul, {x, a}), g.add_constant("h", Tensor(Shape{}, 0.5f))}));
   run_compiled(state, std::move(g));
 }
 

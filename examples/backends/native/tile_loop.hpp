@@ -31,8 +31,6 @@ class TileLoop {
   /// the largest when `max`.
   void reduce(const float* const* sources, float* acc, bool max, std::int64_t begin, std::int64_t end);
 
-  const TileProgram& program() const { return program_; }
-
  private:
   /// An affine expression ready for row walks.
   struct Walk {
