@@ -167,12 +167,51 @@ void BM_NativeSoftmaxDecomposed(benchmark::State& state) {
   run_compiled(state, std::move(g));
 }
 
+/// The Softmax operator itself (an opaque kernel: max, exp and sum per row in cache).
+void BM_NativeSoftmax(benchmark::State& state) {
+  Graph g;
+  Attributes last;
+  last.set("axis", std::int64_t{-1});
+  g.add_output(*g.add_op(Op::softmax, {g.add_input("x", {8, 12, 128, 128})}, last));
+  run_compiled(state, std::move(g));
+}
+
+/// Layer norm decomposed as exporters write it, over BERT-base's hidden states [8,128,768]: two
+/// partitions' worth (mean; then centre, square, mean, rsqrt, scale, shift) in one whole-graph kernel.
+void BM_NativeLayerNormDecomposed(benchmark::State& state) {
+  Graph g;
+  const int x = g.add_input("x", {8, 128, 768});
+  Attributes last;
+  last.set("axes", Ints{-1});
+  const int d = *g.add_op(Op::sub, {x, *g.add_op(Op::reduce_mean, {x}, last)});
+  const int v = *g.add_op(Op::reduce_mean, {*g.add_op(Op::pow, {d, g.add_constant("two", Tensor(Shape{}, 2.0f))})}, last);
+  const int s = *g.add_op(Op::sqrt, {*g.add_op(Op::add, {v, g.add_constant("eps", Tensor(Shape{}, 1e-5f))})});
+  const int n = *g.add_op(Op::div, {d, s});
+  g.add_output(*g.add_op(Op::add, {*g.add_op(Op::mul, {n, g.add_constant("gamma", random_tensor({768}, 3))}),
+                                   g.add_constant("beta", random_tensor({768}, 4))}));
+  run_compiled(state, std::move(g));
+}
+
+/// The LayerNormalization operator itself.
+void BM_NativeLayerNorm(benchmark::State& state) {
+  Graph g;
+  Attributes last;
+  last.set("axis", std::int64_t{-1});
+  g.add_output(*g.add_op(Op::layer_norm, {g.add_input("x", {8, 128, 768}), g.add_constant("gamma", random_tensor({768}, 3)),
+                                          g.add_constant("beta", random_tensor({768}, 4))},
+                         last));
+  run_compiled(state, std::move(g));
+}
+
 BENCHMARK(BM_Memcpy)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_NativeBiasRelu)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_NativeResidual)->Arg(1)->Arg(2)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_NativeGelu)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_NativeTransposeReshapeAdd)->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_NativeSoftmaxDecomposed)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_NativeSoftmax)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_NativeLayerNormDecomposed)->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_NativeLayerNorm)->Unit(benchmark::kMicrosecond);
 
 // ---------------------------------------------------------------------------------------------
 // GEMM: BERT-base (128 tokens) and ResNet-50's classifier.

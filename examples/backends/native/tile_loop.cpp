@@ -254,7 +254,15 @@ const float* TileLoop::compute(const float* const* sources, std::int64_t t0, std
       case TileOpCode::add: uniform = binary(out, a, b, n, [](float x, float y) { return x + y; }); break;
       case TileOpCode::sub: uniform = binary(out, a, b, n, [](float x, float y) { return x - y; }); break;
       case TileOpCode::mul: uniform = binary(out, a, b, n, [](float x, float y) { return x * y; }); break;
-      case TileOpCode::div: uniform = binary(out, a, b, n, [](float x, float y) { return x / y; }); break;
+      case TileOpCode::div:
+        if (b.uniform && !a.uniform) {
+          // By one value (a row's standard deviation): multiply by its reciprocal.
+          const float r = 1.0f / b.p[0];
+          uniform = unary(out, a, n, [r](float x) { return x * r; });
+        } else {
+          uniform = binary(out, a, b, n, [](float x, float y) { return x / y; });
+        }
+        break;
       case TileOpCode::pow: uniform = binary(out, a, b, n, [](float x, float y) { return std::pow(x, y); }); break;
       case TileOpCode::max: uniform = binary(out, a, b, n, [](float x, float y) { return nan_max(x, y); }); break;
       case TileOpCode::min:
@@ -286,17 +294,28 @@ const float* TileLoop::compute(const float* const* sources, std::int64_t t0, std
   return values_[last];
 }
 
+std::int64_t TileLoop::tile_end(std::int64_t t0, std::int64_t end) const {
+  const std::int64_t inner = dims_[rank_ - 1];
+  std::int64_t stop = std::min(t0 + kTilePoints, end);
+  // Long rows: tiles stop at row ends, so each tile is one run and values broadcast along the
+  // row (a per-row statistic, a per-channel bias) are uniform over it.
+  if (rank_ > 1 && inner >= kTilePoints / 4) stop = std::min(stop, t0 - t0 % inner + inner);
+  return stop;
+}
+
 void TileLoop::store(const float* const* sources, float* dst, std::int64_t begin, std::int64_t end) {
-  for (std::int64_t t0 = begin; t0 < end; t0 += kTilePoints) {
-    const std::int64_t n = std::min(kTilePoints, end - t0);
+  for (std::int64_t t0 = begin, t1 = 0; t0 < end; t0 = t1) {
+    t1 = tile_end(t0, end);
+    const std::int64_t n = t1 - t0;
     plan_tile(t0, n);
     compute(sources, t0, n, dst + t0, dst);
   }
 }
 
 void TileLoop::reduce(const float* const* sources, float* acc, bool max, std::int64_t begin, std::int64_t end) {
-  for (std::int64_t t0 = begin; t0 < end; t0 += kTilePoints) {
-    const std::int64_t n = std::min(kTilePoints, end - t0);
+  for (std::int64_t t0 = begin, t1 = 0; t0 < end; t0 = t1) {
+    t1 = tile_end(t0, end);
+    const std::int64_t n = t1 - t0;
     plan_tile(t0, n);
     const float* v = compute(sources, t0, n, nullptr, nullptr);
     std::int64_t base = row_base(sink_);

@@ -63,6 +63,8 @@ class TileLoop {
   AccessWalk prepare(const Access& a) const;
   /// The value of `w` at the current tile's first row (innermost coordinate 0).
   std::int64_t row_base(const Walk& w) const;
+  /// Where the tile starting at point t0 ends (at most `end`).
+  std::int64_t tile_end(std::int64_t t0, std::int64_t end) const;
   void plan_tile(std::int64_t t0, std::int64_t n);
   /// Points of run `s` (relative, [*j0, *j1) within [0, len)) where every check of `a` holds.
   void valid_run(const AccessWalk& a, std::int64_t* check_bases, const Segment& s, std::int64_t* j0,
