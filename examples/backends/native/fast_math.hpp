@@ -123,6 +123,18 @@ inline float sum_of(const float* v, std::int64_t n) {
   return s;
 }
 
+/// Sum of a[i] * b[i] over [0, n), with eight partial sums.
+inline float dot_of(const float* a, const float* b, std::int64_t n) {
+  float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int l = 0; l < 8; ++l) part[l] += a[i + l] * b[i + l];
+  }
+  float s = ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
+  for (; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
 /// max(a, b) that returns NaN when either is NaN.
 inline float nan_max(float a, float b) { return select_float((a > b) | (a != a), a, b); }
 

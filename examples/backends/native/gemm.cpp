@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backends/native/fast_math.hpp"
+
 namespace tc::native {
 
 namespace {
@@ -109,15 +111,7 @@ bool gemm_small_m(std::int64_t m, std::int64_t n, std::int64_t k, const MatrixRe
   for (std::int64_t j = 0; j < n; ++j) {
     const float* col = b.data + j * b.cs;
     for (std::int64_t i = 0; i < m; ++i) {
-      const float* row = rows + i * k;
-      float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      std::int64_t p = 0;
-      for (; p + 8 <= k; p += 8) {
-        for (int l = 0; l < 8; ++l) part[l] += row[p + l] * col[p + l];
-      }
-      float sum = ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
-      for (; p < k; ++p) sum += row[p] * col[p];
-      c[i * ldc + j] = sum;
+      c[i * ldc + j] = dot_of(rows + i * k, col, k);
     }
   }
   return true;
