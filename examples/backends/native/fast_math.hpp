@@ -67,8 +67,8 @@ inline float fast_exp(float x) {
   return select_float(x > 88.7228394f, std::numeric_limits<float>::infinity(), low);
 }
 
-/// tanh(x): a 13/6-degree rational approximation on [-7.9, 7.9] (beyond it tanh rounds to +-1),
-/// x itself for |x| < 0.0004. The coefficients are those of the XLA and Eigen implementations.
+/// tanh(x): a 13/6-degree rational approximation on [-7.9, 7.9], exactly +-1 beyond (where tanh
+/// rounds to +-1), x itself for |x| < 0.0004. The coefficients are those of the XLA and Eigen implementations.
 inline float fast_tanh(float x) {
   const float c = clamp_to(x, -7.90531110763549805f, 7.90531110763549805f);
   const float x2 = c * c;
@@ -84,7 +84,8 @@ inline float fast_tanh(float x) {
   q = q * x2 + 1.18534705686654e-04f;
   q = q * x2 + 2.26843463243900e-03f;
   q = q * x2 + 4.89352518554385e-03f;
-  return select_float((x < 0.0004f) & (x > -0.0004f), x, p / q);
+  const float saturated = select_float((x > 7.9f) | (x < -7.9f), select_float(x < 0.0f, -1.0f, 1.0f), p / q);
+  return select_float((x < 0.0004f) & (x > -0.0004f), x, saturated);
 }
 
 /// erf(x): a 13/8-degree rational approximation on [-4, 4] (beyond it erf rounds to +-1), the
