@@ -12,7 +12,8 @@ namespace {
 using collage::Error;
 using collage::ErrorCode;
 
-/// Channels per group up to which the direct loop beats the GEMM (its K would be tiny).
+/// Channels per group up to which a grouped convolution runs the direct loop (per group, the GEMM
+/// would have a tiny K and few rows).
 constexpr std::int64_t kDirectMaxGroupChannels = 4;
 
 /// Copies the spatial entries of `src` (rank r = spatial dims) into the last r of three slots.
@@ -52,7 +53,7 @@ collage::Result<ConvKernel> ConvKernel::make(const ConvCore& core) {
   spread(core.strides, 0, r, k.stride_);
   spread(core.dilations, 0, r, k.dil_);
   spread(core.pads, 0, r, k.pad_);
-  k.direct_ = r <= 2 && k.cg_ <= kDirectMaxGroupChannels;
+  k.direct_ = r <= 2 && k.group_ > 1 && k.cg_ <= kDirectMaxGroupChannels;
   k.pointwise_ = k.k_[0] * k.k_[1] * k.k_[2] == 1;
   for (int j = 0; j < 3; ++j) k.pointwise_ = k.pointwise_ && k.stride_[j] == 1 && k.pad_[j] == 0;
   return k;

@@ -16,9 +16,6 @@
 
 namespace tc::native {
 
-/// Called once out[begin, end) (linear indexes) holds its final values.
-using RangeDone = FunctionRef<void(std::int64_t begin, std::int64_t end)>;
-
 /// A convolution (without bias) prepared for one geometry.
 class ConvKernel {
  public:
@@ -27,9 +24,6 @@ class ConvKernel {
 
   /// out = conv(x, w); done() for each finished range of out.
   void run(const float* x, const float* w, float* out, RangeDone done);
-
-  /// Whether the direct loop (rather than the GEMM) runs.
-  bool direct() const { return direct_; }
 
  private:
   ConvKernel() = default;

@@ -6,7 +6,6 @@
 /// data-dependent branches; accurate to a few ulp over the float range, as the tests check against
 /// the standard library), and sums and maxima with partial accumulators.
 
-#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <limits>
@@ -27,11 +26,24 @@ inline std::uint32_t bits_of(float f) {
   return bits;
 }
 
+/// c ? a : b as a bit mask (no branch, no conditional float operation): GCC's vectoriser does not
+/// if-convert float selects under the default -ftrapping-math, but vectorises this.
+inline float select_float(bool c, float a, float b) {
+  const std::uint32_t mask = 0u - static_cast<std::uint32_t>(c);
+  return float_from_bits((bits_of(a) & mask) | (bits_of(b) & ~mask));
+}
+
+/// x clamped to [lo, hi] (NaN stays NaN).
+inline float clamp_to(float x, float lo, float hi) {
+  const float a = select_float(x < lo, lo, x);
+  return select_float(a > hi, hi, a);
+}
+
 /// e^x: Cody-Waite range reduction to r in [-ln2/2, ln2/2], Cephes' degree-6 polynomial for e^r,
 /// and the power of two built from its exponent bits in two halves (so results in the subnormal
 /// range and up to FLT_MAX are exact to a few ulp). NaN stays NaN.
 inline float fast_exp(float x) {
-  const float clamped = std::min(std::max(x, -103.9f), 88.7228394f);
+  const float clamped = clamp_to(x, -103.9f, 88.7228394f);
   // Round x * log2(e) to the nearest integer n with the 1.5 * 2^23 trick (no float-to-int
   // conversion, which is undefined for NaN).
   const float shifted = clamped * 1.44269504088896341f + 12582912.0f;
@@ -51,13 +63,14 @@ inline float fast_exp(float x) {
   const float p1 = float_from_bits((half + 127u) << 23);
   const float p2 = float_from_bits((ni - half + 127u) << 23);
   const float result = y * p1 * p2;
-  return x > 88.7228394f ? std::numeric_limits<float>::infinity() : result;
+  const float low = select_float(x < -103.9f, 0.0f, result);
+  return select_float(x > 88.7228394f, std::numeric_limits<float>::infinity(), low);
 }
 
-/// tanh(x): a 13/6-degree rational approximation on [-7.9, 7.9] (beyond it tanh rounds to +-1),
-/// x itself for |x| < 0.0004. The coefficients are those of the XLA and Eigen implementations.
+/// tanh(x): a 13/6-degree rational approximation on [-7.9, 7.9], exactly +-1 beyond (where tanh
+/// rounds to +-1), x itself for |x| < 0.0004. The coefficients are those of the XLA and Eigen implementations.
 inline float fast_tanh(float x) {
-  const float c = std::min(std::max(x, -7.90531110763549805f), 7.90531110763549805f);
+  const float c = clamp_to(x, -7.90531110763549805f, 7.90531110763549805f);
   const float x2 = c * c;
   float p = -2.76076847742355e-16f;
   p = p * x2 + 2.00018790482477e-13f;
@@ -71,14 +84,14 @@ inline float fast_tanh(float x) {
   q = q * x2 + 1.18534705686654e-04f;
   q = q * x2 + 2.26843463243900e-03f;
   q = q * x2 + 4.89352518554385e-03f;
-  const float small = x < 0.0004f && x > -0.0004f ? 1.0f : 0.0f;
-  return small != 0.0f ? x : p / q;
+  const float saturated = select_float((x > 7.9f) | (x < -7.9f), select_float(x < 0.0f, -1.0f, 1.0f), p / q);
+  return select_float((x < 0.0004f) & (x > -0.0004f), x, saturated);
 }
 
 /// erf(x): a 13/8-degree rational approximation on [-4, 4] (beyond it erf rounds to +-1), the
 /// coefficients of the XLA and Eigen implementations.
 inline float fast_erf(float x) {
-  const float c = std::min(std::max(x, -4.0f), 4.0f);
+  const float c = clamp_to(x, -4.0f, 4.0f);
   const float x2 = c * c;
   float p = -2.72614225801306e-10f;
   p = p * x2 + 2.77068142495902e-08f;
@@ -111,8 +124,20 @@ inline float sum_of(const float* v, std::int64_t n) {
   return s;
 }
 
+/// Sum of a[i] * b[i] over [0, n), with eight partial sums.
+inline float dot_of(const float* a, const float* b, std::int64_t n) {
+  float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int l = 0; l < 8; ++l) part[l] += a[i + l] * b[i + l];
+  }
+  float s = ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
+  for (; i < n; ++i) s += a[i] * b[i];
+  return s;
+}
+
 /// max(a, b) that returns NaN when either is NaN.
-inline float nan_max(float a, float b) { return (a > b || a != a) ? a : b; }
+inline float nan_max(float a, float b) { return select_float((a > b) | (a != a), a, b); }
 
 /// The largest of init and v[0, n), NaN if any is NaN.
 inline float max_of(const float* v, std::int64_t n, float init) {

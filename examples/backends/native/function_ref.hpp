@@ -4,6 +4,7 @@
 /// FunctionRef: a non-owning reference to a callable (like llvm::function_ref), for the per-block
 /// callbacks of the native kernels.
 
+#include <cstdint>
 #include <memory>
 #include <type_traits>
 #include <utility>
@@ -30,5 +31,9 @@ class FunctionRef<R(Args...)> {
   void* object_;
   R (*call_)(void*, Args...);
 };
+
+/// Called once out[begin, end) (linear indexes of a kernel's output) holds its final values, so a
+/// fused epilogue can run on it while it is in cache.
+using RangeDone = FunctionRef<void(std::int64_t begin, std::int64_t end)>;
 
 }  // namespace tc::native

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "backends/native/fast_math.hpp"
+
 namespace tc::native {
 
 namespace {
@@ -12,6 +14,7 @@ constexpr std::int64_t kNr = kGemmNr;
 constexpr int kLanes = 4;  // the SSE width every x86-64 has; wider targets vectorise the groups as well
 constexpr int kGroups = static_cast<int>(kNr) / kLanes;
 static_assert(kNr % kLanes == 0, "kGemmNr must be a multiple of the lane group");
+static_assert(kGemmMc % kMr == 0 && kGemmNc % kNr == 0, "cache blocks must hold whole register tiles");
 
 /// kLanes consecutive values of a row of the register tile. Writing the micro-kernel over these
 /// small groups (rather than one MR x NR array) makes GCC and Clang keep the tile in vector
@@ -77,6 +80,42 @@ void pack_a(const MatrixRef& a, std::int64_t i0, std::int64_t mc, std::int64_t k
 }
 
 }  // namespace
+
+bool gemm_small_m(std::int64_t m, std::int64_t n, std::int64_t k, const MatrixRef& a, const MatrixRef& b, float* c,
+                  std::int64_t ldc, GemmWorkspace& workspace) {
+  if (m > kGemmSmallM || (b.cs != 1 && b.rs != 1)) return false;
+  // A's rows, contiguous.
+  workspace.a.resize(static_cast<std::size_t>(m * k));
+  float* rows = workspace.a.data();
+  for (std::int64_t i = 0; i < m; ++i) {
+    for (std::int64_t p = 0; p < k; ++p) rows[i * k + p] = a.data[i * a.rs + p * a.cs];
+  }
+  if (b.cs == 1) {
+    // Row-major B: C's rows accumulate scaled rows of B, a chunk of columns at a time (in L1).
+    constexpr std::int64_t kChunk = 1024;
+    for (std::int64_t j0 = 0; j0 < n; j0 += kChunk) {
+      const std::int64_t cols = std::min(kChunk, n - j0);
+      for (std::int64_t i = 0; i < m; ++i) std::fill(c + i * ldc + j0, c + i * ldc + j0 + cols, 0.0f);
+      for (std::int64_t p = 0; p < k; ++p) {
+        const float* __restrict brow = b.data + p * b.rs + j0;
+        for (std::int64_t i = 0; i < m; ++i) {
+          const float s = rows[i * k + p];
+          float* __restrict crow = c + i * ldc + j0;
+          for (std::int64_t j = 0; j < cols; ++j) crow[j] += s * brow[j];
+        }
+      }
+    }
+    return true;
+  }
+  // Column-major B: each element of C is a dot product of two contiguous vectors.
+  for (std::int64_t j = 0; j < n; ++j) {
+    const float* col = b.data + j * b.cs;
+    for (std::int64_t i = 0; i < m; ++i) {
+      c[i * ldc + j] = dot_of(rows + i * k, col, k);
+    }
+  }
+  return true;
+}
 
 void pack_b_matrix(const MatrixRef& b, std::int64_t k0, std::int64_t kc, std::int64_t j0, std::int64_t nc, float* dst) {
   for (std::int64_t s = 0; s < nc; s += kNr) {

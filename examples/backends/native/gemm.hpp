@@ -12,8 +12,13 @@
 
 namespace tc::native {
 
-/// Rows and columns of the micro-kernel's register tile.
+/// Rows and columns of the micro-kernel's register tile: 8 x 8 (16 SSE accumulators) is fastest
+/// with GCC; Clang spills that tile and does best with 6 x 8 (see docs/kernels.md).
+#if defined(__clang__)
 inline constexpr std::int64_t kGemmMr = 6;
+#else
+inline constexpr std::int64_t kGemmMr = 8;
+#endif
 inline constexpr std::int64_t kGemmNr = 8;
 /// Cache blocking: a kc x nc panel of B (L2), an mc x kc block of A (L2), kc x nr strips of B (L1).
 inline constexpr std::int64_t kGemmKc = 256;
@@ -43,6 +48,15 @@ using GemmDone = FunctionRef<void(std::int64_t i0, std::int64_t i1, std::int64_t
 /// Single-threaded. With k == 0, C is zeroed.
 void gemm(std::int64_t m, std::int64_t n, std::int64_t k, const MatrixRef& a, PackB pack_b, float* c, std::int64_t ldc,
           GemmWorkspace& workspace, GemmDone done);
+
+/// Rows up to which gemm_small_m beats packing (matrix-vector shapes: a classifier at batch 1).
+inline constexpr std::int64_t kGemmSmallM = 4;
+
+/// C = A x B for at most kGemmSmallM rows, streaming B once without packing it: row-major B by
+/// scaled row additions, column-major B (a transposed weight) by dot products. False, with C
+/// untouched, when B is neither.
+bool gemm_small_m(std::int64_t m, std::int64_t n, std::int64_t k, const MatrixRef& a, const MatrixRef& b, float* c,
+                  std::int64_t ldc, GemmWorkspace& workspace);
 
 /// pack_b for a matrix in memory.
 void pack_b_matrix(const MatrixRef& b, std::int64_t k0, std::int64_t kc, std::int64_t j0, std::int64_t nc, float* dst);

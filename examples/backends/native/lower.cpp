@@ -333,7 +333,15 @@ int ProgramBuilder::binary(Op op, Operand a, Operand b) {
       case Op::add: t.code = TileOpCode::add_s; break;
       case Op::sub: t.code = TileOpCode::sub_s; break;
       case Op::mul: t.code = TileOpCode::mul_s; break;
-      case Op::div: t.code = TileOpCode::div_s; break;
+      case Op::div:
+        // Multiplying by the reciprocal is within an ulp or two and much cheaper.
+        if (std::isnormal(s) && std::isnormal(1.0f / s)) {
+          t.code = TileOpCode::mul_s;
+          t.p0 = 1.0f / s;
+        } else {
+          t.code = TileOpCode::div_s;
+        }
+        break;
       case Op::max: t.code = TileOpCode::max_s; break;
       case Op::min: t.code = TileOpCode::min_s; break;
       default:

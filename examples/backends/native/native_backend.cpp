@@ -97,18 +97,22 @@ class StageRun {
       }
       const MatrixRef a{read[g.a] + a_off, g.a_rs, g.a_cs};
       const MatrixRef bm{read[g.b] + b_off, g.b_rs, g.b_cs};
-      auto pack = [&](std::int64_t k0, std::int64_t kc, std::int64_t j0, std::int64_t nc, float* dst) {
-        pack_b_matrix(bm, k0, kc, j0, nc, dst);
-      };
       const std::int64_t base = b * block;
-      auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) {
-        if (j0 == 0 && j1 == g.n) {
-          finished(base + i0 * g.n, base + i1 * g.n);
-          return;
-        }
-        for (std::int64_t i = i0; i < i1; ++i) finished(base + i * g.n + j0, base + i * g.n + j1);
-      };
-      gemm(g.m, g.n, g.k, a, pack, c + base, g.n, workspace_, done);
+      if (g.k > 0 && gemm_small_m(g.m, g.n, g.k, a, bm, c + base, g.n, workspace_)) {
+        finished(base, base + block);
+      } else {
+        auto pack = [&](std::int64_t k0, std::int64_t kc, std::int64_t j0, std::int64_t nc, float* dst) {
+          pack_b_matrix(bm, k0, kc, j0, nc, dst);
+        };
+        auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) {
+          if (j0 == 0 && j1 == g.n) {
+            finished(base + i0 * g.n, base + i1 * g.n);
+            return;
+          }
+          for (std::int64_t i = i0; i < i1; ++i) finished(base + i * g.n + j0, base + i * g.n + j1);
+        };
+        gemm(g.m, g.n, g.k, a, pack, c + base, g.n, workspace_, done);
+      }
       for (std::size_t d = rank; d-- > 0;) {
         if (++index[d] < g.batch[d]) break;
         index[d] = 0;

@@ -82,7 +82,8 @@ struct Source {
   int index = 0;  ///< parameter / constant / scratch / output number
 };
 
-/// C = A x B per batch (matmul and gemm); element (i, j) of batch b's A at a + b-offset + i * rs + j * cs.
+/// C = A x B per batch (MatMul, and Gemm without its alpha, beta and C, which are epilogue
+/// operations): element (i, j) of A at a_rs * i + a_cs * j from the batch's start (likewise B).
 struct GemmCore {
   int a = -1;
   int b = -1;

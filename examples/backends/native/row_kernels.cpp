@@ -94,13 +94,7 @@ void layer_norm(const LayerNormCore& core, const float* x, const float* scale, c
       float* y = out + r * cols;
       const float mean = sum_of(in, cols) * inv_cols;
       for (std::int64_t k = 0; k < cols; ++k) y[k] = in[k] - mean;
-      float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-      std::int64_t k = 0;
-      for (; k + 8 <= cols; k += 8) {
-        for (int l = 0; l < 8; ++l) part[l] += y[k + l] * y[k + l];
-      }
-      float var = ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
-      for (; k < cols; ++k) var += y[k] * y[k];
+      const float var = dot_of(y, y, cols);
       const float rstd = 1.0f / std::sqrt(var * inv_cols + core.epsilon);
       if (b != nullptr) {
         for (std::int64_t j = 0; j < cols; ++j) y[j] = y[j] * rstd * s[j] + b[j];

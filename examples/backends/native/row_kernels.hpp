@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "backends/native/conv.hpp"
+#include "backends/native/function_ref.hpp"
 #include "backends/native/program.hpp"
 
 namespace tc::native {

@@ -30,8 +30,10 @@ TileLoop::TileLoop(TileProgram program) : program_(std::move(program)) {
   for (const Leaf& leaf : program_.leaves) leaves_.push_back(prepare(leaf.access));
   for (const Access& m : program_.masks) masks_.push_back(prepare(m));
   sink_ = prepare(program_.sink);
-  slots_.assign(static_cast<std::size_t>(std::max(program_.slots, 1)) * kTilePoints, 0.0f);
+  // The program's slots and two spares (uniform operands of select expanded; a uniform result).
+  slots_.assign(static_cast<std::size_t>(program_.slots + 2) * kTilePoints, 0.0f);
   values_.assign(program_.ops.size(), nullptr);
+  uniform_.assign(program_.ops.size(), 0);
   mask_buffer_.assign(static_cast<std::size_t>(kTilePoints), 0);
   segments_.reserve(static_cast<std::size_t>(kTilePoints) + 1);
   std::size_t checks = 0;
@@ -91,7 +93,8 @@ void TileLoop::valid_run(const AccessWalk& a, std::int64_t* check_bases, const S
 }
 
 const float* TileLoop::load(const AccessWalk& a, const float* src, std::int64_t t0, std::int64_t n, float* out,
-                            bool may_alias) {
+                            bool may_alias, bool* uniform) {
+  *uniform = false;
   if (a.table != nullptr) {
     const std::int64_t* table = a.table + t0;
     for (std::int64_t i = 0; i < n; ++i) {
@@ -101,8 +104,12 @@ const float* TileLoop::load(const AccessWalk& a, const float* src, std::int64_t 
     return out;
   }
   const std::int64_t stride = a.linear.inner;
-  if (may_alias && a.checks.empty() && stride == 1 && segments_.size() == 1) {
-    return src + row_base(a.linear) + segments_[0].j0;
+  if (a.checks.empty() && segments_.size() == 1) {
+    if (stride == 0) {
+      *uniform = true;
+      return src + row_base(a.linear);
+    }
+    if (may_alias && stride == 1) return src + row_base(a.linear) + segments_[0].j0;
   }
   std::int64_t base = row_base(a.linear);
   for (std::size_t k = 0; k < a.checks.size(); ++k) check_bases_[k] = row_base(a.checks[k].expr);
@@ -143,92 +150,172 @@ void TileLoop::mask(const AccessWalk& a, std::int64_t t0, std::int64_t n, std::u
   }
 }
 
+namespace {
+
+/// An operand of a tile operation: a tile of values, or one value for every point.
+struct Operand {
+  const float* p;
+  bool uniform;
+};
+
+/// out = f(a) over the tile, or once when `a` is uniform; returns whether the result is uniform.
+template <class F>
+bool unary(float* out, Operand a, std::int64_t n, F f) {
+  if (a.uniform) {
+    out[0] = f(a.p[0]);
+    return true;
+  }
+  map1(out, a.p, n, f);
+  return false;
+}
+
+/// out = f(a, b) over the tile; a uniform operand is read as a scalar.
+template <class F>
+bool binary(float* out, Operand a, Operand b, std::int64_t n, F f) {
+  if (a.uniform && b.uniform) {
+    out[0] = f(a.p[0], b.p[0]);
+    return true;
+  }
+  if (a.uniform) {
+    const float x = a.p[0];
+    map1(out, b.p, n, [x, f](float y) { return f(x, y); });
+  } else if (b.uniform) {
+    const float y = b.p[0];
+    map1(out, a.p, n, [y, f](float x) { return f(x, y); });
+  } else {
+    map2(out, a.p, b.p, n, f);
+  }
+  return false;
+}
+
+}  // namespace
+
 const float* TileLoop::compute(const float* const* sources, std::int64_t t0, std::int64_t n, float* final_out,
                                const float* no_alias) {
   const std::size_t last = program_.ops.size() - 1;
+  float* spare = slots_.data() + static_cast<std::ptrdiff_t>(program_.slots) * kTilePoints;
+  /// A uniform operand expanded to a whole tile (for select).
+  auto expand = [&](Operand o, float* buffer) {
+    if (!o.uniform) return o.p;
+    std::fill(buffer, buffer + n, o.p[0]);
+    return static_cast<const float*>(buffer);
+  };
   for (std::size_t i = 0; i < program_.ops.size(); ++i) {
     const TileOp& op = program_.ops[i];
     float* out = (i == last && final_out != nullptr) ? final_out
                                                      : slots_.data() + static_cast<std::ptrdiff_t>(op.slot) * kTilePoints;
-    const float* a = op.a >= 0 ? values_[static_cast<std::size_t>(op.a)] : nullptr;
-    const float* b = op.b >= 0 ? values_[static_cast<std::size_t>(op.b)] : nullptr;
+    const Operand a = op.a >= 0 ? Operand{values_[static_cast<std::size_t>(op.a)], uniform_[static_cast<std::size_t>(op.a)] != 0}
+                                : Operand{nullptr, false};
+    const Operand b = op.b >= 0 ? Operand{values_[static_cast<std::size_t>(op.b)], uniform_[static_cast<std::size_t>(op.b)] != 0}
+                                : Operand{nullptr, false};
     const float p0 = op.p0;
     const float p1 = op.p1;
+    bool uniform = false;
     switch (op.code) {
       case TileOpCode::load: {
         const Leaf& leaf = program_.leaves[static_cast<std::size_t>(op.ref)];
         const float* src = sources[leaf.source];
         values_[i] = load(leaves_[static_cast<std::size_t>(op.ref)], src, t0, n, out,
-                          out != final_out && src != no_alias);
+                          out != final_out && src != no_alias, &uniform);
+        uniform_[i] = uniform ? 1 : 0;
         continue;
       }
-      case TileOpCode::fill: std::fill(out, out + n, p0); break;
+      case TileOpCode::fill:
+        out[0] = p0;
+        uniform = true;
+        break;
       case TileOpCode::select: {
         std::uint8_t* m = mask_buffer_.data();
         mask(masks_[static_cast<std::size_t>(op.ref)], t0, n, m);
-        for (std::int64_t k = 0; k < n; ++k) out[k] = m[k] ? a[k] : b[k];
+        const float* x = expand(a, spare);
+        const float* y = expand(b, spare + kTilePoints);
+        for (std::int64_t k = 0; k < n; ++k) out[k] = select_float(m[k] != 0, x[k], y[k]);
         break;
       }
-      case TileOpCode::copy: std::copy(a, a + n, out); break;
-      case TileOpCode::relu: map1(out, a, n, [](float x) { return x < 0.0f ? 0.0f : x; }); break;
-      case TileOpCode::sigmoid: map1(out, a, n, [](float x) { return fast_sigmoid(x); }); break;
-      case TileOpCode::tanh: map1(out, a, n, [](float x) { return fast_tanh(x); }); break;
-      case TileOpCode::exp: map1(out, a, n, [](float x) { return fast_exp(x); }); break;
-      case TileOpCode::log: map1(out, a, n, [](float x) { return std::log(x); }); break;
-      case TileOpCode::sqrt: map1(out, a, n, [](float x) { return std::sqrt(x); }); break;
-      case TileOpCode::erf: map1(out, a, n, [](float x) { return fast_erf(x); }); break;
-      case TileOpCode::neg: map1(out, a, n, [](float x) { return -x; }); break;
-      case TileOpCode::abs: map1(out, a, n, [](float x) { return std::fabs(x); }); break;
-      case TileOpCode::reciprocal: map1(out, a, n, [](float x) { return 1.0f / x; }); break;
-      case TileOpCode::square: map1(out, a, n, [](float x) { return x * x; }); break;
-      case TileOpCode::clip:
-        map1(out, a, n, [p0, p1](float x) {
-          const float lo = x < p0 ? p0 : x;
-          return lo > p1 ? p1 : lo;
-        });
+      case TileOpCode::copy: uniform = unary(out, a, n, [](float x) { return x; }); break;
+      case TileOpCode::relu: uniform = unary(out, a, n, [](float x) { return select_float(x < 0.0f, 0.0f, x); }); break;
+      case TileOpCode::sigmoid: uniform = unary(out, a, n, [](float x) { return fast_sigmoid(x); }); break;
+      case TileOpCode::tanh: uniform = unary(out, a, n, [](float x) { return fast_tanh(x); }); break;
+      case TileOpCode::exp: uniform = unary(out, a, n, [](float x) { return fast_exp(x); }); break;
+      case TileOpCode::log: uniform = unary(out, a, n, [](float x) { return std::log(x); }); break;
+      case TileOpCode::sqrt: uniform = unary(out, a, n, [](float x) { return std::sqrt(x); }); break;
+      case TileOpCode::erf: uniform = unary(out, a, n, [](float x) { return fast_erf(x); }); break;
+      case TileOpCode::neg: uniform = unary(out, a, n, [](float x) { return -x; }); break;
+      case TileOpCode::abs: uniform = unary(out, a, n, [](float x) { return std::fabs(x); }); break;
+      case TileOpCode::reciprocal: uniform = unary(out, a, n, [](float x) { return 1.0f / x; }); break;
+      case TileOpCode::square: uniform = unary(out, a, n, [](float x) { return x * x; }); break;
+      case TileOpCode::clip: uniform = unary(out, a, n, [p0, p1](float x) { return clamp_to(x, p0, p1); }); break;
+      case TileOpCode::leaky_relu:
+        uniform = unary(out, a, n, [p0](float x) { return select_float(x < 0.0f, p0 * x, x); });
         break;
-      case TileOpCode::leaky_relu: map1(out, a, n, [p0](float x) { return x < 0.0f ? p0 * x : x; }); break;
       case TileOpCode::hard_sigmoid:
-        map1(out, a, n, [p0, p1](float x) {
-          const float y = p0 * x + p1;
-          const float lo = y < 0.0f ? 0.0f : y;
-          return lo > 1.0f ? 1.0f : lo;
-        });
+        uniform = unary(out, a, n, [p0, p1](float x) { return clamp_to(p0 * x + p1, 0.0f, 1.0f); });
         break;
-      case TileOpCode::add: map2(out, a, b, n, [](float x, float y) { return x + y; }); break;
-      case TileOpCode::sub: map2(out, a, b, n, [](float x, float y) { return x - y; }); break;
-      case TileOpCode::mul: map2(out, a, b, n, [](float x, float y) { return x * y; }); break;
-      case TileOpCode::div: map2(out, a, b, n, [](float x, float y) { return x / y; }); break;
-      case TileOpCode::pow: map2(out, a, b, n, [](float x, float y) { return std::pow(x, y); }); break;
-      case TileOpCode::max: map2(out, a, b, n, [](float x, float y) { return nan_max(x, y); }); break;
-      case TileOpCode::min: map2(out, a, b, n, [](float x, float y) { return (x < y || x != x) ? x : y; }); break;
-      case TileOpCode::add_s: map1(out, a, n, [p0](float x) { return x + p0; }); break;
-      case TileOpCode::sub_s: map1(out, a, n, [p0](float x) { return x - p0; }); break;
-      case TileOpCode::mul_s: map1(out, a, n, [p0](float x) { return x * p0; }); break;
-      case TileOpCode::div_s: map1(out, a, n, [p0](float x) { return x / p0; }); break;
-      case TileOpCode::pow_s: map1(out, a, n, [p0](float x) { return std::pow(x, p0); }); break;
-      case TileOpCode::max_s: map1(out, a, n, [p0](float x) { return nan_max(x, p0); }); break;
-      case TileOpCode::min_s: map1(out, a, n, [p0](float x) { return (x < p0 || x != x) ? x : p0; }); break;
-      case TileOpCode::rsub_s: map1(out, a, n, [p0](float x) { return p0 - x; }); break;
-      case TileOpCode::rdiv_s: map1(out, a, n, [p0](float x) { return p0 / x; }); break;
-      case TileOpCode::rpow_s: map1(out, a, n, [p0](float x) { return std::pow(p0, x); }); break;
+      case TileOpCode::add: uniform = binary(out, a, b, n, [](float x, float y) { return x + y; }); break;
+      case TileOpCode::sub: uniform = binary(out, a, b, n, [](float x, float y) { return x - y; }); break;
+      case TileOpCode::mul: uniform = binary(out, a, b, n, [](float x, float y) { return x * y; }); break;
+      case TileOpCode::div:
+        if (b.uniform && !a.uniform) {
+          // By one value (a row's standard deviation): multiply by its reciprocal.
+          const float r = 1.0f / b.p[0];
+          uniform = unary(out, a, n, [r](float x) { return x * r; });
+        } else {
+          uniform = binary(out, a, b, n, [](float x, float y) { return x / y; });
+        }
+        break;
+      case TileOpCode::pow: uniform = binary(out, a, b, n, [](float x, float y) { return std::pow(x, y); }); break;
+      case TileOpCode::max: uniform = binary(out, a, b, n, [](float x, float y) { return nan_max(x, y); }); break;
+      case TileOpCode::min:
+        uniform = binary(out, a, b, n, [](float x, float y) { return select_float((x < y) | (x != x), x, y); });
+        break;
+      case TileOpCode::add_s: uniform = unary(out, a, n, [p0](float x) { return x + p0; }); break;
+      case TileOpCode::sub_s: uniform = unary(out, a, n, [p0](float x) { return x - p0; }); break;
+      case TileOpCode::mul_s: uniform = unary(out, a, n, [p0](float x) { return x * p0; }); break;
+      case TileOpCode::div_s: uniform = unary(out, a, n, [p0](float x) { return x / p0; }); break;
+      case TileOpCode::pow_s: uniform = unary(out, a, n, [p0](float x) { return std::pow(x, p0); }); break;
+      case TileOpCode::max_s: uniform = unary(out, a, n, [p0](float x) { return nan_max(x, p0); }); break;
+      case TileOpCode::min_s:
+        uniform = unary(out, a, n, [p0](float x) { return select_float((x < p0) | (x != x), x, p0); });
+        break;
+      case TileOpCode::rsub_s: uniform = unary(out, a, n, [p0](float x) { return p0 - x; }); break;
+      case TileOpCode::rdiv_s: uniform = unary(out, a, n, [p0](float x) { return p0 / x; }); break;
+      case TileOpCode::rpow_s: uniform = unary(out, a, n, [p0](float x) { return std::pow(p0, x); }); break;
     }
     values_[i] = out;
+    uniform_[i] = uniform ? 1 : 0;
+  }
+  if (uniform_[last] != 0) {
+    // The result is needed point by point.
+    float* dst = final_out != nullptr ? final_out : spare;
+    const float v = values_[last][0];
+    std::fill(dst, dst + n, v);
+    values_[last] = dst;
   }
   return values_[last];
 }
 
+std::int64_t TileLoop::tile_end(std::int64_t t0, std::int64_t end) const {
+  const std::int64_t inner = dims_[rank_ - 1];
+  std::int64_t stop = std::min(t0 + kTilePoints, end);
+  // Long rows: tiles stop at row ends, so each tile is one run and values broadcast along the
+  // row (a per-row statistic, a per-channel bias) are uniform over it.
+  if (rank_ > 1 && inner >= kTilePoints / 4) stop = std::min(stop, t0 - t0 % inner + inner);
+  return stop;
+}
+
 void TileLoop::store(const float* const* sources, float* dst, std::int64_t begin, std::int64_t end) {
-  for (std::int64_t t0 = begin; t0 < end; t0 += kTilePoints) {
-    const std::int64_t n = std::min(kTilePoints, end - t0);
+  for (std::int64_t t0 = begin, t1 = 0; t0 < end; t0 = t1) {
+    t1 = tile_end(t0, end);
+    const std::int64_t n = t1 - t0;
     plan_tile(t0, n);
     compute(sources, t0, n, dst + t0, dst);
   }
 }
 
 void TileLoop::reduce(const float* const* sources, float* acc, bool max, std::int64_t begin, std::int64_t end) {
-  for (std::int64_t t0 = begin; t0 < end; t0 += kTilePoints) {
-    const std::int64_t n = std::min(kTilePoints, end - t0);
+  for (std::int64_t t0 = begin, t1 = 0; t0 < end; t0 = t1) {
+    t1 = tile_end(t0, end);
+    const std::int64_t n = t1 - t0;
     plan_tile(t0, n);
     const float* v = compute(sources, t0, n, nullptr, nullptr);
     std::int64_t base = row_base(sink_);

@@ -31,8 +31,6 @@ class TileLoop {
   /// the largest when `max`.
   void reduce(const float* const* sources, float* acc, bool max, std::int64_t begin, std::int64_t end);
 
-  const TileProgram& program() const { return program_; }
-
  private:
   /// An affine expression ready for row walks.
   struct Walk {
@@ -65,11 +63,16 @@ class TileLoop {
   AccessWalk prepare(const Access& a) const;
   /// The value of `w` at the current tile's first row (innermost coordinate 0).
   std::int64_t row_base(const Walk& w) const;
+  /// Where the tile starting at point t0 ends (at most `end`).
+  std::int64_t tile_end(std::int64_t t0, std::int64_t end) const;
   void plan_tile(std::int64_t t0, std::int64_t n);
   /// Points of run `s` (relative, [*j0, *j1) within [0, len)) where every check of `a` holds.
   void valid_run(const AccessWalk& a, std::int64_t* check_bases, const Segment& s, std::int64_t* j0,
                  std::int64_t* j1) const;
-  const float* load(const AccessWalk& a, const float* src, std::int64_t t0, std::int64_t n, float* out, bool may_alias);
+  /// Reads leaf `a` for the current tile into `out`, or returns a pointer to where the tile already
+  /// is (when `may_alias`), or to its one value when it is the same at every point (*uniform).
+  const float* load(const AccessWalk& a, const float* src, std::int64_t t0, std::int64_t n, float* out, bool may_alias,
+                    bool* uniform);
   void mask(const AccessWalk& a, std::int64_t t0, std::int64_t n, std::uint8_t* out);
   /// Runs the operations over tile [t0, t0 + n); the last writes to `final_out` when given.
   const float* compute(const float* const* sources, std::int64_t t0, std::int64_t n, float* final_out,
@@ -83,6 +86,7 @@ class TileLoop {
   Walk sink_;
   std::vector<float> slots_;
   std::vector<const float*> values_;
+  std::vector<char> uniform_;  // values_[i] is one value for every point of the tile
   std::vector<std::uint8_t> mask_buffer_;
   std::vector<Segment> segments_;
   std::vector<std::int64_t> check_bases_;

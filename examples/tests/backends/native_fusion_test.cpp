@@ -75,7 +75,7 @@ struct Builder {
   int constant(const Shape& s, float lo = -1.0f, float hi = 1.0f) {
     return g.add_constant("c" + std::to_string(g.size()), random_tensor(s, rng, lo, hi));
   }
-  int scalar(float v) { return g.add_constant("s" + std::to_string(g.size()), Tensor({}, {v})); }
+  int scalar(float v) { return g.add_constant("s" + std::to_string(g.size()), Tensor(Shape{}, v)); }
   int op(Op op, std::vector<int> inputs, Attributes attrs = {}) {
     auto n = g.add_op(op, std::move(inputs), std::move(attrs));
     EXPECT_TRUE(n.ok()) << n.error().message;

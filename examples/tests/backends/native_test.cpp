@@ -100,7 +100,7 @@ TEST(NativeBackend, BinaryOpsWithBroadcasting) {
       auto out = broadcast_shapes(a, b);
       ASSERT_TRUE(out.has_value());
       const int x = t.operand(a);
-      const int y = pick(t.rng, 0, 4) == 0 ? t.g.add_constant("s", Tensor({}, {0.75f})) : t.operand(b);
+      const int y = pick(t.rng, 0, 4) == 0 ? t.g.add_constant("s", Tensor(Shape{}, 0.75f)) : t.operand(b);
       t.op(op, {x, y});
       const bool positive = op == Op::pow || op == Op::div;
       EXPECT_TRUE(graph_matches_reference(t.g, seed, positive ? 0.2f : -2.0f, 2.0f))
@@ -113,10 +113,10 @@ TEST(NativeBackend, ScalarExponentsOfPow) {
   for (float e : {2.0f, 0.5f, 1.0f, -1.0f, 3.0f, -0.5f}) {
     OneOp t(1);
     const int x = t.input({3, 17});
-    t.op(Op::pow, {x, t.g.add_constant("e", Tensor({1}, {e}))});
+    t.op(Op::pow, {x, t.g.add_constant("e", Tensor(Shape{1}, e))});
     EXPECT_TRUE(graph_matches_reference(t.g, 3, 0.1f, 3.0f)) << e;
     OneOp r(2);
-    r.op(Op::pow, {r.g.add_constant("b", Tensor({}, {e + 4.0f})), r.input({5, 3})});
+    r.op(Op::pow, {r.g.add_constant("b", Tensor(Shape{}, e + 4.0f)), r.input({5, 3})});
     EXPECT_TRUE(graph_matches_reference(r.g, 3, -1.0f, 1.0f)) << e;
   }
 }
