@@ -253,8 +253,19 @@ class OracleWrapper : public CostOracle<G> {
 };
 
 template <class F, class G>
-using oracle_callable_result_t = std::decay_t<
-    std::invoke_result_t<F&, const DataflowGraph<G>&, const Candidate&, const ExtractionView&>>;
+inline constexpr bool is_oracle_callable_v =
+    std::is_invocable_v<F&, const DataflowGraph<G>&, const Candidate&, const ExtractionView&>;
+
+/// What a callable that is_oracle_callable_v returns (decayed), else void.
+template <class F, class G, class = void>
+struct oracle_callable_result {
+  using type = void;
+};
+template <class F, class G>
+struct oracle_callable_result<F, G, std::enable_if_t<is_oracle_callable_v<F, G>>> {
+  using type =
+      std::decay_t<std::invoke_result_t<F&, const DataflowGraph<G>&, const Candidate&, const ExtractionView&>>;
+};
 
 /// Whether a callable's answer of type R is one make_oracle() and measure_each() take.
 template <class R>
@@ -280,15 +291,18 @@ Result<Measurement> to_answer(Result<T> r) {
 template <class G, class F>
 std::vector<Result<Measurement>> measure_each(const DataflowGraph<G>& graph,
                                               const std::vector<const Candidate*>& candidates, F&& f) {
-  static_assert(std::is_invocable_v<F&, const DataflowGraph<G>&, const Candidate&, const ExtractionView&>,
+  static_assert(detail::is_oracle_callable_v<F, G>,
                 "measure_each(graph, candidates, f): f must be callable as f(const DataflowGraph<G>&, "
                 "const Candidate&, const ExtractionView&)");
-  static_assert(detail::is_oracle_answer_v<detail::oracle_callable_result_t<F, G>>,
+  static_assert(!detail::is_oracle_callable_v<F, G> ||
+                    detail::is_oracle_answer_v<typename detail::oracle_callable_result<F, G>::type>,
                 "measure_each(graph, candidates, f): f must return double, Cost, Measurement, or a Result of one "
                 "of them");
   std::vector<Result<Measurement>> out;
   out.reserve(candidates.size());
-  for (const Candidate* c : candidates) out.push_back(detail::to_answer(f(graph, *c, extract(graph, c->sub_graph))));
+  for (const Candidate* c : candidates) {
+    out.push_back(detail::to_answer(f(graph, *c, extract(graph, c->sub_graph))));
+  }
   return out;
 }
 
@@ -318,10 +332,11 @@ class FunctionOracle final : public CostOracle<G> {
 /// of them (see measure_each()). The oracle owns `f`; the caller owns the oracle.
 template <class G, class F>
 std::unique_ptr<CostOracle<G>> make_oracle(std::string name, F f) {
-  static_assert(std::is_invocable_v<F&, const DataflowGraph<G>&, const Candidate&, const ExtractionView&>,
+  static_assert(detail::is_oracle_callable_v<F, G>,
                 "make_oracle<G>(name, f): f must be callable as f(const DataflowGraph<G>&, const Candidate&, "
                 "const ExtractionView&)");
-  static_assert(detail::is_oracle_answer_v<detail::oracle_callable_result_t<F, G>>,
+  static_assert(!detail::is_oracle_callable_v<F, G> ||
+                    detail::is_oracle_answer_v<typename detail::oracle_callable_result<F, G>::type>,
                 "make_oracle<G>(name, f): f must return double, Cost, Measurement, or a Result of one of them");
   return std::make_unique<detail::FunctionOracle<G, F>>(std::move(name), std::move(f));
 }
