@@ -52,20 +52,21 @@ struct Chain {
 /// fake clock per call.
 class CountingOracle final : public CostOracle<ExprGraph> {
  public:
-  Result<Cost> estimate(const Graph&, const Candidate& c, const ExtractionView&) override {
-    ++calls;
-    if (clock != nullptr) *clock += seconds_per_call;
-    return Cost::value(1.0 + static_cast<double>(c.sub_graph.first_inside()));
-  }
-  std::vector<Result<Cost>> estimate_batch(const Graph& g, const std::vector<const Candidate*>& cs) override {
-    batch_sizes.push_back(cs.size());
-    return CostOracle::estimate_batch(g, cs);
-  }
   std::string name() const override { return "counting"; }
   std::size_t calls = 0;
   std::vector<std::size_t> batch_sizes;
   double* clock = nullptr;
   double seconds_per_call = 1.0;
+
+ private:
+  std::vector<Result<Measurement>> do_measure_batch(const Graph& g, const std::vector<const Candidate*>& cs) override {
+    batch_sizes.push_back(cs.size());
+    return measure_each(g, cs, [&](const Graph&, const Candidate& c, const ExtractionView&) {
+      ++calls;
+      if (clock != nullptr) *clock += seconds_per_call;
+      return 1.0 + static_cast<double>(c.sub_graph.first_inside());
+    });
+  }
 };
 
 TEST(BudgetedOracle, RefusesOnceTheCallBudgetIsSpent) {
@@ -194,7 +195,7 @@ TEST(BudgetedOracle, ExceptionsBecomeErrors) {
     EXPECT_NE(c.error().message.find("driver crashed"), std::string::npos) << c.error().message;
     EXPECT_NE(c.error().message.find("throwing"), std::string::npos) << c.error().message;
   }
-  Result<Cost> single = oracle.estimate(*f.graph, f.candidates[0], extract(*f.graph, f.candidates[0].sub_graph));
+  Result<Cost> single = oracle.estimate(*f.graph, f.candidates[0]);
   EXPECT_FALSE(single.ok());
   EXPECT_EQ(oracle.stats().errors, 4u);
   EXPECT_TRUE(safe_estimate(oracle, *f.graph, f.candidates[1]).cost.is_invalid());

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -32,7 +34,7 @@ struct Fixture {
   }
   Cost cost(MockOracle<ExprGraph>& oracle, const std::vector<const Expr*>& nodes, const std::string& target) const {
     Candidate c = candidate(nodes, target);
-    Result<Cost> r = oracle.estimate(*graph, c, extract(*graph, c.sub_graph));
+    Result<Cost> r = oracle.estimate(*graph, c);
     EXPECT_TRUE(r.ok());
     return r.ok() ? *r : Cost::unknown();
   }
@@ -126,13 +128,22 @@ TEST(MockOracle, TargetWithOnlyOpCostsSupportsJustThoseOps) {
   EXPECT_TRUE(f.cost(oracle, {d}, "cublas2").is_invalid());
 }
 
-TEST(MockOracle, NegativeCostIsInvalid) {
+TEST(MockOracle, ANegativeOrNanCostIsAnOracleError) {
   Fixture f;
   auto r = f.ir.call("relu", {f.ir.var("x")});
-  f.ir.output(r);
+  auto a = f.ir.call("abs", {r});
+  f.ir.output(a);
   f.build();
-  MockOracle<ExprGraph> oracle({{"weird", -1.0}});
-  EXPECT_TRUE(f.cost(oracle, {r}, "weird").is_invalid());
+  MockOracle<ExprGraph> oracle({{"weird", -1.0}, {"odd", std::numeric_limits<double>::quiet_NaN()}, {"fine", 1.0}});
+  oracle.set_op_cost("fine", "abs", -0.5);  // a positive total must not hide it
+  using TargetAndValue = std::pair<std::string, std::string>;
+  for (const auto& [target, value] : {TargetAndValue{"weird", "-1"}, {"odd", "nan"}, {"fine", "-0.5"}}) {
+    Candidate c = f.candidate({r, a}, target);
+    Result<Cost> cost = oracle.estimate(*f.graph, c);
+    ASSERT_FALSE(cost.ok()) << target;
+    EXPECT_EQ(cost.error().code, ErrorCode::oracle);
+    EXPECT_NE(cost.error().message.find("a cost of " + value), std::string::npos) << cost.error().message;
+  }
 }
 
 TEST(MockOracle, WorksOnTheAdjacencyIr) {
@@ -149,7 +160,7 @@ TEST(MockOracle, WorksOnTheAdjacencyIr) {
   s.add(g.index_of(c));
   Candidate cand{SubGraph(g, s), "t", "r", std::nullopt};
   MockOracle<testing_ir::AdjacencyGraph> oracle({{"t", 1.0}});
-  Result<Cost> cost = oracle.estimate(g, cand, extract(g, cand.sub_graph));
+  Result<Cost> cost = oracle.estimate(g, cand);
   ASSERT_TRUE(cost.ok());
   EXPECT_DOUBLE_EQ(cost->raw(), 1.9);  // every adjacency node needs a kernel
 }

@@ -6,7 +6,11 @@
 #include <algorithm>
 #include <cstddef>
 #include <functional>
+#include <optional>
+#include <string>
 #include <vector>
+
+#include "common/expr_ir.hpp"
 
 namespace collage {
 namespace {
@@ -32,7 +36,9 @@ struct FakeClock {
   std::chrono::duration<double> now() const { return std::chrono::duration<double>(script->now); }
 };
 
-Measurement time_script(Script& s, const TimingOptions& options) { return measure(s.kernel(), options, FakeClock{&s}); }
+Measurement time_script(Script& s, const TimingOptions& options) {
+  return time_run(s.kernel(), options, FakeClock{&s});
+}
 
 /// Options without the time cap (scripted runs take seconds).
 TimingOptions uncapped() {
@@ -165,7 +171,7 @@ TEST(RobustTimer, SteadyClockByDefault) {
   volatile double sink = 0;
   TimingOptions o;
   o.max_repeats = 10;
-  Measurement m = measure(
+  Measurement m = time_run(
       [&] {
         for (int k = 0; k < 1000; ++k) sink = sink + k;
       },
@@ -173,6 +179,44 @@ TEST(RobustTimer, SteadyClockByDefault) {
   EXPECT_GE(m.samples, 1u);
   EXPECT_LE(m.samples, 10u);
   EXPECT_TRUE(m.cost.is_known());
+}
+
+/// A measuring oracle as a backend would write one: each candidate's kernel is timed with
+/// time_run() (here a scripted kernel per target on the fake clock).
+class TimingOracle final : public CostOracle<testing_ir::ExprGraph> {
+ public:
+  std::string name() const override { return "timing"; }
+  Script fast{{0.5}};
+  Script slow{{2.0}};
+
+ private:
+  std::vector<Result<Measurement>> do_measure_batch(const DataflowGraph<testing_ir::ExprGraph>& graph,
+                                                    const std::vector<const Candidate*>& candidates) override {
+    return measure_each(graph, candidates, [&](const auto&, const Candidate& c, const ExtractionView&) {
+      Script& script = c.target == "fast" ? fast : slow;
+      return time_run(script.kernel(), uncapped(), FakeClock{&script});
+    });
+  }
+};
+
+TEST(RobustTimer, AMeasuringOracleTimesEachCandidate) {
+  testing_ir::ExprGraph ir;
+  ir.output(ir.call("relu", {ir.var("x")}));
+  auto graph = DataflowGraph<testing_ir::ExprGraph>::build(ir);
+  ASSERT_TRUE(graph.ok());
+  IndexSet relu(graph->size());
+  relu.add(1);
+  const Candidate fast{SubGraph(*graph, relu), "fast", "rule", std::nullopt};
+  const Candidate slow{SubGraph(*graph, relu), "slow", "rule", std::nullopt};
+  TimingOracle oracle;
+  std::vector<Result<Measurement>> ms = oracle.measure_batch(*graph, {&fast, &slow});
+  ASSERT_TRUE(ms[0].ok());
+  ASSERT_TRUE(ms[1].ok());
+  EXPECT_EQ(ms[0]->cost, Cost::value(0.5));
+  EXPECT_EQ(ms[1]->cost, Cost::value(2.0));
+  EXPECT_EQ(ms[1]->spread, 0.0);
+  EXPECT_EQ(ms[1]->samples, uncapped().min_repeats);
+  EXPECT_EQ(oracle.slow.runs, uncapped().warmups + uncapped().min_repeats);
 }
 
 }  // namespace

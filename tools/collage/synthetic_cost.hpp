@@ -10,6 +10,7 @@
 #include <string>
 #include <unordered_map>
 #include <utility>
+#include <vector>
 
 #include "collage/cost/cost_oracle.hpp"
 #include "collage/graph/dataflow_graph.hpp"
@@ -45,8 +46,18 @@ class SyntheticOracle final : public CostOracle<G> {
  public:
   explicit SyntheticOracle(std::map<std::string, SyntheticCost> targets) : targets_(std::move(targets)) {}
 
-  Result<Cost> estimate(const DataflowGraph<G>& graph, const Candidate& candidate,
-                        const ExtractionView& view) override {
+  std::string name() const override { return "synthetic"; }
+
+ private:
+  std::vector<Result<Measurement>> do_measure_batch(const DataflowGraph<G>& graph,
+                                                    const std::vector<const Candidate*>& candidates) override {
+    return measure_each(graph, candidates,
+                        [this](const auto& g, const auto& c, const auto& v) { return cost(g, c, v); });
+  }
+
+  /// The synthetic cost of `candidate` (see SyntheticCost).
+  Result<Measurement> cost(const DataflowGraph<G>& graph, const Candidate& candidate,
+                           const ExtractionView& view) const {
     auto it = targets_.find(candidate.target);
     if (it == targets_.end()) return Error{ErrorCode::oracle, "no synthetic cost for target '" + candidate.target + "'"};
     const SyntheticCost& model = it->second;
@@ -55,17 +66,14 @@ class SyntheticOracle final : public CostOracle<G> {
     for (std::size_t i : view.body) {
       if (!graph.needs_kernel(i)) continue;
       std::optional<double> c = model.op_cost(graph.op_name(i));
-      if (!c) return Cost::invalid();
+      if (!c) return Measurement{Cost::invalid(), 0.0, 1};
       sum += *c;
       ++k;
     }
-    if (k == 0) return Cost::zero();
-    return Cost::value(model.launch + std::pow(model.fusion, static_cast<double>(k - 1)) * sum);
+    if (k == 0) return Measurement{Cost::zero(), 0.0, 1};
+    return make_measurement(model.launch + std::pow(model.fusion, static_cast<double>(k - 1)) * sum);
   }
 
-  std::string name() const override { return "synthetic"; }
-
- private:
   std::map<std::string, SyntheticCost> targets_;
 };
 

@@ -30,15 +30,14 @@ struct OracleBudget {
 /// Told how far a long phase has got: `done` of `total` items of `phase` (e.g. "estimate").
 using ProgressCallback = std::function<void(std::string_view phase, std::size_t done, std::size_t total)>;
 
-/// Wraps an oracle under an OracleBudget. Once the budget is spent, estimates are Cost::unknown()
-/// without asking the wrapped oracle (counted as budget_refusals), so the search still finishes,
-/// preferring candidates whose cost is known. The budget is checked before each call: a call
-/// that is running when time runs out finishes.
+/// Wraps an oracle under an OracleBudget. Once the budget is spent, answers are Cost::unknown()
+/// (0 samples) without asking the wrapped oracle (counted as budget_refusals), so the search
+/// still finishes, preferring candidates whose cost is known. The budget is checked before each
+/// chunk: a chunk that is running when time runs out finishes.
 ///
-/// estimate_batch() passes the batch on in chunks (set_chunk_size(); 1 by default, 0 for the
-/// whole batch at once) and calls the progress callback with phase "estimate" before the first
-/// chunk (0 of total) and after each chunk. The wrapped oracle is borrowed or owned, as for
-/// CachingOracle.
+/// A batch is passed on in chunks (set_chunk_size(); 1 by default, 0 for the whole batch at once),
+/// with the progress callback called with phase "estimate" before the first chunk (0 of total)
+/// and after each chunk. The wrapped oracle is borrowed or owned, as for CachingOracle.
 template <class G>
 class BudgetedOracle final : public detail::OracleWrapper<G> {
  public:
@@ -49,22 +48,38 @@ class BudgetedOracle final : public detail::OracleWrapper<G> {
   BudgetedOracle(std::unique_ptr<CostOracle<G>> inner, OracleBudget budget, ProgressCallback progress = {})
       : detail::OracleWrapper<G>(std::move(inner)), budget_(budget), progress_(std::move(progress)) {}
 
-  /// The wrapped oracle's measurement, or Unknown (0 samples) when the budget is spent.
-  Result<Measurement> measure(const DataflowGraph<G>& graph, const Candidate& candidate,
-                              const ExtractionView& view) override {
-    ++this->own_.calls;
-    start_clock();
-    if (exhausted()) {
-      ++this->own_.budget_refusals;
-      return refused();
-    }
-    ++used_calls_;
-    return this->forward(graph, candidate, view);
+  /// "budgeted(<wrapped oracle>)".
+  std::string name() const override { return "budgeted(" + this->inner().name() + ")"; }
+
+  /// Candidates per call of the wrapped oracle's batch form; 0 passes each batch whole.
+  void set_chunk_size(std::size_t n) { chunk_size_ = n; }
+  /// Replaces the clock (seconds since any fixed point); for tests.
+  void set_clock(std::function<double()> now_seconds) { now_ = std::move(now_seconds); }
+  /// Replaces the progress callback.
+  void set_progress(ProgressCallback progress) { progress_ = std::move(progress); }
+  /// Starts a fresh budget: no calls used, the clock restarts at the next estimate.
+  void reset() {
+    used_calls_ = 0;
+    started_ = false;
   }
 
-  /// measure() for a batch, passed on in chunks while the budget lasts, with progress reports.
-  std::vector<Result<Measurement>> measure_batch(const DataflowGraph<G>& graph,
-                                                 const std::vector<const Candidate*>& candidates) override {
+  /// Whether the next estimate would be refused.
+  bool exhausted() const {
+    if (budget_.max_calls != 0 && used_calls_ >= budget_.max_calls) return true;
+    return budget_.max_seconds > 0 && seconds_used() >= budget_.max_seconds;
+  }
+  /// Candidates passed on to the wrapped oracle under the current budget.
+  std::size_t calls_used() const { return used_calls_; }
+  /// Seconds since the first estimate under the current budget (0 before it).
+  double seconds_used() const { return started_ ? now() - start_ : 0.0; }
+  /// The limits this oracle enforces.
+  const OracleBudget& budget() const { return budget_; }
+
+ private:
+  /// The batch passed on in chunks while the budget lasts, with progress reports; Unknown (0
+  /// samples) for the rest.
+  std::vector<Result<Measurement>> do_measure_batch(const DataflowGraph<G>& graph,
+                                                    const std::vector<const Candidate*>& candidates) override {
     const std::size_t total = candidates.size();
     this->own_.calls += total;
     start_clock();
@@ -96,34 +111,6 @@ class BudgetedOracle final : public detail::OracleWrapper<G> {
     return out;
   }
 
-  /// "budgeted(<wrapped oracle>)".
-  std::string name() const override { return "budgeted(" + this->inner().name() + ")"; }
-
-  /// Candidates per call of the wrapped oracle's batch form; 0 passes each batch whole.
-  void set_chunk_size(std::size_t n) { chunk_size_ = n; }
-  /// Replaces the clock (seconds since any fixed point); for tests.
-  void set_clock(std::function<double()> now_seconds) { now_ = std::move(now_seconds); }
-  /// Replaces the progress callback.
-  void set_progress(ProgressCallback progress) { progress_ = std::move(progress); }
-  /// Starts a fresh budget: no calls used, the clock restarts at the next estimate.
-  void reset() {
-    used_calls_ = 0;
-    started_ = false;
-  }
-
-  /// Whether the next estimate would be refused.
-  bool exhausted() const {
-    if (budget_.max_calls != 0 && used_calls_ >= budget_.max_calls) return true;
-    return budget_.max_seconds > 0 && seconds_used() >= budget_.max_seconds;
-  }
-  /// Candidates passed on to the wrapped oracle under the current budget.
-  std::size_t calls_used() const { return used_calls_; }
-  /// Seconds since the first estimate under the current budget (0 before it).
-  double seconds_used() const { return started_ ? now() - start_ : 0.0; }
-  /// The limits this oracle enforces.
-  const OracleBudget& budget() const { return budget_; }
-
- private:
   static Measurement refused() { return Measurement{Cost::unknown(), 0.0, 0}; }
 
   double now() const {

@@ -36,26 +36,25 @@ class CachingOracle final : public detail::OracleWrapper<G> {
   /// Caches answers of another cache (wraps it; a cache is not copyable).
   explicit CachingOracle(CachingOracle& inner) : CachingOracle(static_cast<CostOracle<G>&>(inner)) {}
 
-  /// The cached answer, or the wrapped oracle's (then cached).
-  Result<Measurement> measure(const DataflowGraph<G>& graph, const Candidate& candidate,
-                              const ExtractionView& view) override {
-    ++this->own_.calls;
-    std::string key = structural_key(graph, candidate, view);
-    if (auto it = cache_.find(key); it != cache_.end()) {
-      ++this->own_.cache_hits;
-      return it->second;
-    }
-    ++this->own_.cache_misses;
-    Result<Measurement> m = this->forward(graph, candidate, view);
-    if (cacheable(m)) cache_.emplace(std::move(key), m);
-    return m;
+  /// "caching(<wrapped oracle>)".
+  std::string name() const override { return "caching(" + this->inner().name() + ")"; }
+
+  /// Number of cached keys.
+  std::size_t size() const { return cache_.size(); }
+  /// Forgets every cached answer (the counters stay).
+  void clear() { cache_.clear(); }
+  /// The cached answer for a structural key, or nullptr.
+  const Result<Measurement>* find(const std::string& key) const {
+    auto it = cache_.find(key);
+    return it == cache_.end() ? nullptr : &it->second;
   }
 
+ private:
   /// Answers cached keys from memory and passes the first candidate of every other key on to the
   /// wrapped oracle, all in one batch. Keys are made once per group of structurally equal
   /// candidates (group_by_structure()).
-  std::vector<Result<Measurement>> measure_batch(const DataflowGraph<G>& graph,
-                                                 const std::vector<const Candidate*>& candidates) override {
+  std::vector<Result<Measurement>> do_measure_batch(const DataflowGraph<G>& graph,
+                                                    const std::vector<const Candidate*>& candidates) override {
     this->own_.calls += candidates.size();
     KeyedBatch<Result<Measurement>> batch = split_by_key<Result<Measurement>>(
         graph, candidates, [&](const std::string& key) -> std::optional<Result<Measurement>> {
@@ -73,20 +72,6 @@ class CachingOracle final : public detail::OracleWrapper<G> {
     return batch.per_candidate(answers);
   }
 
-  /// "caching(<wrapped oracle>)".
-  std::string name() const override { return "caching(" + this->inner().name() + ")"; }
-
-  /// Number of cached keys.
-  std::size_t size() const { return cache_.size(); }
-  /// Forgets every cached answer (the counters stay).
-  void clear() { cache_.clear(); }
-  /// The cached answer for a structural key, or nullptr.
-  const Result<Measurement>* find(const std::string& key) const {
-    auto it = cache_.find(key);
-    return it == cache_.end() ? nullptr : &it->second;
-  }
-
- private:
   static bool cacheable(const Result<Measurement>& m) { return !m.ok() || !m->cost.is_unknown(); }
 
   std::unordered_map<std::string, Result<Measurement>> cache_;

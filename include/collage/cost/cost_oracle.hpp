@@ -3,20 +3,31 @@
 /// \file
 /// CostOracle<G>: what tells the search how much a candidate costs on its target.
 ///
-/// An oracle answers with a Cost (see collage/support/cost.hpp):
-///  - a known value: the candidate's cost;
-///  - Cost::invalid(): the target cannot compile or run the candidate. The search drops the
-///    candidate, exactly as if its rule had never proposed it;
+/// An oracle answers each candidate with a Result<Measurement> whose cost is one of:
+///  - a known value: a number >= 0 in the oracle's unit (the same unit for every candidate);
+///  - Cost::invalid() (or the number +inf): the target cannot compile or run the candidate. The
+///    search drops the candidate, exactly as if its rule had never proposed it;
 ///  - Cost::unknown(): the oracle cannot tell (for instance its budget is spent). Unknown orders
 ///    after every known cost, so the search picks an Unknown candidate only where no candidate
 ///    with a known cost covers the same nodes;
-///  - an Error: the oracle failed. safe_estimate() turns it into Invalid with a message, so a
-///    failing backend never stops the search.
+/// or with an Error: the oracle failed. safe_estimate() turns an Error into Invalid with a message
+/// naming the oracle and the candidate, so a failing backend never stops the search.
+///
+/// A negative number, NaN or -inf is not a cost but a mistake of the oracle. Given as a number
+/// (a double from the callable of make_oracle() or measure_each(), or make_measurement()), it is
+/// an Error naming the value. Cost::value() instead maps such numbers to Invalid or Unknown
+/// without a word, so oracles should give their answers as numbers.
+///
+/// Writing an oracle: make_oracle() over a callable that answers one candidate; or a class
+/// derived from CostOracle<G> that overrides do_measure_batch(), the one function an oracle
+/// implements (measure_each() answers a batch one candidate at a time). Callers use the
+/// non-virtual measure_batch(), measure(), estimate_batch() and estimate(), which check the
+/// answers.
 ///
 /// The wrappers (CachingOracle, PersistentOracle, BudgetedOracle) stack over any oracle; the
 /// suggested order, outermost first, is Caching(Persistent(Budgeted(backend))). Oracles are not
 /// thread-safe: a search calls them from one thread (an oracle may parallelise inside
-/// estimate_batch).
+/// do_measure_batch()).
 
 #include <cassert>
 #include <cstddef>
@@ -34,23 +45,48 @@
 #include "collage/partition/candidate.hpp"
 #include "collage/partition/extraction.hpp"
 #include "collage/support/cost.hpp"
+#include "collage/support/numbers.hpp"
 #include "collage/support/result.hpp"
 
 namespace collage {
 
-/// A cost and how much it varied: what a measuring oracle reports and a MeasurementDb stores.
+/// An oracle's answer for one candidate: its cost and how much it varied. What a measuring
+/// oracle reports and a MeasurementDb stores.
 struct Measurement {
   Cost cost;
-  /// Relative spread of the samples behind `cost` (the timer uses IQR / median); 0 for a cost
-  /// that was estimated rather than measured.
+  /// Relative spread of the samples behind `cost` (the timer uses IQR / median), >= 0; 0 for a
+  /// cost that was estimated rather than measured.
   double spread = 0.0;
   /// Number of samples behind `cost`: 1 for an estimate, 0 when nothing was run.
   std::size_t samples = 1;
 };
 
+namespace detail {
+
+/// The Error for an answer whose `field` is `value`, which breaks `rule`.
+inline Error bad_answer(const char* field, double value, const char* rule) {
+  return Error{ErrorCode::oracle, std::string("answered a ") + field + " of " + format_double(value) + ": " + rule};
+}
+
+inline constexpr const char* kCostRule =
+    "a cost is a number >= 0 (+inf or Cost::invalid() when the target cannot run the candidate, Cost::unknown() "
+    "when the oracle cannot tell)";
+inline constexpr const char* kSpreadRule = "a spread is a number >= 0";
+
+}  // namespace detail
+
+/// The answer for a cost the oracle found as a number, checked: `cost` >= 0 is a known cost and
+/// +inf is Invalid; a negative `cost`, NaN or -inf, or a `spread` that is negative or NaN, is the
+/// oracle's mistake and gives an Error (ErrorCode::oracle) naming the value.
+inline Result<Measurement> make_measurement(double cost, double spread = 0.0, std::size_t samples = 1) {
+  if (!(cost >= 0.0)) return detail::bad_answer("cost", cost, detail::kCostRule);
+  if (!(spread >= 0.0)) return detail::bad_answer("spread", spread, detail::kSpreadRule);
+  return Measurement{Cost::value(cost), spread, samples};
+}
+
 /// Counters of an oracle and of every oracle it wraps (see CostOracle::stats()).
 struct OracleStats {
-  /// Candidates the oracle was asked to estimate (each candidate of a batch counts once).
+  /// Candidates the oracle was asked about (each candidate of a batch counts once).
   std::size_t calls = 0;
   /// Answers a CachingOracle served from memory (also repeats within one batch).
   std::size_t cache_hits = 0;
@@ -60,63 +96,84 @@ struct OracleStats {
   std::size_t db_hits = 0;
   /// Errors (and exceptions) raised by the backend oracle at the bottom of the stack.
   std::size_t errors = 0;
-  /// Estimates a BudgetedOracle answered with Unknown because its budget was spent.
+  /// Answers a BudgetedOracle gave as Unknown because its budget was spent.
   std::size_t budget_refusals = 0;
   /// Candidates that reached the backend oracle at the bottom of the stack.
   std::size_t backend_calls = 0;
 };
 
-/// Estimates the cost of running a candidate on its target.
+/// Tells the cost of running candidates on their targets.
 ///
-/// Implement estimate(); the other members have working defaults. The batch forms let an oracle
-/// measure many candidates at once (in parallel, or on other machines); by default they loop.
-/// An oracle that measures (and so knows the spread of its samples) derives from
-/// MeasuringOracle instead.
+/// An oracle implements one function, do_measure_batch(): one answer per candidate of a batch
+/// (measured at once, in parallel or on other machines, or one at a time through
+/// measure_each()). name(), stats() and wrapped() describe the oracle. Callers ask through the
+/// non-virtual members, which check what do_measure_batch() returns.
 template <class G>
 class CostOracle {
  public:
   virtual ~CostOracle() = default;
 
-  /// The cost of `candidate` over `graph`; `view` is extract(graph, candidate.sub_graph).
-  virtual Result<Cost> estimate(const DataflowGraph<G>& graph, const Candidate& candidate,
-                                const ExtractionView& view) = 0;
+  /// One answer per candidate, in order (none for an empty batch, without asking the oracle).
+  /// Never throws: an exception thrown by the oracle (when exceptions are enabled), or a list of
+  /// answers of the wrong length, fails every candidate of the batch with an Error; an answer
+  /// whose spread is negative or NaN fails its candidate.
+  std::vector<Result<Measurement>> measure_batch(const DataflowGraph<G>& graph,
+                                                 const std::vector<const Candidate*>& candidates) {
+    if (candidates.empty()) return {};
+    std::vector<Result<Measurement>> answers;
+#if defined(__cpp_exceptions)
+    try {
+      answers = do_measure_batch(graph, candidates);
+    } catch (const std::exception& e) {
+      return failed_batch(candidates.size(), std::string("threw: ") + e.what());
+    } catch (...) {
+      return failed_batch(candidates.size(), "threw a non-standard exception");
+    }
+#else
+    answers = do_measure_batch(graph, candidates);
+#endif
+    if (answers.size() != candidates.size()) {
+      return failed_batch(candidates.size(), "returned " + std::to_string(answers.size()) + " answers for " +
+                                                 std::to_string(candidates.size()) + " candidates");
+    }
+    for (Result<Measurement>& answer : answers) {
+      if (answer.ok() && !(answer->spread >= 0.0)) {
+        answer = detail::bad_answer("spread", answer->spread, detail::kSpreadRule);
+      }
+    }
+    return answers;
+  }
 
-  /// One answer per candidate, in order. By default calls estimate() for each.
-  virtual std::vector<Result<Cost>> estimate_batch(const DataflowGraph<G>& graph,
-                                                   const std::vector<const Candidate*>& candidates) {
+  /// measure_batch() for one candidate.
+  Result<Measurement> measure(const DataflowGraph<G>& graph, const Candidate& candidate) {
+    return std::move(measure_batch(graph, {&candidate}).front());
+  }
+
+  /// The costs of measure_batch().
+  std::vector<Result<Cost>> estimate_batch(const DataflowGraph<G>& graph,
+                                           const std::vector<const Candidate*>& candidates) {
+    std::vector<Result<Measurement>> answers = measure_batch(graph, candidates);
     std::vector<Result<Cost>> out;
-    out.reserve(candidates.size());
-    for (const Candidate* c : candidates) out.push_back(estimate(graph, *c, extract(graph, c->sub_graph)));
-    return out;
-  }
-
-  /// The cost with its spread and sample count. By default estimate() as one sample, spread 0.
-  virtual Result<Measurement> measure(const DataflowGraph<G>& graph, const Candidate& candidate,
-                                      const ExtractionView& view) {
-    Result<Cost> cost = estimate(graph, candidate, view);
-    if (!cost.ok()) return cost.error();
-    return Measurement{*cost, 0.0, 1};
-  }
-
-  /// measure() for many candidates. By default estimate_batch(), each answer one sample.
-  virtual std::vector<Result<Measurement>> measure_batch(const DataflowGraph<G>& graph,
-                                                         const std::vector<const Candidate*>& candidates) {
-    std::vector<Result<Cost>> costs = estimate_batch(graph, candidates);
-    std::vector<Result<Measurement>> out;
-    out.reserve(candidates.size());
-    for (std::size_t k = 0; k < candidates.size(); ++k) {
-      if (k >= costs.size()) {
-        out.emplace_back(Error{ErrorCode::oracle, batch_size_message(costs.size(), candidates.size())});
-      } else if (costs[k].ok()) {
-        out.emplace_back(Measurement{*costs[k], 0.0, 1});
+    out.reserve(answers.size());
+    for (Result<Measurement>& m : answers) {
+      if (m.ok()) {
+        out.emplace_back(m->cost);
       } else {
-        out.emplace_back(costs[k].error());
+        out.emplace_back(m.error());
       }
     }
     return out;
   }
 
-  /// A short name for reports and error messages.
+  /// The cost of measure().
+  Result<Cost> estimate(const DataflowGraph<G>& graph, const Candidate& candidate) {
+    Result<Measurement> m = measure(graph, candidate);
+    if (!m.ok()) return m.error();
+    return m->cost;
+  }
+
+  /// A short name for reports and error messages (and, for a backend oracle, the name its
+  /// measurements are stored under in a MeasurementDb).
   virtual std::string name() const { return "oracle"; }
 
   /// Counters of this oracle and of the oracles it wraps; all zero for a plain oracle.
@@ -130,113 +187,24 @@ class CostOracle {
   CostOracle(const CostOracle&) = default;
   CostOracle& operator=(const CostOracle&) = default;
 
-  /// The error for a batch answer of the wrong length.
-  std::string batch_size_message(std::size_t got, std::size_t expected) const {
-    return "cost oracle '" + name() + "' returned " + std::to_string(got) + " answers for " +
-           std::to_string(expected) + " candidates";
+ private:
+  /// The one function an oracle implements: an answer for each of `candidates` (never empty), in
+  /// order, over `graph`. May throw (measure_batch() catches).
+  virtual std::vector<Result<Measurement>> do_measure_batch(const DataflowGraph<G>& graph,
+                                                            const std::vector<const Candidate*>& candidates) = 0;
+
+  /// `expected` copies of an Error that names this oracle and says `what` it did.
+  std::vector<Result<Measurement>> failed_batch(std::size_t expected, const std::string& what) const {
+    return std::vector<Result<Measurement>>(expected, Error{ErrorCode::oracle, "cost oracle '" + name() + "' " + what});
   }
-};
-
-/// A CostOracle that measures: implement measure(); estimate() and the batch forms follow.
-/// Override measure_batch() to measure a batch at once.
-template <class G>
-class MeasuringOracle : public CostOracle<G> {
- public:
-  /// The measured cost, its relative spread and the number of samples.
-  Result<Measurement> measure(const DataflowGraph<G>& graph, const Candidate& candidate,
-                              const ExtractionView& view) override = 0;
-
-  /// measure() for each candidate.
-  std::vector<Result<Measurement>> measure_batch(const DataflowGraph<G>& graph,
-                                                 const std::vector<const Candidate*>& candidates) override {
-    std::vector<Result<Measurement>> out;
-    out.reserve(candidates.size());
-    for (const Candidate* c : candidates) out.push_back(measure(graph, *c, extract(graph, c->sub_graph)));
-    return out;
-  }
-
-  /// The cost of measure().
-  Result<Cost> estimate(const DataflowGraph<G>& graph, const Candidate& candidate,
-                        const ExtractionView& view) override {
-    Result<Measurement> m = measure(graph, candidate, view);
-    if (!m.ok()) return m.error();
-    return m->cost;
-  }
-
-  /// The costs of measure_batch().
-  std::vector<Result<Cost>> estimate_batch(const DataflowGraph<G>& graph,
-                                           const std::vector<const Candidate*>& candidates) override {
-    std::vector<Result<Measurement>> ms = measure_batch(graph, candidates);
-    std::vector<Result<Cost>> out;
-    out.reserve(candidates.size());
-    for (std::size_t k = 0; k < candidates.size(); ++k) {
-      if (k >= ms.size()) {
-        out.emplace_back(Error{ErrorCode::oracle, this->batch_size_message(ms.size(), candidates.size())});
-      } else if (ms[k].ok()) {
-        out.emplace_back(ms[k]->cost);
-      } else {
-        out.emplace_back(ms[k].error());
-      }
-    }
-    return out;
-  }
-
- protected:
-  MeasuringOracle() = default;
-  MeasuringOracle(const MeasuringOracle&) = default;
-  MeasuringOracle& operator=(const MeasuringOracle&) = default;
 };
 
 namespace detail {
 
-/// Calls `f` (returning a Result), turning an exception thrown by user code into an Error that
-/// names `oracle`. Without exceptions, just calls `f`.
-template <class G, class F>
-auto guarded_call(const CostOracle<G>& oracle, F&& f) -> decltype(f()) {
-#if defined(__cpp_exceptions)
-  try {
-    return f();
-  } catch (const std::exception& e) {
-    return Error{ErrorCode::oracle, "cost oracle '" + oracle.name() + "' threw: " + e.what()};
-  } catch (...) {
-    return Error{ErrorCode::oracle, "cost oracle '" + oracle.name() + "' threw a non-standard exception"};
-  }
-#else
-  (void)oracle;
-  return f();
-#endif
-}
-
-/// Calls a batch form through `f`, turning an exception into one Error per candidate and a
-/// batch of the wrong length into Errors for the missing (or all surplus-discarded) answers.
-template <class T, class G, class F>
-std::vector<Result<T>> guarded_batch(const CostOracle<G>& oracle, std::size_t expected, F&& f) {
-  std::vector<Result<T>> out;
-#if defined(__cpp_exceptions)
-  try {
-    out = f();
-  } catch (const std::exception& e) {
-    out.assign(expected, Result<T>(Error{ErrorCode::oracle, "cost oracle '" + oracle.name() + "' threw: " + e.what()}));
-    return out;
-  } catch (...) {
-    out.assign(expected, Result<T>(Error{ErrorCode::oracle, "cost oracle '" + oracle.name() + "' threw a non-standard exception"}));
-    return out;
-  }
-#else
-  out = f();
-#endif
-  if (out.size() != expected) {
-    Error error{ErrorCode::oracle, "cost oracle '" + oracle.name() + "' returned " + std::to_string(out.size()) + " answers for " +
-                std::to_string(expected) + " candidates"};
-    out.assign(expected, Result<T>(error));
-  }
-  return out;
-}
-
-/// Base of the wrappers: holds the wrapped oracle (borrowed or owned), forwards to it with
-/// exceptions caught, and merges statistics along the stack.
+/// Base of the wrappers: holds the wrapped oracle (borrowed or owned), passes batches on to it,
+/// and merges statistics along the stack.
 template <class G>
-class OracleWrapper : public MeasuringOracle<G> {
+class OracleWrapper : public CostOracle<G> {
  public:
   OracleWrapper(const OracleWrapper&) = delete;
   OracleWrapper& operator=(const OracleWrapper&) = delete;
@@ -266,23 +234,13 @@ class OracleWrapper : public MeasuringOracle<G> {
 
   CostOracle<G>& inner() const { return *inner_; }
 
-  /// inner().measure(), with exceptions turned into Errors and counted.
-  Result<Measurement> forward(const DataflowGraph<G>& graph, const Candidate& candidate, const ExtractionView& view) {
-    ++forwarded_;
-    Result<Measurement> m = guarded_call(*inner_, [&] { return inner_->measure(graph, candidate, view); });
-    if (!m.ok()) ++own_.errors;
-    return m;
-  }
-
-  /// inner().measure_batch() as one batch, with exceptions and a wrong length turned into Errors.
+  /// inner().measure_batch(), with its Errors counted.
   std::vector<Result<Measurement>> forward_batch(const DataflowGraph<G>& graph,
                                                  const std::vector<const Candidate*>& candidates) {
-    if (candidates.empty()) return {};
     forwarded_ += candidates.size();
-    std::vector<Result<Measurement>> ms = guarded_batch<Measurement>(
-        *inner_, candidates.size(), [&] { return inner_->measure_batch(graph, candidates); });
-    for (const Result<Measurement>& m : ms) own_.errors += m.ok() ? 0 : 1;
-    return ms;
+    std::vector<Result<Measurement>> answers = inner_->measure_batch(graph, candidates);
+    for (const Result<Measurement>& m : answers) own_.errors += m.ok() ? 0 : 1;
+    return answers;
   }
 
   /// The counters this wrapper keeps itself (merged by stats()).
@@ -295,43 +253,74 @@ class OracleWrapper : public MeasuringOracle<G> {
 };
 
 template <class F, class G>
-using oracle_callable_result_t = std::decay_t<
-    std::invoke_result_t<F&, const DataflowGraph<G>&, const Candidate&, const ExtractionView&>>;
+inline constexpr bool is_oracle_callable_v =
+    std::is_invocable_v<F&, const DataflowGraph<G>&, const Candidate&, const ExtractionView&>;
 
-template <class R>
-inline constexpr bool is_cost_answer_v = std::is_same_v<R, Cost> || std::is_same_v<R, Result<Cost>>;
-template <class R>
-inline constexpr bool is_measurement_answer_v =
-    std::is_same_v<R, Measurement> || std::is_same_v<R, Result<Measurement>>;
+/// What a callable that is_oracle_callable_v returns (decayed), else void.
+template <class F, class G, class = void>
+struct oracle_callable_result {
+  using type = void;
+};
+template <class F, class G>
+struct oracle_callable_result<F, G, std::enable_if_t<is_oracle_callable_v<F, G>>> {
+  using type =
+      std::decay_t<std::invoke_result_t<F&, const DataflowGraph<G>&, const Candidate&, const ExtractionView&>>;
+};
 
-/// make_oracle's oracle over a callable that returns Cost or Result<Cost>.
+/// Whether a callable's answer of type R is one make_oracle() and measure_each() take.
+template <class R>
+inline constexpr bool is_oracle_answer_v =
+    std::is_same_v<R, double> || std::is_same_v<R, Result<double>> || std::is_same_v<R, Cost> ||
+    std::is_same_v<R, Result<Cost>> || std::is_same_v<R, Measurement> || std::is_same_v<R, Result<Measurement>>;
+
+inline Result<Measurement> to_answer(double cost) { return make_measurement(cost); }
+inline Result<Measurement> to_answer(Cost cost) { return Measurement{cost, 0.0, 1}; }
+inline Result<Measurement> to_answer(Measurement m) { return m; }
+template <class T>
+Result<Measurement> to_answer(Result<T> r) {
+  if (!r.ok()) return r.error();
+  return to_answer(std::move(r).value());
+}
+
+}  // namespace detail
+
+/// Answers each of `candidates` through `f(graph, candidate, view)`, with view = extract(graph,
+/// candidate.sub_graph): the body of do_measure_batch() for an oracle that answers one candidate
+/// at a time. `f` returns double (checked as make_measurement() does), Cost, Measurement, or a
+/// Result of one of them.
+template <class G, class F>
+std::vector<Result<Measurement>> measure_each(const DataflowGraph<G>& graph,
+                                              const std::vector<const Candidate*>& candidates, F&& f) {
+  static_assert(detail::is_oracle_callable_v<F, G>,
+                "measure_each(graph, candidates, f): f must be callable as f(const DataflowGraph<G>&, "
+                "const Candidate&, const ExtractionView&)");
+  static_assert(!detail::is_oracle_callable_v<F, G> ||
+                    detail::is_oracle_answer_v<typename detail::oracle_callable_result<F, G>::type>,
+                "measure_each(graph, candidates, f): f must return double, Cost, Measurement, or a Result of one "
+                "of them");
+  std::vector<Result<Measurement>> out;
+  out.reserve(candidates.size());
+  for (const Candidate* c : candidates) {
+    out.push_back(detail::to_answer(f(graph, *c, extract(graph, c->sub_graph))));
+  }
+  return out;
+}
+
+namespace detail {
+
+/// make_oracle's oracle: a name and a callable that answers one candidate.
 template <class G, class F>
 class FunctionOracle final : public CostOracle<G> {
  public:
   FunctionOracle(std::string name, F f) : name_(std::move(name)), f_(std::move(f)) {}
-  Result<Cost> estimate(const DataflowGraph<G>& graph, const Candidate& candidate,
-                        const ExtractionView& view) override {
-    return f_(graph, candidate, view);
-  }
   std::string name() const override { return name_; }
 
  private:
-  std::string name_;
-  F f_;
-};
-
-/// make_oracle's oracle over a callable that returns Measurement or Result<Measurement>.
-template <class G, class F>
-class FunctionMeasuringOracle final : public MeasuringOracle<G> {
- public:
-  FunctionMeasuringOracle(std::string name, F f) : name_(std::move(name)), f_(std::move(f)) {}
-  Result<Measurement> measure(const DataflowGraph<G>& graph, const Candidate& candidate,
-                              const ExtractionView& view) override {
-    return f_(graph, candidate, view);
+  std::vector<Result<Measurement>> do_measure_batch(const DataflowGraph<G>& graph,
+                                                    const std::vector<const Candidate*>& candidates) override {
+    return measure_each(graph, candidates, f_);
   }
-  std::string name() const override { return name_; }
 
- private:
   std::string name_;
   F f_;
 };
@@ -339,27 +328,23 @@ class FunctionMeasuringOracle final : public MeasuringOracle<G> {
 }  // namespace detail
 
 /// An oracle named `name` over a callable `f(const DataflowGraph<G>&, const Candidate&, const
-/// ExtractionView&)` returning Cost, Result<Cost>, Measurement or Result<Measurement> (the last
-/// two make a MeasuringOracle). The oracle owns `f`; the caller owns the oracle.
+/// ExtractionView&)` that answers one candidate with double, Cost, Measurement or a Result of one
+/// of them (see measure_each()). The oracle owns `f`; the caller owns the oracle.
 template <class G, class F>
 std::unique_ptr<CostOracle<G>> make_oracle(std::string name, F f) {
-  static_assert(std::is_invocable_v<F&, const DataflowGraph<G>&, const Candidate&, const ExtractionView&>,
+  static_assert(detail::is_oracle_callable_v<F, G>,
                 "make_oracle<G>(name, f): f must be callable as f(const DataflowGraph<G>&, const Candidate&, "
                 "const ExtractionView&)");
-  using R = detail::oracle_callable_result_t<F, G>;
-  static_assert(detail::is_cost_answer_v<R> || detail::is_measurement_answer_v<R>,
-                "make_oracle<G>(name, f): f must return Cost, Result<Cost>, Measurement or Result<Measurement>");
-  if constexpr (detail::is_measurement_answer_v<R>) {
-    return std::make_unique<detail::FunctionMeasuringOracle<G, F>>(std::move(name), std::move(f));
-  } else {
-    return std::make_unique<detail::FunctionOracle<G, F>>(std::move(name), std::move(f));
-  }
+  static_assert(!detail::is_oracle_callable_v<F, G> ||
+                    detail::is_oracle_answer_v<typename detail::oracle_callable_result<F, G>::type>,
+                "make_oracle<G>(name, f): f must return double, Cost, Measurement, or a Result of one of them");
+  return std::make_unique<detail::FunctionOracle<G, F>>(std::move(name), std::move(f));
 }
 
 /// A cost that is safe to search with, and why it is Invalid when the oracle failed.
 struct SafeEstimate {
   Cost cost;
-  /// Empty unless the oracle returned an Error or threw; then `cost` is Invalid.
+  /// Empty unless the oracle failed (returned an Error or threw); then `cost` is Invalid.
   std::string error;
 
   /// Whether the oracle failed (so `cost` is Invalid and `error` says why).
@@ -370,42 +355,34 @@ namespace detail {
 
 template <class G>
 SafeEstimate to_safe_estimate(const CostOracle<G>& oracle, const DataflowGraph<G>& graph, const Candidate& candidate,
-                              const Result<Cost>& cost) {
-  if (cost.ok()) return SafeEstimate{*cost, {}};
-  const std::string& why = cost.error().message;
+                              const Result<Measurement>& answer) {
+  if (answer.ok()) return SafeEstimate{answer->cost, {}};
+  const std::string& why = answer.error().message;
   return SafeEstimate{Cost::invalid(), "cost oracle '" + oracle.name() + "' failed on candidate '" +
                                            candidate.to_string(graph) + "': " + (why.empty() ? "no message" : why)};
 }
 
 }  // namespace detail
 
-/// Asks `oracle` for the cost of `candidate` and never fails: an Error, or an exception thrown
-/// by the oracle (when exceptions are enabled), becomes Cost::invalid() with the reason in
-/// `error`. An Invalid cost removes the candidate from the search.
-template <class G>
-SafeEstimate safe_estimate(CostOracle<G>& oracle, const DataflowGraph<G>& graph, const Candidate& candidate,
-                           const ExtractionView& view) {
-  Result<Cost> cost = detail::guarded_call(oracle, [&] { return oracle.estimate(graph, candidate, view); });
-  return detail::to_safe_estimate(oracle, graph, candidate, cost);
-}
-
-/// safe_estimate() with the extraction view computed here.
+/// Asks `oracle` for the cost of `candidate` and never fails: an Error (an exception thrown by
+/// the oracle, a number that is not a cost, ...) becomes Cost::invalid() with the reason, naming
+/// the oracle and the candidate, in `error`. An Invalid cost removes the candidate from the
+/// search.
 template <class G>
 SafeEstimate safe_estimate(CostOracle<G>& oracle, const DataflowGraph<G>& graph, const Candidate& candidate) {
-  return safe_estimate(oracle, graph, candidate, extract(graph, candidate.sub_graph));
+  return detail::to_safe_estimate(oracle, graph, candidate, oracle.measure(graph, candidate));
 }
 
-/// safe_estimate() over a batch, through the oracle's estimate_batch(): one answer per candidate,
-/// in order. A batch answer of the wrong length fails every candidate of the batch.
+/// safe_estimate() over a batch, asked of the oracle as one batch: one answer per candidate, in
+/// order.
 template <class G>
 std::vector<SafeEstimate> safe_estimate_batch(CostOracle<G>& oracle, const DataflowGraph<G>& graph,
                                               const std::vector<const Candidate*>& candidates) {
-  std::vector<Result<Cost>> costs = detail::guarded_batch<Cost>(
-      oracle, candidates.size(), [&] { return oracle.estimate_batch(graph, candidates); });
+  std::vector<Result<Measurement>> answers = oracle.measure_batch(graph, candidates);
   std::vector<SafeEstimate> out;
   out.reserve(candidates.size());
   for (std::size_t k = 0; k < candidates.size(); ++k) {
-    out.push_back(detail::to_safe_estimate(oracle, graph, *candidates[k], costs[k]));
+    out.push_back(detail::to_safe_estimate(oracle, graph, *candidates[k], answers[k]));
   }
   return out;
 }

@@ -1,31 +1,38 @@
 #pragma once
 
 /// \file
-/// MeasurementDb: a plain-text file of measured costs by structural key, and PersistentOracle<G>,
-/// which answers from it so a second run measures only what is new.
+/// MeasurementDb: a plain-text file of measured costs by oracle identity and structural key, and
+/// PersistentOracle<G>, which answers from it so a second run measures only what is new.
 ///
-/// File format (UTF-8 or any bytes; one entry per line, sorted by key so the file is
-/// deterministic):
+/// File format (UTF-8 or any bytes; one entry per line, sorted by identity then key so the file
+/// is deterministic):
 ///
-///     # collage measurements v1
-///     <escaped key> TAB <cost> TAB <spread> TAB <samples>
+///     # collage measurements v2
+///     <escaped identity> TAB <escaped key> TAB <cost> TAB <spread> TAB <samples>
 ///
-/// <cost> is a decimal number, "unknown" or "invalid"; numbers are written with 17 significant
-/// digits so they read back exactly. In keys, backslash, tab, newline, carriage return and the
-/// other ASCII control bytes are escaped (\\ \t \n \r \xHH), as is a leading '#'; every other
-/// byte is written as is, so any byte sequence round-trips. Blank lines and lines starting with
-/// '#' are ignored; of two lines with the same key the later wins.
+/// The identity names the cost model that measured the entry ("name@version", see
+/// PersistentOracle); the key is normally a structural_key(). <cost> is a number, "unknown" or
+/// "invalid"; <spread> a number or "inf"; numbers are written by format_double() (the shortest
+/// text that reads back exactly, the same under every locale). In identities and keys,
+/// backslash, tab, newline, carriage return and the other ASCII control bytes are escaped (\\ \t
+/// \n \r \xHH), as is a leading '#'; every other byte is written as is, so any byte sequence
+/// round-trips. Blank lines and lines starting with '#' are ignored; of two lines with the same
+/// identity and key the later wins.
+///
+/// A file of the first format ("# collage measurements v1", or no header: <key> TAB <cost> TAB
+/// <spread> TAB <samples>, written before entries named their cost model) loads with every entry
+/// under the empty identity, which no PersistentOracle serves, and is saved in the current
+/// format with those entries kept. MeasurementDb::move_identity() hands them to the cost model
+/// that measured them, when that is known.
 
 #include <chrono>
+#include <cmath>
 #include <cstddef>
 #include <fstream>
-#include <iterator>
-#include <limits>
-#include <locale>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -37,21 +44,24 @@
 #include "collage/cost/cost_oracle.hpp"
 #include "collage/cost/structural_key.hpp"
 #include "collage/support/cost.hpp"
+#include "collage/support/numbers.hpp"
 #include "collage/support/result.hpp"
 
 namespace collage {
 
 namespace detail {
 
-inline constexpr std::string_view kMeasurementDbHeader = "# collage measurements v1";
+inline constexpr std::string_view kMeasurementDbHeader = "# collage measurements v";
+inline constexpr std::size_t kMeasurementDbVersion = 2;
 
-/// `key` with the bytes that would break a line escaped (see the file comment).
-inline std::string escape_db_key(std::string_view key) {
+/// `field` (an identity or a key) with the bytes that would break a line escaped (see the file
+/// comment).
+inline std::string escape_db_field(std::string_view field) {
   static constexpr char kHex[] = "0123456789abcdef";
   std::string out;
-  out.reserve(key.size());
-  for (std::size_t k = 0; k < key.size(); ++k) {
-    const auto c = static_cast<unsigned char>(key[k]);
+  out.reserve(field.size());
+  for (std::size_t k = 0; k < field.size(); ++k) {
+    const auto c = static_cast<unsigned char>(field[k]);
     switch (c) {
       case '\\': out += "\\\\"; break;
       case '\t': out += "\\t"; break;
@@ -77,8 +87,8 @@ inline int hex_digit(char c) {
   return -1;
 }
 
-/// The key escape_db_key() wrote, or nothing when `text` is not a valid escaped key.
-inline std::optional<std::string> unescape_db_key(std::string_view text) {
+/// The field escape_db_field() wrote, or nothing when `text` is not a valid escaped field.
+inline std::optional<std::string> unescape_db_field(std::string_view text) {
   std::string out;
   out.reserve(text.size());
   for (std::size_t k = 0; k < text.size(); ++k) {
@@ -107,43 +117,6 @@ inline std::optional<std::string> unescape_db_key(std::string_view text) {
   return out;
 }
 
-/// `v` in the classic locale with 17 significant digits (reads back exactly).
-inline std::string format_double(double v) {
-  std::ostringstream os;
-  os.imbue(std::locale::classic());
-  os.precision(17);
-  os << v;
-  return os.str();
-}
-
-/// The whole of `text` as a finite double in the classic locale, or nothing.
-inline std::optional<double> parse_double(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  std::istringstream is{std::string(text)};
-  is.imbue(std::locale::classic());
-  double v = 0;
-  is >> v;
-  if (is.fail() || is.peek() != std::char_traits<char>::eof()) return std::nullopt;
-  if (!(v == v) || v == std::numeric_limits<double>::infinity() || v == -std::numeric_limits<double>::infinity()) {
-    return std::nullopt;
-  }
-  return v;
-}
-
-/// The whole of `text` as a count, or nothing.
-inline std::optional<std::size_t> parse_count(std::string_view text) {
-  if (text.empty()) return std::nullopt;
-  constexpr std::size_t kMax = std::numeric_limits<std::size_t>::max();
-  std::size_t v = 0;
-  for (char c : text) {
-    if (c < '0' || c > '9') return std::nullopt;
-    const auto d = static_cast<std::size_t>(c - '0');
-    if (v > (kMax - d) / 10) return std::nullopt;
-    v = v * 10 + d;
-  }
-  return v;
-}
-
 inline std::string format_cost(Cost c) {
   if (c.is_unknown()) return "unknown";
   if (c.is_invalid()) return "invalid";
@@ -154,23 +127,27 @@ inline std::optional<Cost> parse_cost(std::string_view text) {
   if (text == "unknown") return Cost::unknown();
   if (text == "invalid") return Cost::invalid();
   std::optional<double> v = parse_double(text);
-  if (!v || *v < 0) return std::nullopt;
+  if (!v || !std::isfinite(*v) || *v < 0) return std::nullopt;
   return Cost::value(*v);
 }
 
 }  // namespace detail
 
-/// A persistent map from key (normally a structural_key()) to Measurement, kept in a plain-text
-/// file (see the file comment). Loading and saving report problems as values.
+/// A persistent map from (oracle identity, key) to Measurement, kept in a plain-text file (see
+/// the file comment). Loading and saving report problems as values.
 class MeasurementDb {
  public:
+  /// The entries of one identity, by key.
+  using Table = std::map<std::string, Measurement, std::less<>>;
+
   /// An empty database that is not tied to a file (save() fails until one is named).
   MeasurementDb() = default;
   /// An empty database that save() writes to `path`.
   explicit MeasurementDb(std::string path) : path_(std::move(path)) {}
 
-  /// Reads `path`. A missing file gives an empty database tied to `path`; an unreadable file or
-  /// a malformed line gives an Error naming the file and the line number.
+  /// Reads `path`. A missing file gives an empty database tied to `path`; an unreadable file, a
+  /// format this version does not know or a malformed line gives an Error naming the file (and
+  /// the line number).
   static Result<MeasurementDb> load(const std::string& path) {
     MeasurementDb db(path);
     std::error_code ec;
@@ -181,10 +158,24 @@ class MeasurementDb {
     if (!in) return Error{ErrorCode::io, "cannot open measurement database '" + path + "'"};
     std::string line;
     std::size_t line_no = 0;
+    std::size_t version = 1;
     while (std::getline(in, line)) {
       ++line_no;
+      if (line_no == 1 && line.rfind(detail::kMeasurementDbHeader, 0) == 0) {
+        std::string_view number(line);
+        number.remove_prefix(detail::kMeasurementDbHeader.size());
+        if (!number.empty() && number.back() == '\r') number.remove_suffix(1);
+        std::optional<std::size_t> v = parse_index(number);
+        if (!v || *v == 0 || *v > detail::kMeasurementDbVersion) {
+          return Error{ErrorCode::parse, path + ":1: unknown measurement database format '" + line +
+                                             "' (this version of collage reads v1 and v" +
+                                             std::to_string(detail::kMeasurementDbVersion) + ")"};
+        }
+        version = *v;
+        continue;
+      }
       if (line.empty() || line[0] == '#') continue;
-      if (Status s = db.parse_line(line); !s.ok()) {
+      if (Status s = db.parse_line(line, version); !s.ok()) {
         return Error{ErrorCode::parse, path + ":" + std::to_string(line_no) + ": " + s.message()};
       }
     }
@@ -193,8 +184,8 @@ class MeasurementDb {
     return db;
   }
 
-  /// Writes every entry to the file, sorted by key: first to a temporary file beside it, then
-  /// renamed over it, so a crash never leaves a half-written database.
+  /// Writes every entry to the file, sorted by identity and key: first to a temporary file beside
+  /// it, then renamed over it, so a crash never leaves a half-written database.
   Status save() const { return save_as(path_); }
 
   /// save() to another file (the database stays tied to its own path).
@@ -205,10 +196,25 @@ class MeasurementDb {
     {
       std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
       if (!out) return Error{ErrorCode::io, "cannot write measurement database '" + tmp + "'"};
-      out << detail::kMeasurementDbHeader << '\n';
-      for (const auto& [key, m] : entries_) {
-        out << detail::escape_db_key(key) << '\t' << detail::format_cost(m.cost) << '\t'
-            << detail::format_double(m.spread) << '\t' << m.samples << '\n';
+      std::string line(detail::kMeasurementDbHeader);
+      line += std::to_string(detail::kMeasurementDbVersion);
+      line += '\n';
+      out.write(line.data(), static_cast<std::streamsize>(line.size()));
+      for (const auto& [identity, table] : tables_) {
+        const std::string escaped_identity = detail::escape_db_field(identity);
+        for (const auto& [key, m] : table) {
+          line = escaped_identity;
+          line += '\t';
+          line += detail::escape_db_field(key);
+          line += '\t';
+          line += detail::format_cost(m.cost);
+          line += '\t';
+          line += format_double(m.spread);
+          line += '\t';
+          line += std::to_string(m.samples);
+          line += '\n';
+          out.write(line.data(), static_cast<std::streamsize>(line.size()));
+        }
       }
       out.flush();
       if (!out) {
@@ -229,41 +235,70 @@ class MeasurementDb {
     return Status::success();
   }
 
-  /// The measurement stored under `key`, if any.
-  std::optional<Measurement> find(std::string_view key) const {
-    auto it = entries_.find(key);
-    if (it == entries_.end()) return std::nullopt;
+  /// The measurement stored under `identity` and `key`, if any.
+  std::optional<Measurement> find(std::string_view identity, std::string_view key) const {
+    auto table = tables_.find(identity);
+    if (table == tables_.end()) return std::nullopt;
+    auto it = table->second.find(key);
+    if (it == table->second.end()) return std::nullopt;
     return it->second;
   }
 
-  /// Stores `m` under `key`, replacing what was there.
-  void put(std::string key, Measurement m) {
-    entries_.insert_or_assign(std::move(key), m);
+  /// Stores `m` under `identity` and `key`, replacing what was there.
+  void put(std::string_view identity, std::string key, Measurement m) {
+    auto table = tables_.find(identity);
+    if (table == tables_.end()) table = tables_.emplace(std::string(identity), Table{}).first;
+    table->second.insert_or_assign(std::move(key), m);
     dirty_ = true;
   }
 
-  /// Removes `key`; false when it was absent.
-  bool erase(std::string_view key) {
-    auto it = entries_.find(key);
-    if (it == entries_.end()) return false;
-    entries_.erase(it);
+  /// Removes the entry of `identity` and `key`; false when it was absent.
+  bool erase(std::string_view identity, std::string_view key) {
+    auto table = tables_.find(identity);
+    if (table == tables_.end()) return false;
+    auto it = table->second.find(key);
+    if (it == table->second.end()) return false;
+    table->second.erase(it);
+    if (table->second.empty()) tables_.erase(table);
     dirty_ = true;
     return true;
   }
 
+  /// Hands every entry of identity `from` to identity `to` (for instance the entries of a v1 file,
+  /// under the empty identity, to the cost model that measured them); where `to` already has a
+  /// key, its own entry stays. Returns the number of entries that left `from`.
+  std::size_t move_identity(std::string_view from, std::string_view to) {
+    if (from == to) return 0;
+    auto source = tables_.find(from);
+    if (source == tables_.end()) return 0;
+    Table moved = std::move(source->second);
+    tables_.erase(source);
+    for (auto& [key, m] : moved) {
+      if (!find(to, key)) put(to, key, m);
+    }
+    dirty_ = true;
+    return moved.size();
+  }
+
   /// Number of entries.
-  std::size_t size() const { return entries_.size(); }
+  std::size_t size() const {
+    std::size_t n = 0;
+    for (const auto& entry : tables_) n += entry.second.size();
+    return n;
+  }
   /// Whether there are no entries.
-  bool empty() const { return entries_.empty(); }
+  bool empty() const { return tables_.empty(); }
   /// The file save() writes.
   const std::string& path() const { return path_; }
   /// Whether there are changes that save() has not written.
   bool dirty() const { return dirty_; }
-  /// The entries in key order.
-  const std::map<std::string, Measurement, std::less<>>& entries() const { return entries_; }
+  /// The entries by identity, then key, in order.
+  const std::map<std::string, Table, std::less<>>& entries() const { return tables_; }
 
  private:
-  Status parse_line(std::string_view line) {
+  /// Reads one entry line of a file of format `version`.
+  Status parse_line(std::string_view line, std::size_t version) {
+    const std::size_t expected = version == 1 ? 4 : 5;
     std::vector<std::string_view> fields;
     std::size_t start = 0;
     while (true) {
@@ -272,100 +307,107 @@ class MeasurementDb {
       if (tab == std::string_view::npos) break;
       start = tab + 1;
     }
-    if (!line.empty() && line.back() == '\r' && fields.size() == 4) fields[3].remove_suffix(1);
-    if (fields.size() != 4) {
-      return Error{ErrorCode::parse, "expected 4 tab-separated fields (key, cost, spread, samples), found " +
-                   std::to_string(fields.size())};
+    if (!line.empty() && line.back() == '\r' && fields.size() == expected) fields.back().remove_suffix(1);
+    if (fields.size() != expected) {
+      return Error{ErrorCode::parse,
+                   version == 1 ? "expected 4 tab-separated fields (key, cost, spread, samples) in a file without a '" +
+                                      std::string(detail::kMeasurementDbHeader) +
+                                      std::to_string(detail::kMeasurementDbVersion) + "' header, found " +
+                                      std::to_string(fields.size())
+                                : "expected 5 tab-separated fields (identity, key, cost, spread, samples), found " +
+                                      std::to_string(fields.size())};
     }
-    std::optional<std::string> key = detail::unescape_db_key(fields[0]);
+    std::optional<std::string> identity =
+        version == 1 ? std::optional<std::string>(std::string()) : detail::unescape_db_field(fields[0]);
+    if (!identity) return Error{ErrorCode::parse, "malformed escape in identity"};
+    const std::string_view* f = fields.data() + (expected - 4);  // key, cost, spread, samples
+    std::optional<std::string> key = detail::unescape_db_field(f[0]);
     if (!key) return Error{ErrorCode::parse, "malformed escape in key"};
-    std::optional<Cost> cost = detail::parse_cost(fields[1]);
-    if (!cost) return Error{ErrorCode::parse, "malformed cost '" + std::string(fields[1]) + "'"};
-    std::optional<double> spread = detail::parse_double(fields[2]);
-    if (!spread || *spread < 0) return Error{ErrorCode::parse, "malformed spread '" + std::string(fields[2]) + "'"};
-    std::optional<std::size_t> samples = detail::parse_count(fields[3]);
-    if (!samples) return Error{ErrorCode::parse, "malformed sample count '" + std::string(fields[3]) + "'"};
-    entries_.insert_or_assign(std::move(*key), Measurement{*cost, *spread, *samples});
+    std::optional<Cost> cost = detail::parse_cost(f[1]);
+    if (!cost) return Error{ErrorCode::parse, "malformed cost '" + std::string(f[1]) + "'"};
+    std::optional<double> spread = parse_double(f[2]);
+    if (!spread || !(*spread >= 0)) return Error{ErrorCode::parse, "malformed spread '" + std::string(f[2]) + "'"};
+    std::optional<std::size_t> samples = parse_index(f[3]);
+    if (!samples) return Error{ErrorCode::parse, "malformed sample count '" + std::string(f[3]) + "'"};
+    put(*identity, std::move(*key), Measurement{*cost, *spread, *samples});
     return Status::success();
   }
 
   std::string path_;
-  std::map<std::string, Measurement, std::less<>> entries_;
+  std::map<std::string, Table, std::less<>> tables_;
   mutable bool dirty_ = false;
 };
 
-/// Wraps an oracle and answers from a MeasurementDb, keyed by `key_prefix + structural_key()`;
-/// what the database lacks goes to the wrapped oracle (misses of a batch as one batch) and its
-/// answer is recorded, with the spread and sample count a MeasuringOracle reports (0 and 1 for a
-/// plain oracle). Known and Invalid costs are recorded; Unknown answers (e.g. a spent budget) and
-/// Errors (which may be passing) are not, so a later run asks again. Entries with an Unknown cost
-/// count as absent.
+/// "name@version": the identity under which PersistentOracle keeps the answers of `oracle`, with
+/// name the name() of the backend oracle at the bottom of its stack (the wrappers of this library
+/// do not change answers) and `version` the user's name for the state of that cost model.
+template <class G>
+std::string oracle_identity(const CostOracle<G>& oracle, std::string_view version) {
+  const CostOracle<G>* backend = &oracle;
+  while (backend->wrapped() != nullptr) backend = backend->wrapped();
+  std::string identity = backend->name();
+  identity += '@';
+  identity.append(version.data(), version.size());
+  return identity;
+}
+
+/// Wraps an oracle and answers from a MeasurementDb, keyed by the oracle's identity
+/// (oracle_identity(): its backend's name and a version the user gives) and structural_key();
+/// entries of another identity are never served, so a changed cost model (a new version) is asked
+/// afresh rather than answered with stale costs. What the database lacks goes to the wrapped
+/// oracle (misses of a batch as one batch) and its answer is recorded, with its spread and sample
+/// count. Known and Invalid costs are recorded; Unknown answers (e.g. a spent budget) and Errors
+/// (which may be passing) are not, so a later run asks again. Entries with an Unknown cost count
+/// as absent.
 ///
 /// The database is borrowed and must outlive the oracle; the caller saves it. The wrapped oracle
-/// is borrowed or owned, as for CachingOracle. Use `key_prefix` to keep measurements of several
-/// machines or oracle versions apart in one file.
+/// is borrowed or owned, as for CachingOracle. Put what else changes the answers (the machine, a
+/// wrapper that rescales costs) into the version.
 template <class G>
 class PersistentOracle final : public detail::OracleWrapper<G> {
  public:
-  /// Answers from `db`, else from `inner` (both must outlive this oracle).
-  PersistentOracle(CostOracle<G>& inner, MeasurementDb& db, std::string key_prefix = {})
-      : detail::OracleWrapper<G>(inner), db_(&db), prefix_(std::move(key_prefix)) {}
-  /// Answers from `db` (which must outlive this oracle), else from `inner` (owned).
-  PersistentOracle(std::unique_ptr<CostOracle<G>> inner, MeasurementDb& db, std::string key_prefix = {})
-      : detail::OracleWrapper<G>(std::move(inner)), db_(&db), prefix_(std::move(key_prefix)) {}
-
-  /// The stored measurement, or the wrapped oracle's (then stored).
-  Result<Measurement> measure(const DataflowGraph<G>& graph, const Candidate& candidate,
-                              const ExtractionView& view) override {
-    ++this->own_.calls;
-    std::string key = prefix_ + structural_key(graph, candidate, view);
-    if (std::optional<Measurement> m = lookup(key)) {
-      ++this->own_.db_hits;
-      return *m;
-    }
-    Result<Measurement> m = this->forward(graph, candidate, view);
-    record(std::move(key), m);
-    return m;
-  }
-
-  /// Stored measurements from the database; the rest (one per key) from the wrapped oracle in
-  /// one batch. Keys are made once per group of structurally equal candidates
-  /// (group_by_structure()).
-  std::vector<Result<Measurement>> measure_batch(const DataflowGraph<G>& graph,
-                                                 const std::vector<const Candidate*>& candidates) override {
-    this->own_.calls += candidates.size();
-    KeyedBatch<Result<Measurement>> batch = split_by_key<Result<Measurement>>(
-        graph, candidates,
-        [&](const std::string& key) -> std::optional<Result<Measurement>> {
-          if (std::optional<Measurement> m = lookup(key)) return Result<Measurement>(*m);
-          return std::nullopt;
-        },
-        prefix_);
-    const std::vector<Result<Measurement>> answers = this->forward_batch(graph, batch.misses);
-    for (std::size_t m = 0; m < answers.size(); ++m) record(std::move(batch.miss_keys[m]), answers[m]);
-    this->own_.db_hits += batch.stored_candidates();
-    return batch.per_candidate(answers);
-  }
+  /// Answers from `db`, else from `inner` (both must outlive this oracle), as
+  /// oracle_identity(inner, version).
+  PersistentOracle(CostOracle<G>& inner, MeasurementDb& db, std::string_view version)
+      : detail::OracleWrapper<G>(inner), db_(&db), identity_(oracle_identity(inner, version)) {}
+  /// Answers from `db` (which must outlive this oracle), else from `inner` (owned), as
+  /// oracle_identity(inner, version).
+  PersistentOracle(std::unique_ptr<CostOracle<G>> inner, MeasurementDb& db, std::string_view version)
+      : detail::OracleWrapper<G>(std::move(inner)), db_(&db), identity_(oracle_identity(this->inner(), version)) {}
 
   /// "persistent(<wrapped oracle>)".
   std::string name() const override { return "persistent(" + this->inner().name() + ")"; }
 
+  /// The identity this oracle's entries are stored under.
+  const std::string& identity() const { return identity_; }
   /// The database answers come from.
   const MeasurementDb& db() const { return *db_; }
 
  private:
-  /// The stored measurement of `key`, unless absent or Unknown.
-  std::optional<Measurement> lookup(const std::string& key) const {
-    std::optional<Measurement> m = db_->find(key);
-    if (!m || m->cost.is_unknown()) return std::nullopt;
-    return m;
-  }
-  void record(std::string key, const Result<Measurement>& m) {
-    if (m.ok() && !m->cost.is_unknown()) db_->put(std::move(key), *m);
+  /// Stored measurements from the database; the rest (one per key) from the wrapped oracle in
+  /// one batch. Keys are made once per group of structurally equal candidates
+  /// (group_by_structure()).
+  std::vector<Result<Measurement>> do_measure_batch(const DataflowGraph<G>& graph,
+                                                    const std::vector<const Candidate*>& candidates) override {
+    this->own_.calls += candidates.size();
+    KeyedBatch<Result<Measurement>> batch = split_by_key<Result<Measurement>>(
+        graph, candidates, [&](const std::string& key) -> std::optional<Result<Measurement>> {
+          std::optional<Measurement> m = db_->find(identity_, key);
+          if (!m || m->cost.is_unknown()) return std::nullopt;
+          return Result<Measurement>(*m);
+        });
+    const std::vector<Result<Measurement>> answers = this->forward_batch(graph, batch.misses);
+    for (std::size_t m = 0; m < answers.size(); ++m) {
+      if (answers[m].ok() && !answers[m]->cost.is_unknown()) {
+        db_->put(identity_, std::move(batch.miss_keys[m]), *answers[m]);
+      }
+    }
+    this->own_.db_hits += batch.stored_candidates();
+    return batch.per_candidate(answers);
   }
 
   MeasurementDb* db_;
-  std::string prefix_;
+  std::string identity_;
 };
 
 }  // namespace collage

@@ -7,6 +7,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "collage/cost/cost_oracle.hpp"
 
@@ -19,7 +20,8 @@ namespace collage {
 ///
 /// A target with neither a base cost nor any op cost is Invalid; so is a candidate with a kernel
 /// node that has no cost on its target (a target with only op costs supports just those ops). A
-/// candidate without kernel nodes costs zero. Counts its calls.
+/// candidate without kernel nodes costs zero. A negative or NaN cost (set by the caller) is an
+/// oracle Error naming the value. Counts its calls.
 template <class G>
 class MockOracle final : public CostOracle<G> {
  public:
@@ -43,38 +45,44 @@ class MockOracle final : public CostOracle<G> {
     return *this;
   }
 
+  /// "mock".
+  std::string name() const override { return "mock"; }
+
+  /// Number of candidates costed so far.
+  std::size_t calls() const { return calls_; }
+
+ private:
+  std::vector<Result<Measurement>> do_measure_batch(const DataflowGraph<G>& graph,
+                                                    const std::vector<const Candidate*>& candidates) override {
+    return measure_each(graph, candidates,
+                        [this](const auto& g, const auto& c, const auto& v) { return cost(g, c, v); });
+  }
+
   /// The RFC cost of `candidate` (see the class comment).
-  Result<Cost> estimate(const DataflowGraph<G>& graph, const Candidate& candidate,
-                        const ExtractionView& view) override {
+  Result<Measurement> cost(const DataflowGraph<G>& graph, const Candidate& candidate, const ExtractionView& view) {
     ++calls_;
     auto base = base_.find(candidate.target);
     const bool has_base = base != base_.end();
-    if (!has_base && !has_op_costs(candidate.target)) return Cost::invalid();
-    Cost total = Cost::zero();
+    if (!has_base && !has_op_costs(candidate.target)) return Measurement{Cost::invalid(), 0.0, 1};
+    double total = 0.0;
     double factor = 1.0;
     for (std::size_t i : view.body) {
       if (!graph.needs_kernel(i)) continue;
-      double c = 0;
+      double c = 0.0;
       if (auto op = ops_.find({candidate.target, graph.op_name(i)}); op != ops_.end()) {
         c = op->second;
       } else if (has_base) {
         c = base->second;
       } else {
-        return Cost::invalid();
+        return Measurement{Cost::invalid(), 0.0, 1};
       }
-      total += Cost::value(c * factor);
+      if (!(c >= 0.0)) return make_measurement(c);  // an Error naming the bad cost
+      total += c * factor;
       factor *= decay_;
     }
-    return total;
+    return make_measurement(total);
   }
 
-  /// "mock".
-  std::string name() const override { return "mock"; }
-
-  /// Number of estimate() calls so far.
-  std::size_t calls() const { return calls_; }
-
- private:
   bool has_op_costs(const std::string& target) const {
     auto it = ops_.lower_bound({target, std::string()});
     return it != ops_.end() && it->first.first == target;

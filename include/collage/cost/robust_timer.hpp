@@ -17,7 +17,7 @@
 
 namespace collage {
 
-/// How measure() times a run.
+/// How time_run() times a run.
 struct TimingOptions {
   /// Untimed runs first (caches, lazy compilation, clocks ramping up).
   std::size_t warmups = 2;
@@ -81,8 +81,8 @@ inline Measurement summarise_samples(std::vector<double> samples, const TimingOp
 /// passed. `clock` is anything whose `now()` returns time points whose differences convert to
 /// std::chrono::duration<double> (a fake clock in tests). Exceptions thrown by `run` pass through.
 template <class Clock = std::chrono::steady_clock>
-Measurement measure(const std::function<void()>& run, const TimingOptions& options = TimingOptions{},
-                    Clock clock = Clock{}) {
+Measurement time_run(const std::function<void()>& run, const TimingOptions& options = TimingOptions{},
+                     Clock clock = Clock{}) {
   const auto start = clock.now();
   auto seconds_since = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
   const bool timed_cap = options.max_seconds > 0;

@@ -79,14 +79,55 @@ class InternedStrings {
 /// The graph refers to the IR (it keeps `&ir`): the IR must outlive it.
 template <class G>
 class DataflowGraph {
-  static_assert(is_dataflow_graph_v<G>,
+  // The customisation point, checked one requirement per static_assert (see dataflow_traits.hpp).
+  using required = detail::required_members<G, dataflow_traits<G>>;
+  static_assert(required::node_handle,
                 "collage::dataflow_traits<G> is not specialised for this graph type, or is incomplete. Fix: "
                 "specialise collage::dataflow_traits<YourGraph> with `using node_handle = ...;` (hashable, "
                 "equality-comparable), `static Range roots(const YourGraph&)` and `static Range inputs(const "
                 "YourGraph&, node_handle)`; see collage/graph/dataflow_traits.hpp.");
+  static_assert(required::usable_handle,
+                "collage::dataflow_traits<G>::node_handle must be equality-comparable (==) and hashable "
+                "(std::hash<node_handle>)");
+  static_assert(required::roots,
+                "collage::dataflow_traits<G>::roots is missing or does not match: expected `static Range roots(const "
+                "G&)`, Range a range (begin/end) of node_handle");
+  static_assert(required::inputs,
+                "collage::dataflow_traits<G>::inputs is missing or does not match: expected `static Range "
+                "inputs(const G&, node_handle)`, Range a range (begin/end) of node_handle");
+
+  using optional = detail::optional_members<G, dataflow_traits<G>>;
+#define COLLAGE_DETAIL_CHECK_OPTIONAL(name, signature, note)                                                  \
+  static_assert(!optional::bad_##name, "collage::dataflow_traits<G>::" #name " does not match: expected `" \
+                signature "`" note ", callable with (const G&, const node_handle&)");
+  COLLAGE_DETAIL_CHECK_OPTIONAL(kind, "static collage::OpKind kind(const G&, node_handle)", "")
+  COLLAGE_DETAIL_CHECK_OPTIONAL(op_name, "static std::string op_name(const G&, node_handle)",
+                                " (or returning const std::string&, std::string_view or const char*)")
+  COLLAGE_DETAIL_CHECK_OPTIONAL(label, "static std::string label(const G&, node_handle)",
+                                " (or returning const std::string&, std::string_view or const char*)")
+  COLLAGE_DETAIL_CHECK_OPTIONAL(is_inlinable, "static bool is_inlinable(const G&, node_handle)", "")
+  COLLAGE_DETAIL_CHECK_OPTIONAL(is_tuple, "static bool is_tuple(const G&, node_handle)", "")
+  COLLAGE_DETAIL_CHECK_OPTIONAL(is_projection, "static bool is_projection(const G&, node_handle)", "")
+  COLLAGE_DETAIL_CHECK_OPTIONAL(projection_index, "static std::size_t projection_index(const G&, node_handle)",
+                                " (or another integer type)")
+  COLLAGE_DETAIL_CHECK_OPTIONAL(is_constant, "static bool is_constant(const G&, node_handle)", "")
+  COLLAGE_DETAIL_CHECK_OPTIONAL(needs_kernel, "static bool needs_kernel(const G&, node_handle)", "")
+  COLLAGE_DETAIL_CHECK_OPTIONAL(scope, "static Scope scope(const G&, node_handle)",
+                                " (Scope hashable and equality-comparable)")
+  COLLAGE_DETAIL_CHECK_OPTIONAL(signature, "static std::string signature(const G&, node_handle)",
+                                " (or returning const std::string&, std::string_view or const char*)")
+#undef COLLAGE_DETAIL_CHECK_OPTIONAL
+
+#define COLLAGE_DETAIL_CHECK_SPELLING(spelling, signature)                                                  \
+  static_assert(!detail::declares_##spelling<dataflow_traits<G>>::value,                                  \
+                "collage::dataflow_traits<G>::" #spelling " is not a member collage reads: the optional member " \
+                "is spelt `" signature "`");
+  COLLAGE_DETAIL_OTHER_SPELLINGS(COLLAGE_DETAIL_CHECK_SPELLING)
+#undef COLLAGE_DETAIL_CHECK_SPELLING
 
  public:
-  /// The traits in use (a placeholder when G does not model them, so only the assert fires).
+  /// The traits in use (a placeholder when G does not model them, so that only the static_asserts
+  /// about what is missing fire).
   using traits = std::conditional_t<is_dataflow_graph_v<G>, dataflow_traits<G>, detail::placeholder_traits<G>>;
   using node_handle = typename traits::node_handle;
   using access = detail::traits_access<G, traits>;

@@ -19,7 +19,10 @@ struct Candidate {
   SubGraph sub_graph;
   Name target;
   Name rule_name;
-  /// Empty until estimated.
+  /// The candidate's cost once known, std::nullopt until then: the one spelling of "not
+  /// estimated". Rules leave it empty unless they know the cost (the host rule's zero); the
+  /// partitioner asks the oracle for every empty one. Cost::unknown() is an answer, not the lack
+  /// of one: the oracle could not tell.
   std::optional<Cost> cost;
 
   /// Identity for de-duplication: same inside set, same nesting, same target.
