@@ -52,7 +52,7 @@ void time_prepared(std::vector<PreparedRun*> runs, const ComparisonOptions& opti
     for (PreparedRun* run : runs) {
       if (!run->executable || !run->result.error.empty()) continue;
       collage::Status failure;
-      collage::Measurement m = collage::measure(
+      collage::Measurement m = collage::time_run(
           [&] {
             if (failure.ok()) failure = run->executable->execute();
           },

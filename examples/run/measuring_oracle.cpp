@@ -3,8 +3,8 @@
 namespace tc {
 
 std::unique_ptr<collage::CostOracle<Graph>> make_measuring_oracle(const BackendSet& backends, const DeviceSet& devices,
-                                                                  KernelTimingOptions options) {
-  auto measure = [&backends, &devices, options](const collage::DataflowGraph<Graph>& dataflow,
+                                                                  KernelTimingOptions options, std::size_t* timed) {
+  auto measure = [&backends, &devices, options, timed](const collage::DataflowGraph<Graph>& dataflow,
                                                 const collage::Candidate& candidate,
                                                 const auto&) -> collage::Result<collage::Measurement> {
     const std::string target(candidate.target);
@@ -15,7 +15,10 @@ std::unique_ptr<collage::CostOracle<Graph>> make_measuring_oracle(const BackendS
       return collage::Error{collage::ErrorCode::oracle,
                             target + ": " + (device ? device->unavailable_reason() : "no " + std::string(to_string(backend->device())) + " device")};
     }
-    return time_function(extract_function(dataflow, candidate.sub_graph), *backend, *device, options);
+    collage::Result<collage::Measurement> m =
+        time_function(extract_function(dataflow, candidate.sub_graph), *backend, *device, options);
+    if (m.ok() && timed != nullptr) ++*timed;
+    return m;
   };
   return collage::make_oracle<Graph>("measured", std::move(measure));
 }

@@ -16,8 +16,10 @@
 
 namespace tc {
 
-/// The measuring oracle over `backends` on `devices` (both borrowed).
+/// The measuring oracle over `backends` on `devices` (both borrowed). When `timed` is given, it
+/// counts the candidates compiled and timed (refusals not included).
 std::unique_ptr<collage::CostOracle<Graph>> make_measuring_oracle(const BackendSet& backends, const DeviceSet& devices,
-                                                                  KernelTimingOptions options);
+                                                                  KernelTimingOptions options,
+                                                                  std::size_t* timed = nullptr);
 
 }  // namespace tc

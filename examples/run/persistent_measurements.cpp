@@ -1,7 +1,7 @@
 #include "run/persistent_measurements.hpp"
 
 #include <collage/cost/caching_oracle.hpp>
-#include <collage/cost/structural_key.hpp>
+#include <collage/cost/measurement_db.hpp>
 
 #include "run/measuring_oracle.hpp"
 
@@ -15,44 +15,25 @@ collage::Result<std::unique_ptr<MeasurementSession>> MeasurementSession::open(co
                                                                               const std::string& db_path) {
   std::unique_ptr<MeasurementSession> session(new MeasurementSession());
   MeasurementSession& s = *session;
+  s.measuring_ = make_measuring_oracle(backends, devices, timing, &s.measured_);
+  collage::CostOracle<Graph>* front = s.measuring_.get();
   if (!db_path.empty()) {
     auto store = SqliteMeasurementStore::open(db_path);
     if (!store.ok()) return store.error();
     s.store_ = std::make_unique<SqliteMeasurementStore>(std::move(store).value());
+    // The identity names what the costs depend on: the method and the hardware.
+    std::string version = kMeasuringOracleVersion;
+    for (DeviceKind kind : {DeviceKind::cpu, DeviceKind::cuda}) {
+      if (const Device* device = devices.find(kind)) version += "|" + device->name();
+    }
+    s.persistent_ = std::make_unique<collage::PersistentOracle<Graph>>(*s.measuring_, *s.store_, version);
+    front = s.persistent_.get();
   }
-  s.measuring_ = make_measuring_oracle(backends, devices, timing);
-  auto persist = [&s, &backends, &devices](const collage::DataflowGraph<Graph>& graph, const collage::Candidate& candidate,
-                                          const auto& view) -> collage::Result<collage::Measurement> {
-    std::string key;
-    if (s.store_) {
-      const Backend* backend = backends.find(std::string(candidate.target));
-      const Device* device = backend ? devices.find(backend->device()) : nullptr;
-      key = std::string(kMeasuringOracleVersion) + '|' + (device ? device->name() : "no device") + '|' +
-            collage::structural_key(graph, candidate, view);
-      auto stored = s.store_->find(key);
-      if (stored.ok() && stored->has_value()) {
-        ++s.stored_hits_;
-        const StoredMeasurement& m = **stored;
-        if (m.measurement.cost.is_invalid() && !m.reason.empty()) {
-          return collage::Error{collage::ErrorCode::oracle, m.reason};
-        }
-        return m.measurement;
-      }
-    }
-    ++s.measured_;
-    collage::Result<collage::Measurement> m = s.measuring_->measure(graph, candidate, view);
-    if (s.store_) {
-      collage::Status put = m.ok() ? s.store_->put(key, *m)
-                                   : s.store_->put(key, collage::Measurement{collage::Cost::invalid(), 0.0, 0},
-                                                   m.error().message);
-      if (!put.ok()) ++s.store_failures_;
-    }
-    return m;
-  };
-  s.persistent_ = collage::make_oracle<Graph>("persistent(measured)", std::move(persist));
-  s.cached_ = std::make_unique<collage::CachingOracle<Graph>>(*s.persistent_);
+  s.cached_ = std::make_unique<collage::CachingOracle<Graph>>(*front);
   return session;
 }
+
+std::size_t MeasurementSession::stored_hits() const { return persistent_ ? persistent_->stats().db_hits : 0; }
 
 collage::CostOracle<Graph>& MeasurementSession::oracle() { return *cached_; }
 

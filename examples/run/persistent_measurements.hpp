@@ -1,11 +1,13 @@
 #pragma once
 
 /// \file
-/// MeasurementSession: the measuring oracle behind a persistent store and a cache. A candidate is
-/// measured once per machine: its measurement (or, for a candidate its backend cannot compile or
-/// run, the reason) goes into an SQLite database keyed by the device, the oracle's version, the
-/// target and the candidate's structure, so a second run of the same model measures nothing and a
-/// different model reuses what it shares.
+/// MeasurementSession: the measuring oracle behind the library's PersistentOracle over an SQLite
+/// store, and a cache. A candidate is measured once per machine: its measurement goes into the
+/// database under the oracle's identity (its version and the devices it ran on) and the
+/// candidate's structural key (target included), so a second run of the same model measures
+/// nothing and a different model reuses what it shares. Candidates a backend refuses are not
+/// stored (the library keeps no errors); they are asked again, which costs a failed compile, not a
+/// measurement.
 
 #include <cstddef>
 #include <memory>
@@ -19,9 +21,9 @@
 
 namespace tc {
 
-/// The version of the measuring oracle's method, part of every database key: measurements taken
-/// another way are not served.
-inline constexpr const char* kMeasuringOracleVersion = "measured/1";
+/// The version of the measuring oracle's method, part of its identity in the database:
+/// measurements taken another way are not served.
+inline constexpr const char* kMeasuringOracleVersion = "1";
 
 /// A measuring oracle with persistence and caching, and its counters.
 class MeasurementSession {
@@ -39,9 +41,9 @@ class MeasurementSession {
   /// Candidates compiled and timed in this session (database and cache hits excluded).
   std::size_t measured() const { return measured_; }
   /// Answers served from the database.
-  std::size_t stored_hits() const { return stored_hits_; }
-  /// Failures to write the database (the run goes on; the measurement is only not kept).
-  std::size_t store_failures() const { return store_failures_; }
+  std::size_t stored_hits() const;
+  /// Failed lookups and writes of the database (the run goes on; a measurement is only not kept).
+  std::size_t store_failures() const { return store_ ? store_->failures() : 0; }
   /// "measured (SQLite database build/m.db, 120 entries)".
   std::string describe() const;
 
@@ -53,8 +55,6 @@ class MeasurementSession {
   std::unique_ptr<collage::CostOracle<Graph>> persistent_;
   std::unique_ptr<collage::CostOracle<Graph>> cached_;
   std::size_t measured_ = 0;
-  std::size_t stored_hits_ = 0;
-  std::size_t store_failures_ = 0;
 };
 
 }  // namespace tc

@@ -1,33 +1,30 @@
 #pragma once
 
 /// \file
-/// SqliteMeasurementStore: measured costs by key in an SQLite database, safe for several processes
-/// tuning at once and for runs killed mid-way.
+/// SqliteMeasurementStore: a collage::MeasurementStore in an SQLite database, safe for several
+/// processes tuning at once and for runs killed mid-way.
 
-#include <memory>
+#include <cstddef>
 #include <optional>
 #include <string>
+#include <string_view>
 
-#include <collage/cost/cost_oracle.hpp>
+#include <collage/cost/measurement_store.hpp>
 #include <collage/support/result.hpp>
 
 struct sqlite3;
 
 namespace tc {
 
-/// A stored measurement and, for an Invalid cost, why (the backend's error).
-struct StoredMeasurement {
-  collage::Measurement measurement;
-  std::string reason;
-};
-
-/// A table of measurements by key (the caller's key: structure, target, machine, oracle version).
+/// Measurements by (oracle identity, key) in an SQLite table.
 ///
 /// Each put() is its own transaction, committed before it returns, in write-ahead-log mode: a
 /// process killed at any point leaves every measurement it had put, and the database opens.
 /// Several processes may read and write one file at once; a writer waits (up to the busy timeout)
-/// for another's transaction instead of failing. Unknown costs are not stored.
-class SqliteMeasurementStore {
+/// for another's transaction instead of failing. A lookup or write that fails anyway counts as a
+/// miss or a measurement not kept (failures() counts them; last_error() says why): the run goes
+/// on. Unknown costs are not stored.
+class SqliteMeasurementStore final : public collage::MeasurementStore {
  public:
   /// Opens (creating when missing) the database at `path`. Fails naming the file when it cannot be
   /// opened or is not a measurement database.
@@ -35,23 +32,28 @@ class SqliteMeasurementStore {
 
   SqliteMeasurementStore(SqliteMeasurementStore&&) noexcept;
   SqliteMeasurementStore& operator=(SqliteMeasurementStore&&) noexcept;
-  ~SqliteMeasurementStore();
+  ~SqliteMeasurementStore() override;
 
-  /// The stored measurement of `key`, or nothing.
-  collage::Result<std::optional<StoredMeasurement>> find(const std::string& key) const;
-  /// Stores (or replaces) the measurement of `key` with the reason of an Invalid cost; an Unknown
-  /// cost is ignored.
-  collage::Status put(const std::string& key, const collage::Measurement& measurement, const std::string& reason = "");
+  std::optional<collage::Measurement> find(std::string_view identity, std::string_view key) const override;
+  void put(std::string_view identity, std::string key, collage::Measurement m) override;
+
   /// The number of stored measurements.
   collage::Result<std::size_t> size() const;
+  /// Lookups and writes that failed.
+  std::size_t failures() const { return failures_; }
+  /// Why the last one failed ("" when none did).
+  const std::string& last_error() const { return last_error_; }
   const std::string& path() const { return path_; }
 
  private:
   SqliteMeasurementStore(std::string path, sqlite3* db);
   collage::Error error(const std::string& what) const;
+  void failed(const std::string& what) const;
 
   std::string path_;
   sqlite3* db_ = nullptr;
+  mutable std::size_t failures_ = 0;
+  mutable std::string last_error_;
 };
 
 }  // namespace tc

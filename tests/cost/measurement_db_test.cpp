@@ -9,6 +9,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <locale>
 #include <optional>
 #include <sstream>
@@ -460,6 +461,45 @@ TEST(PersistentOracle, ServesOnlyTheEntriesOfItsOwnOracleAndVersion) {
   EXPECT_EQ(wrapped.identity(), "mock@2");
   EXPECT_EQ(safe_estimate(wrapped, *f.graph, f.candidates[1]).cost, Cost::value(3));
   EXPECT_EQ(mock.calls(), 2u);
+}
+
+/// A store of the user's own: counts its lookups and writes.
+class CountingStore final : public MeasurementStore {
+ public:
+  std::optional<Measurement> find(std::string_view identity, std::string_view key) const override {
+    ++finds;
+    auto it = entries.find(std::string(identity) + "\n" + std::string(key));
+    if (it == entries.end()) return std::nullopt;
+    return it->second;
+  }
+  void put(std::string_view identity, std::string key, Measurement m) override {
+    ++puts;
+    entries[std::string(identity) + "\n" + key] = m;
+  }
+  mutable std::size_t finds = 0;
+  std::size_t puts = 0;
+  std::map<std::string, Measurement> entries;
+};
+
+TEST(PersistentOracle, WorksOverAStoreOfTheUsersOwn) {
+  Layers f;
+  CountingStore store;
+  MockOracle<ExprGraph> mock({{"tvm", 1.0}, {"cutlass", 0.5}});
+  std::vector<const Candidate*> all;
+  for (const Candidate& c : f.candidates) all.push_back(&c);
+  std::vector<SafeEstimate> first_costs;
+  {
+    PersistentOracle<ExprGraph> first(mock, store, "1");
+    first_costs = safe_estimate_batch(first, *f.graph, all);
+  }
+  // Twelve identical layers: two structures, measured and stored once each.
+  EXPECT_EQ(store.puts, 2u);
+  EXPECT_EQ(mock.calls(), 2u);
+  PersistentOracle<ExprGraph> second(mock, store, "1");
+  std::vector<SafeEstimate> again = safe_estimate_batch(second, *f.graph, all);
+  for (std::size_t k = 0; k < all.size(); ++k) EXPECT_EQ(again[k].cost, first_costs[k].cost);
+  EXPECT_EQ(mock.calls(), 2u);
+  EXPECT_EQ(second.stats().db_hits, all.size());
 }
 
 TEST(PersistentOracle, UnknownAndErrorsAreNotRecordedButInvalidIs) {

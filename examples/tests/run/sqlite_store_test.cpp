@@ -31,24 +31,27 @@ TEST(SqliteMeasurementStore, PutFindReplaceAndReopen) {
   {
     auto store = SqliteMeasurementStore::open(path);
     ASSERT_TRUE(store.ok()) << store.error().message;
-    EXPECT_FALSE(store->find("a")->has_value());
-    ASSERT_TRUE(store->put("a", ms(1.5)).ok());
-    ASSERT_TRUE(store->put("b\tweird\nkey\x01", {collage::Cost::invalid(), 0, 1}, "cannot compile 'x'").ok());
-    ASSERT_TRUE(store->put("u", {collage::Cost::unknown(), 0, 0}).ok());
-    ASSERT_TRUE(store->put("a", ms(2.5, 9)).ok());
+    EXPECT_FALSE(store->find("m@1", "a").has_value());
+    store->put("m@1", "a", ms(1.5));
+    store->put("m@1", "b\tweird\nkey\x01", {collage::Cost::invalid(), 0, 1});
+    store->put("m@1", "u", {collage::Cost::unknown(), 0, 0});
+    store->put("m@1", "a", ms(2.5, 9));
+    store->put("m@2", "a", ms(7));
+    EXPECT_EQ(store->failures(), 0u) << store->last_error();
   }
   auto store = SqliteMeasurementStore::open(path);
   ASSERT_TRUE(store.ok());
-  EXPECT_EQ(*store->size(), 2u);
-  auto a = store->find("a");
-  ASSERT_TRUE(a.ok() && a->has_value());
-  EXPECT_EQ((*a)->measurement.cost, collage::Cost::value(2.5));
-  EXPECT_EQ((*a)->measurement.samples, 9u);
-  auto b = store->find("b\tweird\nkey\x01");
-  ASSERT_TRUE(b.ok() && b->has_value());
-  EXPECT_TRUE((*b)->measurement.cost.is_invalid());
-  EXPECT_EQ((*b)->reason, "cannot compile 'x'");
-  EXPECT_FALSE(store->find("u")->has_value());
+  EXPECT_EQ(*store->size(), 3u);
+  auto a = store->find("m@1", "a");
+  ASSERT_TRUE(a.has_value());
+  EXPECT_EQ(a->cost, collage::Cost::value(2.5));
+  EXPECT_EQ(a->samples, 9u);
+  EXPECT_EQ(store->find("m@2", "a")->cost, collage::Cost::value(7));
+  EXPECT_FALSE(store->find("m@3", "a").has_value());
+  auto b = store->find("m@1", "b\tweird\nkey\x01");
+  ASSERT_TRUE(b.has_value());
+  EXPECT_TRUE(b->cost.is_invalid());
+  EXPECT_FALSE(store->find("m@1", "u").has_value());
 }
 
 TEST(SqliteMeasurementStore, NotADatabaseIsOneClearError) {
@@ -76,9 +79,10 @@ TEST(SqliteMeasurementStore, ConcurrentWritersLoseNoEntry) {
       int failures = store.ok() ? 0 : 1;
       for (int k = 0; store.ok() && k < kEach; ++k) {
         // Each writer has its own keys and shares the "shared-" ones with the others.
-        if (!store->put("w" + std::to_string(w) + "-" + std::to_string(k), ms(k)).ok()) ++failures;
-        if (!store->put("shared-" + std::to_string(k % 10), ms(w)).ok()) ++failures;
+        store->put("id", "w" + std::to_string(w) + "-" + std::to_string(k), ms(k));
+        store->put("id", "shared-" + std::to_string(k % 10), ms(w));
       }
+      if (store.ok()) failures += static_cast<int>(store->failures());
       std::_Exit(failures == 0 ? 0 : 1);
     }
   }
@@ -91,7 +95,7 @@ TEST(SqliteMeasurementStore, ConcurrentWritersLoseNoEntry) {
   ASSERT_TRUE(store.ok());
   EXPECT_EQ(*store->size(), static_cast<std::size_t>(kWriters * kEach + 10));
   for (int w = 0; w < kWriters; ++w) {
-    for (int k = 0; k < kEach; ++k) EXPECT_TRUE(store->find("w" + std::to_string(w) + "-" + std::to_string(k))->has_value());
+    for (int k = 0; k < kEach; ++k) EXPECT_TRUE(store->find("id", "w" + std::to_string(w) + "-" + std::to_string(k)).has_value());
   }
 }
 
@@ -106,7 +110,8 @@ TEST(SqliteMeasurementStore, AKilledRunKeepsEverythingItPut) {
     auto store = SqliteMeasurementStore::open(path);
     if (!store.ok()) std::_Exit(1);
     for (int k = 0;; ++k) {
-      if (!store->put("k" + std::to_string(k), ms(k)).ok()) std::_Exit(1);
+      store->put("id", "k" + std::to_string(k), ms(k));
+      if (store->failures() != 0) std::_Exit(1);
       // Tell the parent how many are in; it kills this process at some point after 200.
       if (k == 200) (void)!::write(ready[1], "x", 1);
     }
@@ -123,9 +128,9 @@ TEST(SqliteMeasurementStore, AKilledRunKeepsEverythingItPut) {
   const std::size_t n = *store->size();
   EXPECT_GT(n, 200u);
   for (std::size_t k = 0; k < n; ++k) {
-    auto m = store->find("k" + std::to_string(k));
-    ASSERT_TRUE(m.ok() && m->has_value()) << k;
-    EXPECT_EQ((*m)->measurement.cost, collage::Cost::value(static_cast<double>(k)));
+    auto m = store->find("id", "k" + std::to_string(k));
+    ASSERT_TRUE(m.has_value()) << k;
+    EXPECT_EQ(m->cost, collage::Cost::value(static_cast<double>(k)));
   }
 }
 

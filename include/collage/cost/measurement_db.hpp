@@ -42,6 +42,7 @@
 #include <filesystem>
 
 #include "collage/cost/cost_oracle.hpp"
+#include "collage/cost/measurement_store.hpp"
 #include "collage/cost/structural_key.hpp"
 #include "collage/support/cost.hpp"
 #include "collage/support/numbers.hpp"
@@ -135,7 +136,7 @@ inline std::optional<Cost> parse_cost(std::string_view text) {
 
 /// A persistent map from (oracle identity, key) to Measurement, kept in a plain-text file (see
 /// the file comment). Loading and saving report problems as values.
-class MeasurementDb {
+class MeasurementDb final : public MeasurementStore {
  public:
   /// The entries of one identity, by key.
   using Table = std::map<std::string, Measurement, std::less<>>;
@@ -236,7 +237,7 @@ class MeasurementDb {
   }
 
   /// The measurement stored under `identity` and `key`, if any.
-  std::optional<Measurement> find(std::string_view identity, std::string_view key) const {
+  std::optional<Measurement> find(std::string_view identity, std::string_view key) const override {
     auto table = tables_.find(identity);
     if (table == tables_.end()) return std::nullopt;
     auto it = table->second.find(key);
@@ -245,7 +246,7 @@ class MeasurementDb {
   }
 
   /// Stores `m` under `identity` and `key`, replacing what was there.
-  void put(std::string_view identity, std::string key, Measurement m) {
+  void put(std::string_view identity, std::string key, Measurement m) override {
     auto table = tables_.find(identity);
     if (table == tables_.end()) table = tables_.emplace(std::string(identity), Table{}).first;
     table->second.insert_or_assign(std::move(key), m);
@@ -351,7 +352,8 @@ std::string oracle_identity(const CostOracle<G>& oracle, std::string_view versio
   return identity;
 }
 
-/// Wraps an oracle and answers from a MeasurementDb, keyed by the oracle's identity
+/// Wraps an oracle and answers from a MeasurementStore (a MeasurementDb, or the user's own), keyed
+/// by the oracle's identity
 /// (oracle_identity(): its backend's name and a version the user gives) and structural_key();
 /// entries of another identity are never served, so a changed cost model (a new version) is asked
 /// afresh rather than answered with stale costs. What the database lacks goes to the wrapped
@@ -360,7 +362,8 @@ std::string oracle_identity(const CostOracle<G>& oracle, std::string_view versio
 /// (which may be passing) are not, so a later run asks again. Entries with an Unknown cost count
 /// as absent.
 ///
-/// The database is borrowed and must outlive the oracle; the caller saves it. The wrapped oracle
+/// The store is borrowed and must outlive the oracle; the caller saves it (a MeasurementDb) or it
+/// keeps itself (a database). The wrapped oracle
 /// is borrowed or owned, as for CachingOracle. Put what else changes the answers (the machine, a
 /// wrapper that rescales costs) into the version.
 template <class G>
@@ -368,11 +371,11 @@ class PersistentOracle final : public detail::OracleWrapper<G> {
  public:
   /// Answers from `db`, else from `inner` (both must outlive this oracle), as
   /// oracle_identity(inner, version).
-  PersistentOracle(CostOracle<G>& inner, MeasurementDb& db, std::string_view version)
+  PersistentOracle(CostOracle<G>& inner, MeasurementStore& db, std::string_view version)
       : detail::OracleWrapper<G>(inner), db_(&db), identity_(oracle_identity(inner, version)) {}
   /// Answers from `db` (which must outlive this oracle), else from `inner` (owned), as
   /// oracle_identity(inner, version).
-  PersistentOracle(std::unique_ptr<CostOracle<G>> inner, MeasurementDb& db, std::string_view version)
+  PersistentOracle(std::unique_ptr<CostOracle<G>> inner, MeasurementStore& db, std::string_view version)
       : detail::OracleWrapper<G>(std::move(inner)), db_(&db), identity_(oracle_identity(this->inner(), version)) {}
 
   /// "persistent(<wrapped oracle>)".
@@ -380,8 +383,8 @@ class PersistentOracle final : public detail::OracleWrapper<G> {
 
   /// The identity this oracle's entries are stored under.
   const std::string& identity() const { return identity_; }
-  /// The database answers come from.
-  const MeasurementDb& db() const { return *db_; }
+  /// The store answers come from.
+  const MeasurementStore& db() const { return *db_; }
 
  private:
   /// Stored measurements from the database; the rest (one per key) from the wrapped oracle in
@@ -406,7 +409,7 @@ class PersistentOracle final : public detail::OracleWrapper<G> {
     return batch.per_candidate(answers);
   }
 
-  MeasurementDb* db_;
+  MeasurementStore* db_;
   std::string identity_;
 };
 
