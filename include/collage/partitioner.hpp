@@ -242,7 +242,10 @@ inline std::string save_trace(const PartitionResult& result) {
   out.precision(17);
   auto indexes = [](const IndexSet& s) {
     std::string text;
-    for (std::size_t i : s) text += (text.empty() ? "" : ",") + std::to_string(i);
+    for (std::size_t i : s) {  // appended: "," + std::string trips g++ 12's bogus -Wrestrict in C++20 (GCC PR 105329)
+      if (!text.empty()) text += ',';
+      text += std::to_string(i);
+    }
     return text;
   };
   out << "collage-trace/1\n";
