@@ -62,14 +62,18 @@ elif [[ ${COLLAGE_TEST_CONFIGS:-} == all ]]; then
 else
   configs=(${COLLAGE_TEST_CONFIGS:-$quick_configs})
 fi
+# The package groups of scripts/install-deps.sh these configurations need.
+dep_groups=(core)
 for config in "${configs[@]}"; do
   if ! config_args "$config"; then
     echo "test.sh: unknown configuration '$config' (known: $all_configs)" >&2
     exit 2
   fi
+  [[ " ${args[*]} " == *" -DCMAKE_CXX_COMPILER=clang++ "* ]] && dep_groups+=(clang)
+  [[ " ${args[*]} " == *" -DCOLLAGE_BUILD_BENCHMARKS=ON "* ]] && dep_groups+=(bench)
 done
 
-bash scripts/install-deps.sh
+bash scripts/install-deps.sh "${dep_groups[@]}"
 
 jobs=${COLLAGE_JOBS:-2}
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
