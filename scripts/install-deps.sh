@@ -1,14 +1,32 @@
 #!/usr/bin/env bash
 # Installs the Debian packages collage's build, tests, benchmarks and demo need, when they are missing.
 # Idempotent and quiet when everything is already installed.
+#
+#   install-deps.sh [GROUP...]    the packages of the named groups (default: all groups)
+#     core    compiler, CMake, ccache, Boost, nlohmann-json, GoogleTest, Eigen: the library, its tests,
+#             examples and tool with g++
+#     clang   clang (the clang configurations of scripts/test.sh, libFuzzer)
+#     bench   Google Benchmark
+#     pictures  Graphviz and gnuplot (the demo's picture, the benchmark plots)
 set -euo pipefail
 
-packages=(
-  cmake make g++ clang ccache locales
-  libboost-dev libboost-graph-dev libeigen3-dev nlohmann-json3-dev
-  googletest libgtest-dev libbenchmark-dev
-  graphviz gnuplot
+declare -A groups=(
+  [core]="cmake make g++ ccache locales libboost-dev libboost-graph-dev libeigen3-dev nlohmann-json3-dev googletest libgtest-dev"
+  [clang]="clang"
+  [bench]="libbenchmark-dev"
+  [pictures]="graphviz gnuplot"
 )
+
+packages=()
+for group in "${@:-core clang bench pictures}"; do
+  for name in $group; do
+    if [[ -z ${groups[$name]+set} ]]; then
+      echo "install-deps.sh: unknown group '$name' (known: ${!groups[*]})" >&2
+      exit 2
+    fi
+    packages+=(${groups[$name]})
+  done
+done
 
 if ! command -v dpkg-query >/dev/null 2>&1; then
   echo "install-deps.sh: not a Debian-based system; install these yourself: ${packages[*]}" >&2

@@ -1,72 +1,101 @@
 #!/usr/bin/env bash
-# Builds and runs all of collage's tests (the README's test command; .ci/run calls it).
+# Builds and runs collage's tests (the README's test command; .ci/run calls it with --full).
 #
-# Configurations (each in build/test-<name>):
-#   gcc17           g++, C++17: tests, benchmarks (built, not run), examples, header check
-#   clang20         clang++, C++20: tests, examples, header check
-#   asan            g++, C++20, ASan + UBSan: tests, examples, header check
-#   clang17-headers clang++, C++17: header check only
-#   gcc20-headers   g++, C++20: header check only
-# COLLAGE_TEST_CONFIGS="gcc17 asan" runs a subset; COLLAGE_JOBS sets the parallelism (default 2).
+#   ./scripts/test.sh              the quick check: the gcc17 configuration alone
+#   ./scripts/test.sh --full       every configuration below (what CI runs)
+#   ./scripts/test.sh NAME...      the named configurations
+# COLLAGE_TEST_CONFIGS="NAME..." names configurations too ("all" is --full); COLLAGE_JOBS sets the
+# parallelism (default 2).
+#
+# Configurations, each in build/test-<name>, all with -Werror, each compiling every header on its
+# own (except asan) and running ctest:
+#   gcc17          g++ C++17 -O1: tests, examples, the tool
+#   clang20        clang++ C++20 -O1: tests, examples, the tool, the libFuzzer smoke run of its readers
+#   asan           g++ C++20 -O1, ASan + UBSan: tests, examples, the tool
+#   release-gcc    g++ C++20 Release (-O3): every target (benchmarks built, not run)
+#   release-clang  clang++ C++17 Release (-O3): every target but the fuzzer (clang20 runs it)
+# A part that is slow to build (a large example) goes into one configuration only: add its option
+# to that configuration's line in config_args below.
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$repo_root"
 
-bash scripts/install-deps.sh
+all_configs="gcc17 clang20 asan release-gcc release-clang"
+quick_configs="gcc17"
 
-all_configs="gcc17 clang20 asan clang17-headers gcc20-headers"
-configs=${COLLAGE_TEST_CONFIGS:-$all_configs}
+# config_args NAME: sets `args` to the cmake arguments of configuration NAME; fails for unknown names.
+config_args() {
+  local debug=(-DCMAKE_BUILD_TYPE= "-DCMAKE_CXX_FLAGS=-O1 -g1")
+  local parts=(-DCOLLAGE_BUILD_TESTS=ON -DCOLLAGE_BUILD_EXAMPLES=ON -DCOLLAGE_BUILD_TOOLS=ON)
+  case $1 in
+    gcc17) args=(-DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_STANDARD=17 "${debug[@]}" "${parts[@]}"
+                 -DCOLLAGE_BUILD_BENCHMARKS=OFF) ;;
+    clang20) args=(-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_STANDARD=20 "${debug[@]}" "${parts[@]}"
+                   -DCOLLAGE_BUILD_BENCHMARKS=OFF) ;;
+    asan) args=(-DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_STANDARD=20 "${debug[@]}" "${parts[@]}"
+                -DCOLLAGE_BUILD_BENCHMARKS=OFF -DCOLLAGE_SANITIZE=ON -DCOLLAGE_CHECK_HEADERS=OFF) ;;
+    release-gcc) args=(-DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_STANDARD=20 -DCMAKE_BUILD_TYPE=Release "${parts[@]}"
+                       -DCOLLAGE_BUILD_BENCHMARKS=ON) ;;
+    release-clang) args=(-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_STANDARD=17 -DCMAKE_BUILD_TYPE=Release
+                         "${parts[@]}" -DCOLLAGE_BUILD_BENCHMARKS=ON -DCOLLAGE_FUZZ=OFF) ;;
+    *) return 1 ;;
+  esac
+  args+=(-DCOLLAGE_WERROR=ON)
+}
+
+configs=()
+if [[ $# -gt 0 ]]; then
+  for arg in "$@"; do
+    case $arg in
+      --full) configs+=($all_configs) ;;
+      -h | --help)
+        sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'
+        exit 0
+        ;;
+      -*) echo "test.sh: unknown option '$arg' (try --help)" >&2; exit 2 ;;
+      *) configs+=("$arg") ;;
+    esac
+  done
+elif [[ ${COLLAGE_TEST_CONFIGS:-} == all ]]; then
+  configs=($all_configs)
+else
+  configs=(${COLLAGE_TEST_CONFIGS:-$quick_configs})
+fi
+# The package groups of scripts/install-deps.sh these configurations need.
+dep_groups=(core)
+for config in "${configs[@]}"; do
+  if ! config_args "$config"; then
+    echo "test.sh: unknown configuration '$config' (known: $all_configs)" >&2
+    exit 2
+  fi
+  [[ " ${args[*]} " == *" -DCMAKE_CXX_COMPILER=clang++ "* ]] && dep_groups+=(clang)
+  [[ " ${args[*]} " == *" -DCOLLAGE_BUILD_BENCHMARKS=ON "* ]] && dep_groups+=(bench)
+done
+
+bash scripts/install-deps.sh "${dep_groups[@]}"
+
 jobs=${COLLAGE_JOBS:-2}
-
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export CTEST_OUTPUT_ON_FAILURE=1
 
-# run_config NAME CXX STD KIND [extra cmake args...]; KIND is "full" or "headers".
+# run_config NAME: configures, builds and tests configuration NAME in build/test-NAME.
 run_config() {
-  local name=$1 cxx=$2 std=$3 kind=$4
-  shift 4
-  local dir="build/test-$name"
-  echo "==== [$name] $cxx, C++$std ($kind) in $dir"
-  local args=(
-    -S . -B "$dir"
-    -DCMAKE_CXX_COMPILER="$cxx"
-    -DCMAKE_CXX_STANDARD="$std"
-    -DCMAKE_BUILD_TYPE=
-    "-DCMAKE_CXX_FLAGS=-O1 -g1"
-    -DCOLLAGE_WERROR=ON
-  )
-  if [[ $kind == headers ]]; then
-    args+=(-DCOLLAGE_BUILD_TESTS=OFF -DCOLLAGE_BUILD_BENCHMARKS=OFF -DCOLLAGE_BUILD_EXAMPLES=OFF)
-  fi
-  cmake "${args[@]}" "$@" || return 1
-  if [[ $kind == headers ]]; then
-    cmake --build "$dir" --target collage_header_check -j "$jobs" || return 1
-    return 0
-  fi
+  local dir="build/test-$1" args
+  config_args "$1"
+  echo "==== [$1] in $dir: ${args[*]}"
+  cmake -S . -B "$dir" "${args[@]}" || return 1
   cmake --build "$dir" -j "$jobs" || return 1
   (cd "$dir" && ctest --output-on-failure -j "$jobs") || return 1
 }
 
 declare -a summary=()
 failed=0
-for config in $configs; do
-  case $config in
-    gcc17) set -- g++ 17 full -DCOLLAGE_BUILD_BENCHMARKS=ON -DCOLLAGE_BUILD_EXAMPLES=ON ;;
-    clang20) set -- clang++ 20 full -DCOLLAGE_BUILD_BENCHMARKS=OFF -DCOLLAGE_BUILD_EXAMPLES=ON ;;
-    asan) set -- g++ 20 full -DCOLLAGE_SANITIZE=ON -DCOLLAGE_BUILD_BENCHMARKS=OFF -DCOLLAGE_BUILD_EXAMPLES=ON ;;
-    clang17-headers) set -- clang++ 17 headers ;;
-    gcc20-headers) set -- g++ 20 headers ;;
-    *)
-      echo "test.sh: unknown configuration '$config' (known: $all_configs)" >&2
-      summary+=("$config: UNKNOWN")
-      failed=1
-      continue
-      ;;
-  esac
+total_start=$SECONDS
+for config in "${configs[@]}"; do
   start=$SECONDS
-  if run_config "$config" "$@"; then
+  if run_config "$config"; then
     summary+=("$config: PASS ($((SECONDS - start))s)")
   else
     summary+=("$config: FAIL ($((SECONDS - start))s)")
@@ -74,8 +103,11 @@ for config in $configs; do
   fi
 done
 
-echo "==== summary"
+echo "==== summary ($((SECONDS - total_start))s)"
 for line in "${summary[@]}"; do
   echo "  $line"
 done
+if [[ ${#configs[@]} -eq 1 && $configs == "$quick_configs" ]]; then
+  echo "  (the quick check; ./scripts/test.sh --full runs every configuration, as CI does)"
+fi
 exit $failed

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string_view>
 
+#include "graph_reader.hpp"
 #include "json_graph.hpp"
 #include "spec_reader.hpp"
 

@@ -20,6 +20,7 @@
 #include "collage/cost/caching_oracle.hpp"
 #include "collage/cost/cost_oracle.hpp"
 #include "collage/partitioner.hpp"
+#include "graph_reader.hpp"
 #include "json_graph.hpp"
 #include "json_util.hpp"
 #include "outputs.hpp"

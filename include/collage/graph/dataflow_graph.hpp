@@ -183,7 +183,11 @@ class DataflowGraph {
   /// The traits' label, else the op name, else "%i".
   std::string label(std::size_t i) const {
     std::string l = access::label(*ir_, handles_[i]);
-    return l.empty() ? "%" + std::to_string(i) : l;
+    if (l.empty()) {  // appended: "%" + std::string trips g++ 12's bogus -Wrestrict in C++20 (GCC PR 105329)
+      l += '%';
+      l += std::to_string(i);
+    }
+    return l;
   }
 
   /// Dense scope id of node i (0 when the traits define no scopes), numbered by first appearance.

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "graph_gen.hpp"
+#include "graph_reader.hpp"
 #include "json_graph.hpp"
 
 namespace {

@@ -1,7 +1,8 @@
 #pragma once
 
-// Random collage-graph/1 texts for the tool's tests: operators, inputs, tensor and scalar
-// constants, tuples and projections, with string or integer ids, in shuffled order.
+// collage-graph/1 texts for the tool's tests: random graphs (operators, inputs, tensor and scalar
+// constants, tuples and projections, with string or integer ids, in shuffled order), large layered
+// graphs, and a small fixed graph with a node of every role.
 
 #include <algorithm>
 #include <cstddef>
@@ -12,6 +13,26 @@
 #include <nlohmann/json.hpp>
 
 namespace collage_cli_test {
+
+/// A graph with a node of every role (input, tensor and scalar constants, tuple, projection,
+/// operators), string and integer ids, nodes listed before their inputs, and a node the outputs do
+/// not reach ("dead").
+inline constexpr const char* kTupleGraph = R"({
+  "format": "collage-graph/1", "name": "t",
+  "nodes": [
+    {"id": "q", "op": "my_op", "inputs": ["g"], "kind": "injective"},
+    {"id": "g", "op": "get_item", "inputs": ["t"], "attrs": {"index": 1}},
+    {"id": "t", "op": "tuple", "inputs": ["c0", 7]},
+    {"id": 7, "op": "nn.relu", "inputs": ["x"]},
+    {"id": "c0", "op": "conv2d", "inputs": ["x", "w0"], "attrs": {"padding": [0, 0, 0, 0]}},
+    {"id": "w0", "op": "const", "shape": [8, 1, 5, 5]},
+    {"id": "s0", "op": "const", "shape": []},
+    {"id": "m", "op": "multiply", "inputs": ["q", "s0"]},
+    {"id": "x", "op": "input", "shape": [1, 1, 28, 28], "dtype": "float32"},
+    {"id": "dead", "op": "relu", "inputs": ["x"]}
+  ],
+  "outputs": ["m"]
+})";
 
 /// A random DAG of about `n` nodes as a collage-graph/1 text. With `integer_ids`, about half the
 /// ids are integers.

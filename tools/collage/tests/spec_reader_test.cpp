@@ -6,6 +6,7 @@
 #include <string>
 
 #include "collage/partition/extraction.hpp"
+#include "graph_reader.hpp"
 #include "json_graph.hpp"
 
 namespace collage::cli {
