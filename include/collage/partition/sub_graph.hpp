@@ -15,6 +15,7 @@
 
 #include "collage/graph/dataflow_graph.hpp"
 #include "collage/graph/op_kind.hpp"
+#include "collage/partition/convexity.hpp"
 #include "collage/partition/sub_graph_config.hpp"
 #include "collage/support/index_set.hpp"
 
@@ -148,10 +149,7 @@ class SubGraph {
 
   /// Disjoint, one feeds the other, and their union is convex: the pair could become one kernel.
   template <class G>
-  bool are_touching(const DataflowGraph<G>& graph, const SubGraph& that) const {
-    return inside().is_disjoint(that.inside()) && (feeds_into(that) || that.feeds_into(*this)) &&
-           graph.is_convex(inside() | that.inside());
-  }
+  bool are_touching(const DataflowGraph<G>& graph, const SubGraph& that) const;
 
   /// The union of two disjoint sub-graphs, keeping both sets of nested groups.
   template <class G>
@@ -292,35 +290,6 @@ std::size_t inside_depth(const DataflowGraph<G>& graph, const IndexSet& inside, 
   return depth;
 }
 
-/// Whether no path leaves `inside` and re-enters it: DataflowGraph::is_convex, without allocating
-/// for sets that span a few thousand indexes.
-template <class G>
-bool is_convex(const DataflowGraph<G>& graph, const IndexSet& inside) {
-  const std::size_t lo = inside.first_inside();
-  if (lo == npos) return true;
-  const std::size_t hi = inside.last_inside();
-  constexpr std::size_t kWords = 64;
-  if (hi - lo >= kWords * 64) return graph.is_convex(inside);
-  // tainted: node i is outside and reachable from inside through outside nodes only (bit i - lo).
-  std::uint64_t tainted[kWords];
-  std::fill(tainted, tainted + (hi - lo) / 64 + 1, std::uint64_t{0});
-  auto is_tainted = [&](std::size_t i) { return (tainted[(i - lo) / 64] >> ((i - lo) % 64)) & 1U; };
-  auto taint = [&](std::size_t i) { tainted[(i - lo) / 64] |= std::uint64_t{1} << ((i - lo) % 64); };
-  for (std::size_t i = lo; i <= hi; ++i) {
-    const bool in = inside.contains(i);
-    for (std::size_t j : graph.inputs(i)) {
-      if (j < lo) continue;
-      if (is_tainted(j)) {
-        if (in) return false;
-        taint(i);
-      } else if (!in && inside.contains(j)) {
-        taint(i);
-      }
-    }
-  }
-  return true;
-}
-
 }  // namespace detail
 
 struct NestedSubGraph {
@@ -340,6 +309,29 @@ struct NestedSubGraph {
     return AttrList::compare(a.attrs, b.attrs);
   }
 };
+
+/// Whether `joined`, the union of sub-graphs `a` and `b`, is convex: is_convex, walking from the
+/// outputs of the two (their cached sets) instead of visiting the nodes of the union.
+template <class G>
+bool is_convex_union(const DataflowGraph<G>& graph, const IndexSet& joined, const SubGraph& a, const SubGraph& b) {
+  return detail::is_convex_from(graph, joined, [&](auto reach) {
+    for (std::size_t o : a.output()) reach(o);
+    for (std::size_t o : b.output()) reach(o);
+  });
+}
+
+namespace detail {
+
+/// One step of SubGraph::hash: `seed` (the hash of the inside set and the groups before) with
+/// nested group `group` mixed in. Code that hashes a sub-graph before building it (combine's join
+/// keys) folds its groups, in SubGraph's order, through this too, so both hashes agree.
+inline std::size_t hash_nested_group(std::size_t seed, const NestedSubGraph& group) {
+  std::size_t h = seed * 31 + group.sub_graph.hash();
+  for (const auto& [k, v] : group.attrs) h = h * 31 + std::hash<std::string>{}(k) * 7 + std::hash<std::string>{}(v);
+  return h;
+}
+
+}  // namespace detail
 
 // ---------------------------------------------------------------------------------------------
 // Implementation.
@@ -459,8 +451,14 @@ Validity SubGraph::check(const DataflowGraph<G>& graph, const SubGraphConfig& co
     nested_config.allow_taps = true;
     if (n.sub_graph.check(graph, nested_config) != Validity::valid) return Validity::nested_invalid;
   }
-  if (!detail::is_convex(graph, c.inside)) return Validity::not_convex;
+  if (!is_convex(graph, c.inside, c.output)) return Validity::not_convex;
   return Validity::valid;
+}
+
+template <class G>
+bool SubGraph::are_touching(const DataflowGraph<G>& graph, const SubGraph& that) const {
+  return inside().is_disjoint(that.inside()) && (feeds_into(that) || that.feeds_into(*this)) &&
+         is_convex_union(graph, inside() | that.inside(), *this, that);
 }
 
 template <class G>
@@ -532,10 +530,7 @@ inline int SubGraph::compare(const SubGraph& a, const SubGraph& b) {
 
 inline std::size_t SubGraph::hash() const {
   std::size_t h = inside().hash();
-  for (const NestedSubGraph& n : nested()) {
-    h = h * 31 + n.sub_graph.hash();
-    for (const auto& [k, v] : n.attrs) h = h * 31 + std::hash<std::string>{}(k) * 7 + std::hash<std::string>{}(v);
-  }
+  for (const NestedSubGraph& n : nested()) h = detail::hash_nested_group(h, n);
   return h;
 }
 

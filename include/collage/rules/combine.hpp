@@ -117,10 +117,7 @@ struct JoinKey {
   void seal() {
     std::sort(nested.begin(), nested.end(), [](const NestedSubGraph* a, const NestedSubGraph* b) { return *a < *b; });
     hash = inside.hash();
-    for (const NestedSubGraph* n : nested) {
-      hash = hash * 31 + n->sub_graph.hash();
-      for (const auto& [k, v] : n->attrs) hash = hash * 31 + std::hash<std::string>{}(k) * 7 + std::hash<std::string>{}(v);
-    }
+    for (const NestedSubGraph* n : nested) hash = hash_nested_group(hash, *n);
   }
   /// Whether `s` is this join (the identity of SubGraph's ==).
   bool same_as(const SubGraph& s) const {
@@ -350,8 +347,6 @@ class CombineRule final : public RuleImpl<G> {
     CombineStats stats;
     std::vector<std::size_t> partners;  // scratch: the partners of one candidate, each once
     EpochMarks partner_marks;  // by pool id: in `partners`
-    std::vector<std::size_t> walk;         // scratch of union_is_convex()
-    EpochMarks walk_marks;  // by node: visited
     JoinKey key;                        // scratch
 
     /// Finds the joins of one round, for candidates [first_new, pool.size()) and their partners.
@@ -404,8 +399,8 @@ class CombineRule final : public RuleImpl<G> {
       key.seal();
       if (pool.find(key) != npos) return;
       if (found_index.find(key.hash, [&](std::size_t k) { return key.same_as(found[k]); }) != npos) return;
-      const bool convex =
-          pair.first != nullptr ? union_is_convex(*pair.first, *pair.second) : detail::is_convex(graph, key.inside);
+      const bool convex = pair.first != nullptr ? is_convex_union(graph, key.inside, *pair.first, *pair.second)
+                                                : is_convex(graph, key.inside);
       if (!convex) return;
       if (pool.size() + found.size() >= rule.limits_.max_candidates) {
         stats.truncated = true;
@@ -459,31 +454,6 @@ class CombineRule final : public RuleImpl<G> {
         });
       }
       for (std::size_t id : partners) try_pair(pool[id], me);
-    }
-
-    /// Whether key.inside, the union of a and b, is convex: no path leaves it and comes back. Such
-    /// a path starts at an output of a or b outside the union and, as edges go up in index order,
-    /// runs below the union's last node; the walk follows only those outside nodes, which is
-    /// fewer than the nodes a sweep over the union's index range visits.
-    bool union_is_convex(const SubGraph& a, const SubGraph& b) {
-      const IndexSet& inside = key.inside;
-      const std::size_t last = inside.last_inside();
-      walk_marks.clear(graph.size());
-      walk.clear();
-      auto visit = [&](std::size_t o) {
-        if (o < last && !inside.contains(o) && walk_marks.mark(o)) walk.push_back(o);
-      };
-      for (std::size_t o : a.output()) visit(o);
-      for (std::size_t o : b.output()) visit(o);
-      while (!walk.empty()) {
-        const std::size_t n = walk.back();
-        walk.pop_back();
-        for (std::size_t o : graph.outputs(n)) {
-          if (inside.contains(o)) return false;
-          visit(o);
-        }
-      }
-      return true;
     }
 
     /// Empties `partners` for a new list. add_partner() drops repeats in constant time and keeps
