@@ -12,10 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include "collage/partition/quotient.hpp"
 #include "collage/partition/sub_graph_config.hpp"
 #include "collage/rules/partition_rule.hpp"
-#include "collage/support/epoch_marks.hpp"
-#include "collage/support/index_span.hpp"
 
 namespace collage {
 namespace detail {
@@ -110,46 +109,10 @@ class RegionMerger {
 
   /// Whether the regions stay acyclic as a quotient graph (regions as single nodes, with the nodes
   /// no region holds as themselves) if `joined` (a union about to be made of some regions and free
-  /// nodes) became one region: no path leaves `joined` and comes back, even one that enters a
-  /// region at one node and leaves it at another. Node-level convexity is not enough: with edges
-  /// a->d, b->c, a->c, b->d, {a,d} and {b,c} are both convex but feed each other. Walks from the
-  /// union's outputs, not following regions that start after the union's last node, nor free
-  /// nodes after it (neither can reach back). O(nodes and edges walked); scratch is reused.
+  /// nodes) became one region (see QuotientCycleCheck).
   bool keeps_quotient_acyclic(const SubGraph& joined) {
-    const IndexSet& in = joined.inside();
-    const std::size_t hi = in.last_inside();
-    node_seen_.clear(graph_->size());
-    region_seen_.clear(regions_.size());
-    std::vector<std::size_t> stack(joined.output().begin(), joined.output().end());
-    while (!stack.empty()) {
-      const std::size_t v = stack.back();
-      stack.pop_back();
-      const std::size_t q = owner_[v];
-      IndexSpan free_outputs;
-      const IndexSet* region_outputs = nullptr;
-      if (q == npos) {
-        if (v > hi || !node_seen_.mark(v)) continue;
-        free_outputs = graph_->outputs(v);
-      } else {
-        if (!region_seen_.mark(q)) continue;
-        if (regions_[q].sub_graph.first_inside() > hi) continue;
-        region_outputs = &regions_[q].sub_graph.output();
-      }
-      auto follow = [&](std::size_t o) {
-        if (in.contains(o)) return false;
-        stack.push_back(o);
-        return true;
-      };
-      for (std::size_t o : free_outputs) {
-        if (!follow(o)) return false;
-      }
-      if (region_outputs != nullptr) {
-        for (std::size_t o : *region_outputs) {
-          if (!follow(o)) return false;
-        }
-      }
-    }
-    return true;
+    return !quotient_.closes_cycle(*graph_, joined, owner_, regions_.size(),
+                                   [&](std::size_t q) -> const SubGraph& { return regions_[q].sub_graph; });
   }
 
   /// Region `into` absorbs the nodes `extra` and every region holding one of them, provided
@@ -280,8 +243,7 @@ class RegionMerger {
   std::vector<std::size_t> scanned_at_;  // clock_ at the end of its last fruitless step, or kNever
   std::vector<bool> mark_;               // scratch for owners_of
   std::size_t clock_ = 0;                // number of merges so far
-  EpochMarks node_seen_;    // scratch of keeps_quotient_acyclic: nodes walked
-  EpochMarks region_seen_;  // likewise, regions walked
+  QuotientCycleCheck quotient_;          // scratch of keeps_quotient_acyclic
 };
 
 /// coalesce over candidates that are already pairwise disjoint and non-empty.
