@@ -248,7 +248,7 @@ std::vector<Candidate> random_convex_candidates(const DataflowGraph<G>& graph, s
 
 TEST(ExactSearch, MatchesBruteForceWithCandidatesOfAnyShape) {
   // The search tries only some of the applicable candidates in each state (see
-  // Frontier::for_each_successor); candidates that hold joins, several exits or disconnected
+  // StateSpace::for_each_successor); candidates that hold joins, several exits or disconnected
   // pieces make parts wait on each other in every way.
   std::mt19937_64 rng(31337);
   int compared = 0;

@@ -20,7 +20,7 @@
 #include <utility>
 #include <vector>
 
-#include "collage/search/frontier.hpp"
+#include "collage/search/state_space.hpp"
 #include "collage/search/partitioning.hpp"
 #include "collage/search/search_problem.hpp"
 #include "collage/support/cost.hpp"
@@ -157,12 +157,12 @@ inline double unit_random(std::mt19937_64& rng) {
 inline std::size_t random_index(std::mt19937_64& rng, std::size_t n) { return static_cast<std::size_t>(rng() % n); }
 
 /// The moves of the evolutionary search over sets of item ids of a SearchProblem, and their
-/// validation by replay through the Frontier.
+/// validation by replay through the StateSpace.
 template <class G>
 class Evolver {
  public:
   Evolver(const SearchProblem<G>& problem, std::uint64_t seed)
-      : problem_(problem), graph_(problem.graph()), frontier_(problem), rng_(seed) {
+      : problem_(problem), graph_(problem.graph()), space_(problem), rng_(seed) {
     const std::size_t n = graph_.size();
     owner_.assign(n, npos);
     stamp_.assign(n, 0);
@@ -206,7 +206,7 @@ class Evolver {
     return found;
   }
 
-  /// The items in an order in which the Frontier applies each of them (a topological order of
+  /// The items in an order in which the StateSpace applies each of them (a topological order of
   /// the quotient), or nothing when they overlap, leave a kernel node uncovered or form a cycle.
   std::optional<std::vector<std::size_t>> order(std::vector<std::size_t> items) {
     std::sort(items.begin(), items.end());
@@ -223,7 +223,7 @@ class Evolver {
     }
     if (disjoint) {
       for (std::size_t id : items) status_[id] = kPending;
-      SearchState state = frontier_.start();
+      SearchState state = space_.start();
       std::vector<std::size_t> applied;
       applied.reserve(items.size());
       std::vector<bool> done(items.size(), false);
@@ -232,7 +232,7 @@ class Evolver {
         progress = false;
         for (std::size_t k = 0; k < items.size(); ++k) {
           if (done[k] || !inputs_ready(items[k])) continue;
-          std::optional<SearchState> next = frontier_.apply(state, items[k]);
+          std::optional<SearchState> next = space_.apply(state, items[k]);
           if (!next) continue;
           state = std::move(*next);
           done[k] = true;
@@ -241,7 +241,7 @@ class Evolver {
           progress = true;
         }
       }
-      if (applied.size() == items.size() && frontier_.is_goal(state)) result = std::move(applied);
+      if (applied.size() == items.size() && space_.is_goal(state)) result = std::move(applied);
       for (std::size_t id : items) status_[id] = kAbsent;
     }
     clear_owners();
@@ -299,7 +299,7 @@ class Evolver {
   }
 
   /// The partitioning of items given in topological order.
-  Partitioning assemble(const std::vector<std::size_t>& ordered) const { return frontier_.assemble(ordered); }
+  Partitioning assemble(const std::vector<std::size_t>& ordered) const { return space_.assemble(ordered); }
 
  private:
   static constexpr unsigned char kAbsent = 0;
@@ -482,7 +482,7 @@ class Evolver {
 
   const SearchProblem<G>& problem_;
   const DataflowGraph<G>& graph_;
-  detail::Frontier<G> frontier_;
+  detail::StateSpace<G> space_;
   std::mt19937_64 rng_;
   /// Per node, the items that hold it (kernel nodes only), ascending.
   std::vector<std::vector<std::size_t>> covering_;
@@ -527,7 +527,7 @@ Result<Cost> guarded_evaluate(EndToEndOracle<G>& oracle, const DataflowGraph<G>&
 /// touching neighbour into the candidate equal to their union; (d) grow a part into a larger
 /// overlapping candidate, re-covering the parts it displaces — and by crossover (a prefix of one
 /// parent in topological order, completed from the other). Every offspring is validated by
-/// replaying it through detail::Frontier, so everything evaluated (and returned) is a disjoint,
+/// replaying it through detail::StateSpace, so everything evaluated (and returned) is a disjoint,
 /// covering, acyclic partitioning; invalid ones are discarded unevaluated. Fitness is memoised
 /// by the set of candidates, so a duplicate costs no evaluation. Survivors: the best `population`
 /// of parents and offspring (Unknown after every known fitness; Invalid and failed evaluations

@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "collage/partition/quotient.hpp"
-#include "collage/search/frontier.hpp"
+#include "collage/search/state_space.hpp"
 #include "collage/support/result.hpp"
 
 namespace collage {
@@ -69,7 +69,7 @@ Result<Partitioning> greedy_search(const SearchProblem<G>& problem, const std::v
   if (!order_of_parts.acyclic()) return Error{ErrorCode::internal, "greedy search: the claimed regions form a cycle (a bug)"};
   std::vector<std::size_t> items;
   for (std::size_t k : order_of_parts.parts) items.push_back(claimed[k]);
-  Partitioning result = detail::Frontier<G>(problem).assemble(items);
+  Partitioning result = detail::StateSpace<G>(problem).assemble(items);
   result.stats.algorithm = "greedy";
   result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;
