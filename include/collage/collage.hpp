@@ -28,6 +28,8 @@
 #include "collage/rules/partition_rule.hpp"
 #include "collage/rules/partition_spec.hpp"
 #include "collage/rules/pattern.hpp"
+#include "collage/rules/pattern_matcher.hpp"
+#include "collage/rules/pattern_parser.hpp"
 #include "collage/rules/pattern_rule.hpp"
 #include "collage/rules/split_bound.hpp"
 #include "collage/search/beam_search.hpp"
