@@ -90,11 +90,12 @@ using NestedGroups = boost::container::small_vector<NestedSubGraph, 1>;
 ///  - input:  outside, non-inlinable nodes that feed an inside node;
 ///  - output: outside nodes fed by an inside node.
 /// Inlinable nodes (op references, scalar constants) are copied into a partition rather than
-/// passed in, so they are never inputs. Also cached: the depth (nodes on the longest path inside:
-/// a singleton is 1, a chain of k nodes is k), the kind (the largest OpKind of inside nodes that
-/// execute: inlinable nodes and constants do not count, tuples and projections count as
-/// injective), and nested groups. A label (the op names inside) is derived from the graph on
-/// demand, for messages and reports.
+/// passed in, so they are never inputs. Also cached: the depth (how many nodes that need a kernel
+/// lie on the longest path inside: one operator is 1, a chain of k operators is k; nodes that need
+/// none, such as constants, tuples and projections, add nothing), the kind (the largest OpKind of
+/// inside nodes that execute: inlinable nodes and constants do not count, tuples and projections
+/// count as injective), and nested groups. A label (the op names inside) is derived from the graph
+/// on demand, for messages and reports.
 ///
 /// A SubGraph does not point at its graph; operations that need the graph take it as an argument,
 /// which must be the graph the sub-graph was made over.
@@ -230,13 +231,14 @@ int compare_lexicographic(const Sequence& x, const Sequence& y, Compare compare)
 }
 
 /// The depth of each node of an inside set, visited in ascending index order: the number of nodes
-/// on the longest path inside that ends there.
+/// that need a kernel on the longest path inside that ends there.
 class DepthScan {
  public:
   /// The depth of inside node i; every inside node below i must have been visited.
   template <class G>
   std::size_t visit(const DataflowGraph<G>& graph, const IndexSet& inside, std::size_t i) {
-    std::size_t d = 1;
+    const std::size_t own = graph.needs_kernel(i) ? 1 : 0;
+    std::size_t d = own;
     for (std::size_t j : graph.inputs(i)) {
       if (!inside.contains(j)) continue;
       std::size_t pos = visited_.size() - 1;  // j was visited: inputs have smaller indexes
@@ -246,7 +248,7 @@ class DepthScan {
                              [](const Visited& v, std::size_t node) { return v.node < node; }) -
             visited_.begin());
       }
-      d = std::max(d, visited_[pos].depth + 1);
+      d = std::max(d, visited_[pos].depth + own);
     }
     visited_.push_back(Visited{i, d});
     return d;
@@ -272,9 +274,10 @@ std::size_t inside_depth(const DataflowGraph<G>& graph, const IndexSet& inside, 
     // depth_at[i - lo]: set for each inside node i once visited (only those are read).
     std::uint32_t depth_at[kDense];
     for (std::size_t i : inside) {
-      std::uint32_t d = 1;
+      const std::uint32_t own = graph.needs_kernel(i) ? 1 : 0;
+      std::uint32_t d = own;
       for (std::size_t j : graph.inputs(i)) {
-        if (j >= lo && inside.contains(j)) d = std::max<std::uint32_t>(d, depth_at[j - lo] + 1);
+        if (j >= lo && inside.contains(j)) d = std::max<std::uint32_t>(d, depth_at[j - lo] + own);
       }
       depth_at[i - lo] = d;
       depth = std::max<std::size_t>(depth, d);
