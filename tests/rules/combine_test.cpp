@@ -10,6 +10,7 @@
 #include "collage/rules/base_rules.hpp"
 #include "collage/rules/combinators.hpp"
 #include "common/expr_ir.hpp"
+#include "common/random_ops_graph.hpp"
 #include "common/rules_fixture.hpp"
 #include "common/tvm_combine.hpp"
 
@@ -326,41 +327,6 @@ TEST(CombineLikeTvm, OnlyValid) {
                  sets_of(f, {{f.t11, f.t23, f.t24}}));  // one exit, depth 2: see ByKind
 }
 
-/// A random expression graph for comparing with TVM: operators of every kind over earlier values,
-/// tensor constants and scalars, splits read through projections, and tuples concatenated.
-ExprGraph random_tvm_graph(std::mt19937_64& rng, std::size_t ops) {
-  ExprGraph ir;
-  std::vector<const Expr*> values = {ir.var("x"), ir.var("y")};
-  auto pick = [&] { return values[values.size() - 1 - rng() % std::min<std::size_t>(values.size(), 5)]; };
-  static const char* const kUnary[] = {"relu", "tanh", "reshape", "transpose", "sum", "softmax"};
-  static const char* const kBinary[] = {"add", "multiply", "dense", "conv2d"};
-  for (std::size_t k = 0; k < ops; ++k) {
-    const std::size_t shape = rng() % 10;
-    if (shape < 4) {
-      values.push_back(ir.call(kUnary[rng() % 6], {pick()}));
-    } else if (shape < 7) {
-      const Expr* second = rng() % 3 == 0 ? ir.constant() : rng() % 3 == 0 ? ir.scalar() : pick();
-      values.push_back(ir.call(kBinary[rng() % 4], {pick(), second}));
-    } else if (shape < 9) {  // a split, read through some of its projections
-      const Expr* split = ir.call("split", {pick()});
-      const std::size_t fields = 2 + rng() % 2;
-      for (std::size_t field = 0; field < fields; ++field) {
-        if (rng() % 4 != 0) values.push_back(ir.get_item(split, field));
-      }
-      if (values.back()->type != testing_ir::ExprType::get_item) values.push_back(ir.get_item(split, 0));
-    } else {  // a concat over a tuple of two or three values
-      std::vector<const Expr*> fields;
-      for (std::size_t field = 0; field < 2 + rng() % 2; ++field) fields.push_back(pick());
-      values.push_back(ir.call("concat", {ir.tuple(fields)}));
-    }
-  }
-  ir.output(values.back());
-  for (std::size_t k = 2; k + 1 < values.size(); ++k) {
-    if (rng() % 5 == 0) ir.output(values[k]);
-  }
-  return ir;
-}
-
 /// The graph as "index:op(inputs)" items, for failure messages.
 std::string graph_text(const DataflowGraph<ExprGraph>& graph) {
   std::string out;
@@ -384,7 +350,7 @@ TEST(CombineLikeTvm, AtLeastTvmsCandidatesOnRandomGraphs) {
   std::size_t non_convex = 0;
   for (int trial = 0; trial < 1000; ++trial) {
     RulesFixture f;
-    f.ir = random_tvm_graph(rng, 6 + rng() % 10);
+    f.ir = testing_ir::random_ops_graph(rng, 6 + rng() % 10);
     f.build();
     const auto& graph = *f.graph;
     std::vector<C> combiners;

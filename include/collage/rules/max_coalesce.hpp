@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <utility>
@@ -277,22 +278,31 @@ std::vector<Candidate> coalesce_disjoint(const DataflowGraph<G>& graph, std::vec
 template <class G>
 class MaxCoalesceRule final : public RuleImpl<G> {
  public:
-  MaxCoalesceRule(PartitionRule<G> sub, SubGraphConfig config)
-      : sub_(std::move(sub)), config_(config), name_("max_coalesce") {}
+  MaxCoalesceRule(std::vector<PartitionRule<G>> subs, SubGraphConfig config)
+      : subs_(std::move(subs)), config_(config), name_("max_coalesce") {}
 
   std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
-    DisjointPick pick = pick_disjoint(sub_.all_candidates(graph, target), graph.size());
+    std::vector<Candidate> all;
+    for (const PartitionRule<G>& sub : subs_) {
+      std::vector<Candidate> some = sub.all_candidates(graph, target);
+      all.insert(all.end(), std::make_move_iterator(some.begin()), std::make_move_iterator(some.end()));
+    }
+    DisjointPick pick = pick_disjoint(std::move(all), graph.size());
     std::vector<Candidate> result = coalesce_disjoint(graph, std::move(pick.chosen), config_);
     canonicalize(result);
     return result;
   }
   std::string describe() const override {
-    return "max_coalesce(" + sub_.describe() + ", " + describe_config(config_) + ")";
+    std::string out = "max_coalesce(";
+    if (subs_.size() != 1) out += "[";
+    for (std::size_t k = 0; k < subs_.size(); ++k) out += (k == 0 ? "" : ", ") + subs_[k].describe();
+    if (subs_.size() != 1) out += "]";
+    return out + ", " + describe_config(config_) + ")";
   }
   const std::string& name() const override { return name_; }
 
  private:
-  PartitionRule<G> sub_;
+  std::vector<PartitionRule<G>> subs_;
   SubGraphConfig config_;
   Name name_;
 };
@@ -344,7 +354,18 @@ std::vector<Candidate> coalesce(const DataflowGraph<G>& graph, std::vector<Candi
 /// overlapped a chosen one are dropped.
 template <class G>
 PartitionRule<G> max_coalesce(PartitionRule<G> sub, SubGraphConfig config = {}) {
-  return make_rule<G, detail::MaxCoalesceRule<G>>(std::move(sub), config);
+  std::vector<PartitionRule<G>> subs;
+  subs.push_back(std::move(sub));
+  return make_rule<G, detail::MaxCoalesceRule<G>>(std::move(subs), config);
+}
+
+/// max_coalesce over the candidates of several rules in priority order: the disjoint candidates
+/// are taken from the first rule's (canonical) list, then the second's, and so on, as a greedy
+/// partitioner applies a pattern table in table order (TVM's MergeComposite); then they merge as
+/// in max_coalesce.
+template <class G>
+PartitionRule<G> max_coalesce(std::vector<PartitionRule<G>> subs_in_priority, SubGraphConfig config = {}) {
+  return make_rule<G, detail::MaxCoalesceRule<G>>(std::move(subs_in_priority), config);
 }
 
 }  // namespace collage
