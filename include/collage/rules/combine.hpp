@@ -375,12 +375,7 @@ class CombineRule final : public RuleImpl<G> {
               break;
             case Combiner<G>::Mode::tuple_proj:
               for (std::size_t o : sub.output()) {
-                if (!graph.is_projection(o)) continue;
-                key.inside = sub.inside();
-                key.inside.add(o);
-                key.nested.clear();
-                key.add_nested(sub);
-                offer(0, sub.depth());
+                if (graph.is_projection(o)) grow(sub, [o](IndexSet& extra) { extra.add(o); });
               }
               break;
             case Combiner<G>::Mode::constant:
@@ -429,31 +424,6 @@ class CombineRule final : public RuleImpl<G> {
     /// inputs.
     void join_pairs(std::size_t new_id, std::size_t first_new) {
       const SubGraph& me = pool[new_id];
-      auto try_pair = [&](const SubGraph& up, const SubGraph& down) {
-        if (up.inside().intersects(down.inside())) return;
-        bool accepted = false;
-        for (std::size_t c : rule.pairwise_) {
-          if (rule.combiners_[c].accepts(graph, up, down)) {
-            accepted = true;
-            break;
-          }
-        }
-        if (!accepted) return;
-        const std::size_t max_depth = rule.limits_.max_depth;
-        if (max_depth != 0 && std::max(up.depth(), down.depth()) > max_depth) {
-          ++stats.joins_tried;  // offer() would refuse it: spare the union and the nested groups' copy
-          return;
-        }
-        key.inside = up.inside();
-        key.inside |= down.inside();
-        key.nested.clear();
-        key.add_nested(up);
-        key.add_nested(down);
-        // Without an edge from down back into up, a path through the union runs through up,
-        // then through down: at most up.depth() + down.depth() nodes.
-        const bool one_way = !down.output().intersects(up.inside());
-        offer(max_depth, std::max(up.depth(), down.depth()), one_way ? up.depth() + down.depth() : npos, {&up, &down});
-      };
       start_partners();
       for (std::size_t o : me.output()) {
         pool.for_each_with_entry(o, [&](std::size_t id) { add_partner(id); });
@@ -466,6 +436,33 @@ class CombineRule final : public RuleImpl<G> {
         });
       }
       for (std::size_t id : partners) try_pair(pool[id], me);
+    }
+
+    /// Offers the union of `up` and `down` (which it feeds) when some pairwise combiner accepts it.
+    void try_pair(const SubGraph& up, const SubGraph& down) {
+      if (up.inside().intersects(down.inside())) return;
+      bool accepted = false;
+      for (std::size_t c : rule.pairwise_) {
+        if (rule.combiners_[c].accepts(graph, up, down)) {
+          accepted = true;
+          break;
+        }
+      }
+      if (!accepted) return;
+      const std::size_t max_depth = rule.limits_.max_depth;
+      if (max_depth != 0 && std::max(up.depth(), down.depth()) > max_depth) {
+        ++stats.joins_tried;  // offer() would refuse it: spare the union and the nested groups' copy
+        return;
+      }
+      key.inside = up.inside();
+      key.inside |= down.inside();
+      key.nested.clear();
+      key.add_nested(up);
+      key.add_nested(down);
+      // Without an edge from down back into up, a path through the union runs through up,
+      // then through down: at most up.depth() + down.depth() nodes.
+      const bool one_way = !down.output().intersects(up.inside());
+      offer(max_depth, std::max(up.depth(), down.depth()), one_way ? up.depth() + down.depth() : npos, {&up, &down});
     }
 
     /// Empties `partners` for a new list. add_partner() drops repeats in constant time and keeps
