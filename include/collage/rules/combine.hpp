@@ -355,6 +355,7 @@ class CombineRule final : public RuleImpl<G> {
     CombineStats stats;
     std::vector<std::size_t> partners;  // scratch: the partners of one candidate, each once
     EpochMarks partner_marks;  // by pool id: in `partners`
+    bool has_tuples = true;           // whether the graph has a tuple node (join_tuple_args)
     std::vector<std::size_t> tuples;  // scratch of join_tuple_args(): the tuples to look at
     EpochMarks tuple_marks;           // by node: in `tuples`
     JoinKey key;                      // scratch
@@ -484,6 +485,11 @@ class CombineRule final : public RuleImpl<G> {
     /// no kernel (an input) may also stay outside. One producer may serve several fields; the
     /// parts must be disjoint.
     void join_tuple_args(std::size_t first_new) {
+      if (first_new == 0) {  // the first round: is there any tuple at all?
+        has_tuples = false;
+        for (std::size_t i = 0; i < graph.size() && !has_tuples; ++i) has_tuples = graph.is_tuple(i);
+      }
+      if (!has_tuples) return;
       tuples.clear();
       tuple_marks.clear(graph.size());
       auto consider = [&](std::size_t t) {
