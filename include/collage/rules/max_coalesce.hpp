@@ -52,12 +52,6 @@ inline DisjointPick pick_disjoint(std::vector<Candidate> candidates, std::size_t
   return pick;
 }
 
-/// "{max_exits N, taps allowed|forbidden, max_depth N}", as rules describe a config.
-inline std::string describe_config(const SubGraphConfig& config) {
-  return "{max_exits " + std::to_string(config.max_exits) + ", taps " +
-         (config.allow_taps ? "allowed" : "forbidden") + ", max_depth " + std::to_string(config.max_depth) + "}";
-}
-
 /// How RegionMerger::run schedules merges (see there).
 enum class MergeSchedule { greedy, balanced };
 
@@ -297,7 +291,7 @@ class MaxCoalesceRule final : public RuleImpl<G> {
     if (subs_.size() != 1) out += "[";
     for (std::size_t k = 0; k < subs_.size(); ++k) out += (k == 0 ? "" : ", ") + subs_[k].describe();
     if (subs_.size() != 1) out += "]";
-    return out + ", " + describe_config(config_) + ")";
+    return out + ", " + collage::to_string(config_) + ")";
   }
   const std::string& name() const override { return name_; }
 
