@@ -158,10 +158,12 @@ TEST(LargeGraph, RandomDag100kInBoundedMemory) {
     }
   }
 
+  // Without a reset, VmHWM is the peak of everything run before in this process, and a growth
+  // from it says nothing about this graph.
+  if (!reset) GTEST_SKIP() << "the memory bound is not checked: /proc/self/clear_refs cannot reset the peak RSS here";
   const long hwm_after = proc_status_kib("VmHWM");
   const long growth_mib = (hwm_after - hwm_before) / 1024;
   RecordProperty("peak_rss_growth_mib", std::to_string(growth_mib));
-  RecordProperty("peak_reset", reset ? "yes" : "no");
   // n² bits would be 1.16 GiB; the graph is O(n log n).
   EXPECT_LT(growth_mib, 512) << "peak RSS grew by " << growth_mib << " MiB";
 }

@@ -1,6 +1,6 @@
-// Property tests over random DAGs and random node subsets: DataflowGraph::is_convex and reaches,
-// SubGraph's cached sets, SubGraph::check and are_touching, each against a brute-force definition
-// computed from the full transitive closure of the (small) graph.
+// Property tests over random DAGs and random node subsets: is_convex (partition/convexity.hpp's
+// and DataflowGraph's), reaches, SubGraph's cached sets, SubGraph::check and are_touching, each
+// against a brute-force definition computed from the full transitive closure of the (small) graph.
 
 #include <algorithm>
 #include <cstddef>
@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "collage/graph/dataflow_graph.hpp"
+#include "collage/partition/convexity.hpp"
 #include "collage/partition/sub_graph.hpp"
 #include "collage/partition/sub_graph_config.hpp"
 #include "collage/support/index_set.hpp"
@@ -230,9 +231,11 @@ void check_subset(const Graph& g, const Oracle& oracle, const IndexSet& s, Tally
   const std::vector<bool> in = members(s);
   const bool convex = oracle.convex(in);
   ASSERT_EQ(g.is_convex(s), convex);
+  ASSERT_EQ(collage::is_convex(g, s), convex);
   (convex ? tally.convex : tally.not_convex) += 1;
 
   const SubGraph sub(g, s);
+  ASSERT_EQ(collage::is_convex(g, s, sub.output()), convex);
   const Oracle::Boundary b = oracle.boundary(in);
   ASSERT_EQ(sub.inside(), s);
   ASSERT_EQ(sub.entry(), to_set(g.size(), b.entry));
@@ -344,6 +347,35 @@ TEST(ConvexityProperty, RandomDagsAndSubsets) {
   RecordProperty("not_convex", std::to_string(tally.not_convex));
   RecordProperty("tap", std::to_string(tally.tap));
   RecordProperty("touching", std::to_string(tally.touching));
+}
+
+TEST(ConvexityProperty, WideIndexRangesAgreeWithTheGraphsSweep) {
+  // Sets spanning more than 4,096 indexes take is_convex's heap bitmap; compare with the graph's
+  // own sweep on sets made convex or not by construction.
+  std::mt19937_64 rng(4096);
+  const AdjacencyGraph ir = testing_ir::random_dag(rng, 20000, 3, 40);
+  auto built = Graph::build(ir);
+  ASSERT_TRUE(built.ok()) << built.error().message;
+  const Graph& g = built.value();
+  const std::size_t n = g.size();
+  std::size_t convex = 0;
+  std::size_t not_convex = 0;
+  std::uniform_int_distribution<std::size_t> pick(0, n - 1);
+  for (int q = 0; q < 200; ++q) {
+    std::size_t a = pick(rng);
+    std::size_t b = pick(rng);
+    if (a > b) std::swap(a, b);
+    IndexSet s = IndexSet::range(n, a, b + 1);
+    if (q % 2 == 1) {  // punch holes: usually no longer convex
+      for (int h = 0; h < 3; ++h) s.remove(a + (b - a) * static_cast<std::size_t>(h + 1) / 4);
+    }
+    const bool expected = g.is_convex(s);
+    ASSERT_EQ(collage::is_convex(g, s), expected) << a << ".." << b;
+    ASSERT_EQ(collage::is_convex(g, s, SubGraph(g, s).output()), expected) << a << ".." << b;
+    (expected ? convex : not_convex) += 1;
+  }
+  EXPECT_GT(convex, 20U);
+  EXPECT_GT(not_convex, 20U);
 }
 
 TEST(ConvexityProperty, TouchingExamples) {

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <set>
+#include <vector>
 
 #include "collage/partition/candidate.hpp"
 #include "collage/partition/extraction.hpp"
@@ -91,6 +92,55 @@ TEST(SubGraphRfc, ChainHasDepthThree) {
   EXPECT_EQ(f.sub({w, conv}).label(*f.graph), "conv2d");
   EXPECT_EQ(f.sub({w}).label(*f.graph), f.graph->op_name(f.at(w)));
   EXPECT_FALSE(f.sub({w}).label(*f.graph).empty());
+}
+
+TEST(SubGraph, DepthCountsOnlyNodesThatNeedAKernel) {
+  // Constants, tuples and projections lie on paths inside but run nothing: the depth is the number
+  // of operators on the longest path, so pulling in constants or projections never deepens a
+  // candidate (TVM's Collage counts from the entry nodes, which leaves constants out too).
+  Fixture f;
+  auto x = f.ir.var("x");
+  auto w = f.ir.constant("w");
+  auto dense = f.ir.call("dense", {x, w});
+  auto split = f.ir.call("split", {dense});
+  auto p0 = f.ir.get_item(split, 0);
+  auto p1 = f.ir.get_item(split, 1);
+  auto relu = f.ir.call("relu", {p0});
+  auto t = f.ir.tuple({relu, p1});
+  auto cat = f.ir.call("concat", {t});
+  f.ir.output(cat);
+  f.build();
+  EXPECT_EQ(f.sub({w}).depth(), 0u);
+  EXPECT_EQ(f.sub({w, dense}).depth(), 1u);
+  EXPECT_EQ(f.sub({split, p0, p1}).depth(), 1u);
+  EXPECT_EQ(f.sub({split, p0, relu}).depth(), 2u);
+  EXPECT_EQ(f.sub({relu, t, cat}).depth(), 2u);
+  const SubGraph all = f.sub({w, dense, split, p0, p1, relu, t, cat});
+  EXPECT_EQ(all.depth(), 4u);  // dense, split, relu, concat
+  EXPECT_EQ(all.check(*f.graph, SubGraphConfig{1, false, 4}), Validity::valid);
+  EXPECT_EQ(all.check(*f.graph, SubGraphConfig{1, false, 3}), Validity::too_deep);
+  // The same over a window wider than the dense scan's (512 indexes): a chain of operators with a
+  // constant and a projection among every few.
+  Fixture g;
+  const Expr* h = g.ir.var("x");
+  std::vector<const Expr*> inside;
+  for (int k = 0; k < 300; ++k) {
+    const Expr* c = g.ir.constant("c");
+    h = g.ir.call("add", {h, c});
+    inside.push_back(c);
+    inside.push_back(h);
+    if (k % 3 == 0) {
+      h = g.ir.get_item(g.ir.call("split", {h}), 0);
+      inside.push_back(h->args[0]);
+      inside.push_back(h);
+    }
+  }
+  g.ir.output(h);
+  g.build();
+  IndexSet chain(g.graph->size());
+  for (const Expr* e : inside) chain.add(g.at(e));
+  ASSERT_GT(chain.last_inside() - chain.first_inside(), 512u);
+  EXPECT_EQ(SubGraph(*g.graph, chain).depth(), 400u);  // 300 adds and 100 splits
 }
 
 struct Diamond : Fixture {

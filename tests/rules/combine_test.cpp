@@ -2,9 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+#include <set>
+#include <string>
+#include <vector>
+
 #include "collage/rules/base_rules.hpp"
+#include "collage/rules/combinators.hpp"
 #include "common/expr_ir.hpp"
+#include "common/random_ops_graph.hpp"
 #include "common/rules_fixture.hpp"
+#include "common/tvm_combine.hpp"
 
 namespace collage {
 namespace {
@@ -87,7 +95,7 @@ TEST(Combine, TupleProjectionsAndTupleArguments) {
   // x=0 split=1 p0=2 relu=3 p1=4 abs=5 tuple=6 concat=7
   ASSERT_EQ(f.at(cat), 7u);
   auto proj = combine(op_kind<ExprGraph>(OpKind::injective), {C::tuple_proj()}, {0});
-  EXPECT_EQ(f.insides(proj, "t"), f.lines({"{1}", "{1,2,4}", "{3}", "{5}", "{7}"}));
+  EXPECT_EQ(f.insides(proj, "t"), f.lines({"{1}", "{1,2}", "{1,2,4}", "{1,4}", "{3}", "{5}", "{7}"}));
   auto arg = combine(op_kind<ExprGraph>(OpKind::injective), {C::tuple_arg()}, {0});
   EXPECT_EQ(f.insides(arg, "t"), f.lines({"{1}", "{3}", "{3,5..7}", "{5}", "{7}"}));
   // Together with the FuseOps combiners the whole diamond becomes one candidate.
@@ -149,6 +157,241 @@ TEST(Combine, CustomPairwiseCombinerAndDescribe) {
   EXPECT_EQ(f.insides(rule, "t"), f.lines({"{1}", "{1,2}", "{2}", "{3}"}));
   EXPECT_EQ(rule.describe(), "combine(op_kind(elemwise), [same_op], max_depth 0)");
   EXPECT_EQ(rule.name(), "relu_runs");
+}
+
+// ---------------------------------------------------------------------------------------------
+// TVM's own tests of its combiner rules (Apache TVM v0.19.0, tests/cpp/relay/collage/
+// partition_rule_test.cc), on the same graphs. Node members are named after TVM's post-DFS index
+// (t6 is TVM's node 6) so the expected sets read as TVM's do. combine must propose at least TVM's
+// candidates; where it proposes more, the extra sets are listed with the reason (see
+// docs/rules.md).
+
+using Sets = std::set<std::string>;
+using testing_ir::Expr;
+
+/// The inside sets of `rule`'s candidates, as "{...}" strings.
+Sets proposed(const RulesFixture& f, const PartitionRule<ExprGraph>& rule) {
+  const std::vector<std::string> all = f.insides(rule, "t");
+  return Sets(all.begin(), all.end());
+}
+
+/// The inside sets `groups` list, as "{...}" strings.
+Sets sets_of(const RulesFixture& f, std::initializer_list<std::initializer_list<const Expr*>> groups) {
+  Sets out;
+  for (const auto& g : groups) out.insert(f.set(g).to_string());
+  return out;
+}
+
+/// TVM's GPT2ExtractOps: dense + bias, then the tanh approximation of gelu.
+struct Gpt2Ops : RulesFixture {
+  const Expr* x = ir.var("x");
+  const Expr* t5 = ir.constant("W");
+  const Expr* t6 = ir.call("dense", {x, t5});                                 // A
+  const Expr* t7 = ir.constant("b");
+  const Expr* t8 = ir.call("add", {t6, t7});                                  // B
+  const Expr* t9 = ir.call("reshape", {t8});                                  // I
+  const Expr* t15 = ir.call("power", {t9, ir.scalar("3f")});                  // B
+  const Expr* t17 = ir.call("multiply", {t15, ir.scalar("0.044715f")});       // B
+  const Expr* t18 = ir.call("add", {t9, t17});                                // B
+  const Expr* t20 = ir.call("multiply", {t18, ir.scalar("0.797885f")});       // B
+  const Expr* t21 = ir.call("tanh", {t20});                                   // E
+  const Expr* t11 = ir.call("multiply", {t9, ir.scalar("0.5f")});             // B
+  const Expr* t23 = ir.call("add", {t21, ir.scalar("1f")});                   // B
+  const Expr* t24 = ir.call("multiply", {t11, t23});                          // B
+  Gpt2Ops() {
+    ir.output(t24);
+    build();
+  }
+  /// The 11 operator calls, each a candidate of op_kind.
+  Sets calls() const { return sets_of(*this, {{t6}, {t8}, {t9}, {t11}, {t15}, {t17}, {t18}, {t20}, {t21}, {t23}, {t24}}); }
+  /// What combine_by_kind_A_B proposes here beyond TVM (see CombineLikeTvm.ByKind).
+  Sets beyond_tvm_a_b() const { return sets_of(*this, {{t11, t23, t24}, {t11, t21, t23, t24}}); }
+  /// TVM's candidates of combine_by_kind_A_B at max_depth 3 beyond the calls.
+  Sets by_kind_a_b() const {
+    return sets_of(*this, {{t6, t8},           {t9, t11},          {t9, t15},          {t9, t11, t15},
+                           {t9, t15, t17},     {t9, t11, t15, t17}, {t11, t24},         {t15, t17},
+                           {t17, t18},         {t18, t20},         {t20, t21},         {t21, t23},
+                           {t23, t24},         {t15, t17, t18},    {t17, t18, t20},    {t18, t20, t21},
+                           {t20, t21, t23},    {t21, t23, t24}});
+  }
+};
+
+/// TVM's GPT2ExtractTuples: a split whose second and third fields are reshaped, transposed and
+/// concatenated again.
+struct Gpt2Tuples : RulesFixture {
+  const Expr* x = ir.var("x");
+  const Expr* t6 = ir.call("split", {x});                                     // I
+  const Expr* t7 = ir.get_item(t6, 1);
+  const Expr* t8 = ir.call("reshape", {t7});                                  // I
+  const Expr* t11 = ir.get_item(t6, 2);
+  const Expr* t12 = ir.call("reshape", {t11});                                // I
+  const Expr* t13 = ir.call("transpose", {t12});                              // I
+  const Expr* t9 = ir.call("transpose", {t8});                                // I
+  const Expr* t10 = ir.call("expand_dims", {t9}, OpKind::broadcast);          // B
+  const Expr* t14 = ir.call("expand_dims", {t13}, OpKind::broadcast);         // B
+  const Expr* t15 = ir.tuple({t10, t14});
+  const Expr* t16 = ir.call("concatenate", {t15}, OpKind::injective);         // I
+  Gpt2Tuples() {
+    ir.output(t16);
+    build();
+  }
+  Sets calls() const { return sets_of(*this, {{t6}, {t8}, {t9}, {t10}, {t12}, {t13}, {t14}, {t16}}); }
+};
+
+Sets united(Sets a, const Sets& b) {
+  a.insert(b.begin(), b.end());
+  return a;
+}
+
+/// The sets of `a` that are not in `b`.
+Sets minus(const Sets& a, const Sets& b) {
+  Sets out;
+  for (const std::string& x : a) {
+    if (b.count(x) == 0) out.insert(x);
+  }
+  return out;
+}
+
+/// Checks that `ours` holds every set of `tvm`, and exactly `extra` besides.
+void expect_tvm_and(const Sets& ours, const Sets& tvm, const Sets& extra) {
+  EXPECT_EQ(minus(tvm, ours), Sets{}) << "proposed by TVM, missing here";
+  EXPECT_EQ(minus(ours, tvm), extra) << "proposed here, not by TVM";
+}
+
+TEST(CombineLikeTvm, ByKind) {
+  Gpt2Ops f;
+  auto rule = combine(op_kind<ExprGraph>(OpKind::anchor), {C::by_kind(OpKind::anchor, OpKind::broadcast)}, {3});
+  // Beyond TVM: {t11, t23, t24}, the multiply t11 with {t23, t24} (TVM joins an upstream candidate
+  // only in the round after it was made, a bug: t11 is a seed, {t23, t24} a join of round 1); and
+  // {t11, t21, t23, t24}, whose depth is 3 (t21, t23, t24) where TVM bounds the sum of the parts'
+  // depths (1 + 3).
+  expect_tvm_and(proposed(f, rule), united(f.calls(), f.by_kind_a_b()), f.beyond_tvm_a_b());
+}
+
+TEST(CombineLikeTvm, TupleArg) {
+  Gpt2Tuples f;
+  auto rule = combine(op_kind<ExprGraph>(OpKind::anchor), {C::tuple_arg()}, {3});
+  // The concatenate((expand_dims(...), expand_dims(...))) is grouped.
+  EXPECT_EQ(proposed(f, rule), united(f.calls(), sets_of(f, {{f.t10, f.t14, f.t15, f.t16}})));
+}
+
+TEST(CombineLikeTvm, TupleProj) {
+  Gpt2Tuples f;
+  auto rule = combine(op_kind<ExprGraph>(OpKind::anchor), {C::tuple_proj()}, {3});
+  // The split with either projection, or both.
+  EXPECT_EQ(proposed(f, rule), united(f.calls(), sets_of(f, {{f.t6, f.t7}, {f.t6, f.t11}, {f.t6, f.t7, f.t11}})));
+}
+
+TEST(CombineLikeTvm, Constant) {
+  Gpt2Ops f;
+  auto rule = combine(op_kind<ExprGraph>(OpKind::anchor), {C::constant()}, {3});
+  // The dense and the add with their tensor constants (the scalars are inlined, never joined).
+  EXPECT_EQ(proposed(f, rule), united(f.calls(), sets_of(f, {{f.t5, f.t6}, {f.t7, f.t8}})));
+}
+
+TEST(CombineLikeTvm, Mixed) {
+  Gpt2Ops f;
+  // FuseOps' pairwise rules and the constant combiner.
+  auto rule = combine(op_kind<ExprGraph>(OpKind::anchor),
+                      {C::by_kind(OpKind::anchor, OpKind::broadcast), C::by_kind(OpKind::broadcast, OpKind::reduce),
+                       C::by_kind(OpKind::injective, OpKind::injective), C::constant()},
+                      {3});
+  const Sets tvm = united(united(f.calls(), f.by_kind_a_b()),
+                          sets_of(f, {// constant args
+                                      {f.t5, f.t6}, {f.t7, f.t8},
+                                      // B -> R
+                                      {f.t8, f.t9}, {f.t8, f.t9, f.t11}, {f.t8, f.t9, f.t15},
+                                      // constants and A -> B
+                                      {f.t5, f.t6, f.t8}, {f.t5, f.t6, f.t7, f.t8},
+                                      // constants and B -> R: grown by a constant in one round, by
+                                      // a pairwise join in a later one, within depth 3
+                                      {f.t7, f.t8, f.t9}, {f.t7, f.t8, f.t9, f.t11}, {f.t7, f.t8, f.t9, f.t15}}));
+  // Beyond TVM, for the same two reasons as in ByKind: those of ByKind; {t6, t7, t8}, the seed t6
+  // with {t7, t8} (an old upstream candidate); {t7, t8, t9, t11, t15} and {t8, t9, t11, t15}, of
+  // depth 3 (t8, t9 and t11 or t15) where the parts' depths add up to 4.
+  expect_tvm_and(proposed(f, rule), tvm,
+                 united(f.beyond_tvm_a_b(),
+                        sets_of(f, {{f.t6, f.t7, f.t8}, {f.t7, f.t8, f.t9, f.t11, f.t15}, {f.t8, f.t9, f.t11, f.t15}})));
+}
+
+TEST(CombineLikeTvm, OnlyValid) {
+  Gpt2Ops f;
+  auto rule = only_valid(combine(op_kind<ExprGraph>(OpKind::anchor), {C::by_kind(OpKind::anchor, OpKind::broadcast)},
+                                 {3}),
+                         SubGraphConfig{1, false, 2});
+  // Of by_kind_a_b, those of two or three exits are dropped: {9,11}, {9,15}, {9,11,15}, {9,15,17},
+  // {15,17,18}, {17,18,20}, {18,20,21}, {20,21,23}, {21,23,24}, {9,11,15,17}.
+  expect_tvm_and(proposed(f, rule),
+                 united(f.calls(), sets_of(f, {{f.t6, f.t8}, {f.t11, f.t24}, {f.t15, f.t17}, {f.t17, f.t18},
+                                               {f.t18, f.t20}, {f.t20, f.t21}, {f.t21, f.t23}, {f.t23, f.t24}})),
+                 sets_of(f, {{f.t11, f.t23, f.t24}}));  // one exit, depth 2: see ByKind
+}
+
+/// The graph as "index:op(inputs)" items, for failure messages.
+std::string graph_text(const DataflowGraph<ExprGraph>& graph) {
+  std::string out;
+  for (std::size_t i = 0; i < graph.size(); ++i) {
+    out += " " + std::to_string(i) + ":" + graph.op_name(i) + "(";
+    for (std::size_t k = 0; k < graph.inputs(i).size(); ++k) out += (k == 0 ? "" : ",") + std::to_string(graph.inputs(i)[k]);
+    out += ")";
+  }
+  return out;
+}
+
+TEST(CombineLikeTvm, AtLeastTvmsCandidatesOnRandomGraphs) {
+  // Against a port of TVM's CombinePartitionRule (tests/common/tvm_combine.hpp): random graphs,
+  // random sets of combiners, depth bounds 0 (none) to 4. Every convex candidate TVM proposes must
+  // be proposed here. (TVM's tuple_arg does not check convexity: its non-convex unions could never
+  // be kernels.)
+  using Tvm = testing_ir::TvmCombine<ExprGraph>;
+  std::mt19937_64 rng(16);
+  std::size_t tvm_total = 0;
+  std::size_t extra_total = 0;
+  std::size_t non_convex = 0;
+  for (int trial = 0; trial < 1000; ++trial) {
+    RulesFixture f;
+    f.ir = testing_ir::random_ops_graph(rng, 6 + rng() % 10);
+    f.build();
+    const auto& graph = *f.graph;
+    std::vector<C> combiners;
+    Tvm::Rules tvm_rules;
+    const std::pair<OpKind, OpKind> kinds[] = {{OpKind::anchor, OpKind::broadcast},
+                                               {OpKind::broadcast, OpKind::reduce},
+                                               {OpKind::injective, OpKind::injective},
+                                               {OpKind::opaque, OpKind::opaque}};
+    for (const auto& [up, down] : kinds) {
+      if (rng() % 2 != 0) continue;
+      combiners.push_back(C::by_kind(up, down));
+      tvm_rules.simple.push_back({up, down});
+    }
+    if ((tvm_rules.tuple_arg = rng() % 2 == 0)) combiners.push_back(C::tuple_arg());
+    if ((tvm_rules.tuple_proj = rng() % 2 == 0)) combiners.push_back(C::tuple_proj());
+    if ((tvm_rules.constant = rng() % 2 == 0)) combiners.push_back(C::constant());
+    const std::size_t max_depth = rng() % 5 == 0 ? 0 : 1 + rng() % 4;
+    SCOPED_TRACE("trial " + std::to_string(trial) + ", max_depth " + std::to_string(max_depth));
+
+    auto seeds_rule = op_kind<ExprGraph>(OpKind::anchor);
+    std::vector<std::size_t> seeds;
+    for (const Candidate& c : seeds_rule.all_candidates(graph, "t")) seeds.push_back(c.sub_graph.first_inside());
+    const Sets ours = proposed(f, combine(seeds_rule, combiners, {max_depth}));
+    Sets tvm;
+    for (const IndexSet& inside : Tvm(graph, tvm_rules, max_depth).run(seeds)) {
+      if (is_convex(graph, inside)) {
+        tvm.insert(inside.to_string());
+      } else {
+        ++non_convex;
+      }
+    }
+    ASSERT_EQ(minus(tvm, ours), Sets{}) << "proposed by TVM, missing here; combiners "
+                                         << combine(seeds_rule, combiners, {max_depth}).describe() << "; graph "
+                                         << graph_text(graph);
+    tvm_total += tvm.size();
+    extra_total += minus(ours, tvm).size();
+  }
+  RecordProperty("tvm_candidates", std::to_string(tvm_total));
+  RecordProperty("extra_candidates", std::to_string(extra_total));
+  RecordProperty("tvm_non_convex", std::to_string(non_convex));
+  EXPECT_GT(tvm_total, 10000u);
 }
 
 }  // namespace

@@ -3,11 +3,19 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
+#include <random>
 #include <set>
+#include <string>
+#include <vector>
 
 #include "collage/rules/pattern_rule.hpp"
+#include "collage/search/exact_search.hpp"
+#include "collage/search/greedy_search.hpp"
 #include "common/expr_ir.hpp"
 #include "common/models.hpp"
+#include "common/random_ops_graph.hpp"
 #include "common/rules_fixture.hpp"
 
 namespace collage {
@@ -171,19 +179,19 @@ TEST(NativeFusion, SplitBranchesConcatOverTuple) {
   // x=0 split=1 p0=2 relu=3 p1=4 abs=5 tuple=6 concat=7
   ASSERT_EQ(f.at(cat), 7u);
   // combine (seeds split, relu, abs, concat) finds:
-  //   tuple_proj: {1,2,4} (split + both projections)
+  //   tuple_proj: {1,2}, {1,4}, {1,2,4} (split + either projection or both)
   //   tuple_arg:  {3,5,6,7} (concat + its tuple + the producers of both fields)
-  //   then by_kind(injective,injective): {1,2,3,4}, {1,2,4,5}, {1..5}, {1..7}.
-  // only_valid {1 exit}: {1,2,4} has two exits (the projections), as do {1,2,3,4}, {1,2,4,5}
-  // and {1..5}; they are dropped. {1..7} is 5 deep (split, p0, relu, tuple, concat).
+  //   then by_kind(injective,injective): {1,2,3}, {1,4,5}, {1,2,3,4}, {1,2,4,5}, {1..5}, {1..7}.
+  // only_valid {1 exit}: all but {3,5,6,7} and {1..7} have two exits; they are dropped. {1..7}
+  // is 3 deep (split, relu, concat: the projections and the tuple need no kernel).
   const auto sub = [](const std::string& rule, const std::string& s) {
     return "tvm:primitive." + rule + ":" + s + "[Primitive=1:" + s + "]";
   };
-  EXPECT_EQ(f.describe(native_fusion_rule<ExprGraph>(5), "tvm"),
+  EXPECT_EQ(f.describe(native_fusion_rule<ExprGraph>(3), "tvm"),
             f.lines({sub("op_kind", "split{1}"), sub("fuse", "split+relu+abs+concat{1..7}"), sub("op_kind", "relu{3}"),
                      sub("fuse", "relu+abs+concat{3,5..7}"), sub("op_kind", "abs{5}"),
                      sub("op_kind", "concat{7}")}));
-  EXPECT_EQ(f.insides(native_fusion_rule<ExprGraph>(4), "tvm"),
+  EXPECT_EQ(f.insides(native_fusion_rule<ExprGraph>(2), "tvm"),
             f.lines({"{1}", "{3}", "{3,5..7}", "{5}", "{7}"}));
   EXPECT_EQ(f.insides(native_fusion_rule<ExprGraph>(0), "tvm"),
             f.lines({"{1}", "{1..7}", "{3}", "{3,5..7}", "{5}", "{7}"}));
@@ -241,15 +249,21 @@ TEST(ByocSpecs, OpPredicate) {
   EXPECT_EQ(f.describe(rule, "trt"), f.lines({k("trt", "dense{2}"), k("byoc", "dense+bias_add{2,4}"),
                                              k("trt", "bias_add{4}"), k("trt", "relu{5}"), k("trt", "tanh{7}")}));
   EXPECT_EQ(rule.describe(),
-            "primitive(only_valid(combine(op_predicate(trt), [all], max_depth 3), {max_exits 1, taps forbidden, "
-            "max_depth 3}))");
+            "primitive(union(only_valid(combine(op_predicate(trt), [all], max_depth 3), {max_exits 1, taps forbidden, "
+            "max_depth 3}), only_valid(max_coalesce(op_predicate(trt), {max_exits 1, taps forbidden, max_depth 0}), "
+            "{max_exits 1, taps forbidden, max_depth 0})))");
+  // The maximal regions (a greedy partitioner's) are among the candidates; with one exit, {2,4}.
+  EXPECT_EQ(f.describe(op_predicate_maximal_rule<ExprGraph>("trt", supported, kernel_config(3)), "trt"),
+            f.lines({k("max_coalesce", "dense+bias_add{2,4}"), k("trt", "relu{5}"), k("trt", "tanh{7}")}));
   // Unlimited exits, still no taps: {4,5} and {2,4,5} tap bias_add (it feeds tanh outside and relu
   // inside); {4,5,7} and {2,4,5,7} have bias_add as an internal node only.
   auto multi = op_predicate_byoc_rule<ExprGraph>("trt", supported, SubGraphConfig{0, false, 3});
   EXPECT_EQ(f.insides(multi, "trt"), f.lines({"{2}", "{2,4}", "{2,4,5,7}", "{4}", "{4,5,7}", "{5}", "{7}"}));
-  // Depth 2 drops the three-deep {2,4,5,7}.
+  // Depth 2 drops the three-deep {2,4,5,7} from the combinations, but not from the maximal regions.
   auto shallow = op_predicate_byoc_rule<ExprGraph>("trt", supported, SubGraphConfig{0, false, 2});
-  EXPECT_EQ(f.insides(shallow, "trt"), f.lines({"{2}", "{2,4}", "{4}", "{4,5,7}", "{5}", "{7}"}));
+  EXPECT_EQ(f.insides(shallow, "trt"), f.lines({"{2}", "{2,4}", "{2,4,5,7}", "{4}", "{4,5,7}", "{5}", "{7}"}));
+  EXPECT_EQ(f.insides(op_predicate_maximal_rule<ExprGraph>("trt", supported, SubGraphConfig{0, false, 2}), "trt"),
+            f.lines({"{2,4,5,7}"}));
 }
 
 TEST(ByocSpecs, PatternTable) {
@@ -278,13 +292,112 @@ TEST(ByocSpecs, PatternTable) {
                     "[Composite=cutlass.relu:relu{5}]]",
                 pre + "composite.cutlass.relu:relu{5}" + prim + "relu{5}[Composite=cutlass.relu:relu{5}]]",
             }));
-  EXPECT_EQ(rule.describe(),
-            "primitive(only_valid(combine(union(composite[cutlass.dense](pattern(cutlass.dense, dense(*, const))), "
-            "composite[cutlass.dense_bias](pattern(cutlass.dense_bias, bias_add(dense(*, const), const))), "
-            "composite[cutlass.relu](pattern(cutlass.relu, relu(*)))), [all], max_depth 3), "
-            "{max_exits 1, taps forbidden, max_depth 3}))");
-  // Depth 2: the relu cannot join.
+  const std::string composites =
+      "composite[cutlass.dense](pattern(cutlass.dense, dense(*, const))), "
+      "composite[cutlass.dense_bias](pattern(cutlass.dense_bias, bias_add(dense(*, const), const))), "
+      "composite[cutlass.relu](pattern(cutlass.relu, relu(*)))";
+  EXPECT_EQ(rule.describe(), "primitive(union(only_valid(combine(union(" + composites +
+                                 "), [all], max_depth 3), {max_exits 1, taps forbidden, max_depth 3}), "
+                                 "only_valid(max_coalesce([" + composites +
+                                 "], {max_exits 1, taps forbidden, max_depth 0}), {max_exits 1, taps forbidden, "
+                                 "max_depth 0})))");
+  // Depth 2: the relu cannot join. The maximal regions take the matches in table order: the dense
+  // first, so dense_bias overlaps it, and the dense and the relu do not touch.
   EXPECT_EQ(f.insides(pattern_table_byoc_rule<ExprGraph>(table, 2), "cutlass"), f.lines({"{2}", "{2,4}", "{5}"}));
+  EXPECT_EQ(f.insides(pattern_table_maximal_rule<ExprGraph>(table), "cutlass"), f.lines({"{2}", "{5}"}));
+  // With the larger pattern first, as pattern tables order them, the greedy region is the whole
+  // chain, whatever the depth bound.
+  PatternTable<ExprGraph> largest_first{table[1], table[0], table[2]};
+  EXPECT_EQ(f.describe(pattern_table_maximal_rule<ExprGraph>(largest_first), "cutlass"),
+            f.lines({pre + "max_coalesce:dense+bias_add+relu{2,4,5}" + prim +
+                     "dense+bias_add+relu{2,4,5}[Composite=cutlass.dense_bias:dense+bias_add{2,4}]"
+                     "[Composite=cutlass.relu:relu{5}]]"}));
+  EXPECT_EQ(f.insides(pattern_table_byoc_rule<ExprGraph>(largest_first, 2), "cutlass"),
+            f.lines({"{2}", "{2,4}", "{2,4,5}", "{5}"}));
+}
+
+/// `candidates` with costs from an arbitrary additive cost model drawn from `seed`: for each
+/// target a scale and a power (below 1: larger kernels are cheaper per operator), and for each
+/// candidate a pseudo-random factor of its inside set: scale * factor * kernels^power.
+std::vector<Candidate> costed(const DataflowGraph<ExprGraph>& graph, std::vector<Candidate> candidates,
+                              std::uint64_t seed) {
+  auto uniform = [](std::uint64_t bits, double lo, double hi) {
+    return lo + (hi - lo) * static_cast<double>(bits % 1024) / 1023.0;
+  };
+  for (Candidate& c : candidates) {
+    std::mt19937_64 per_target(seed ^ std::hash<std::string>{}(c.target));
+    const double scale = uniform(per_target(), 0.5, 3.0);
+    const double power = uniform(per_target(), 0.2, 1.2);
+    std::mt19937_64 per_candidate(seed ^ c.sub_graph.inside().hash() ^ std::hash<std::string>{}(c.target));
+    const double factor = uniform(per_candidate(), 0.7, 1.3);
+    c.cost = Cost::value(scale * factor * std::pow(static_cast<double>(c.sub_graph.compute_size(graph)), power));
+  }
+  return candidates;
+}
+
+TEST(ByocSpecs, NeverWorseThanTheGreedyPartitionerOverTheSameSupport) {
+  // The RFC's promise: Collage with one BYOC target costs no more than that backend's own greedy
+  // partitioner (its largest regions, native code for the rest), whatever the cost model. The
+  // greedy baseline: greedy_search over op_predicate_maximal_rule's regions and native fusion.
+  // The search: exact_search over op_predicate_byoc_rule's candidates and native fusion. Likewise
+  // for pattern tables.
+  std::mt19937_64 rng(2028);
+  const char* const kOps[] = {"relu", "tanh", "reshape", "transpose", "sum", "add", "multiply", "dense", "concat", "split"};
+  int compared = 0;
+  int greedy_better_than_depth_bounded = 0;
+  for (int trial = 0; trial < 600; ++trial) {
+    RulesFixture f;
+    f.ir = testing_ir::random_ops_graph(rng, 8 + rng() % 10);
+    f.build();
+    const auto& graph = *f.graph;
+    std::set<std::string> names;
+    for (const char* op : kOps) {
+      if (rng() % 5 < 3) names.insert(op);
+    }
+    const SubGraphConfig config{rng() % 3 == 0 ? std::size_t{0} : 1, false, 1 + rng() % 3};
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    const PartitionRule<ExprGraph> native = native_fusion_rule<ExprGraph>(2);
+    auto search = [&](const PartitionRule<ExprGraph>& byoc, bool greedy) -> Result<Partitioning> {
+      std::vector<Candidate> all = byoc.all_candidates(graph, "byoc");
+      for (Candidate& c : native.all_candidates(graph, "native")) all.push_back(std::move(c));
+      auto problem = SearchProblem<ExprGraph>::build(graph, costed(graph, std::move(all), rng()));
+      if (!problem.ok()) return problem.error();
+      return greedy ? greedy_search(*problem, {"byoc", "native"}) : exact_search(*problem);
+    };
+    const std::uint64_t seed = rng();
+    auto run = [&](const PartitionRule<ExprGraph>& byoc, bool greedy) {
+      rng.seed(seed);  // the same cost model for every search of this trial
+      return search(byoc, greedy);
+    };
+    const Result<Partitioning> baseline = run(op_predicate_maximal_rule<ExprGraph>("byoc", ops_named(names), config), true);
+    ASSERT_TRUE(baseline.ok()) << baseline.error().message;
+    const Result<Partitioning> collage = run(op_predicate_byoc_rule<ExprGraph>("byoc", ops_named(names), config), false);
+    ASSERT_TRUE(collage.ok()) << collage.error().message;
+    EXPECT_LE(collage->total.raw(), baseline->total.raw() + 1e-9);
+    ++compared;
+    // Without the maximal regions (candidates of the depth-bounded combinations only) the greedy
+    // partitioner wins now and then: what the maximal regions are for.
+    CombineLimits limits;
+    limits.max_depth = config.max_depth;
+    const auto bounded = primitive(only_valid(combine(op_predicate<ExprGraph>("byoc", ops_named(names)),
+                                                      {Combiner<ExprGraph>::all()}, limits, "byoc"),
+                                              config));
+    const Result<Partitioning> without = run(bounded, false);
+    ASSERT_TRUE(without.ok()) << without.error().message;
+    greedy_better_than_depth_bounded += without->total.raw() > baseline->total.raw() + 1e-9 ? 1 : 0;
+
+    // The same with a pattern table: two-operator patterns first, then the supported operators.
+    PatternTable<ExprGraph> table{{"lib.dense_relu", parse("relu(dense)")}, {"lib.add_tanh", parse("tanh(add)")}};
+    for (const std::string& name : names) table.emplace_back("lib." + name, parse(name));
+    const Result<Partitioning> table_baseline = run(pattern_table_maximal_rule<ExprGraph>(table), true);
+    ASSERT_TRUE(table_baseline.ok()) << table_baseline.error().message;
+    const Result<Partitioning> table_collage = run(pattern_table_byoc_rule<ExprGraph>(table, config.max_depth), false);
+    ASSERT_TRUE(table_collage.ok()) << table_collage.error().message;
+    EXPECT_LE(table_collage->total.raw(), table_baseline->total.raw() + 1e-9);
+  }
+  EXPECT_EQ(compared, 600);
+  EXPECT_GT(greedy_better_than_depth_bounded, 20);
+  RecordProperty("greedy_better_than_depth_bounded", std::to_string(greedy_better_than_depth_bounded));
 }
 
 TEST(ExactPatterns, EachValidMatchIsOnePartition) {

@@ -20,7 +20,7 @@
 #include "collage/graph/dataflow_graph.hpp"
 #include "collage/partition/candidate.hpp"
 #include "collage/partition/sub_graph.hpp"
-#include "collage/search/quotient.hpp"
+#include "collage/partition/quotient.hpp"
 #include "collage/support/cost.hpp"
 #include "collage/support/result.hpp"
 #include "json_graph.hpp"

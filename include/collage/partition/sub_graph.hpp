@@ -15,6 +15,7 @@
 
 #include "collage/graph/dataflow_graph.hpp"
 #include "collage/graph/op_kind.hpp"
+#include "collage/partition/convexity.hpp"
 #include "collage/partition/sub_graph_config.hpp"
 #include "collage/support/index_set.hpp"
 
@@ -89,11 +90,12 @@ using NestedGroups = boost::container::small_vector<NestedSubGraph, 1>;
 ///  - input:  outside, non-inlinable nodes that feed an inside node;
 ///  - output: outside nodes fed by an inside node.
 /// Inlinable nodes (op references, scalar constants) are copied into a partition rather than
-/// passed in, so they are never inputs. Also cached: the depth (nodes on the longest path inside:
-/// a singleton is 1, a chain of k nodes is k), the kind (the largest OpKind of inside nodes that
-/// execute: inlinable nodes and constants do not count, tuples and projections count as
-/// injective), and nested groups. A label (the op names inside) is derived from the graph on
-/// demand, for messages and reports.
+/// passed in, so they are never inputs. Also cached: the depth (how many nodes that need a kernel
+/// lie on the longest path inside: one operator is 1, a chain of k operators is k; nodes that need
+/// none, such as constants, tuples and projections, add nothing), the kind (the largest OpKind of
+/// inside nodes that execute: inlinable nodes and constants do not count, tuples and projections
+/// count as injective), and nested groups. A label (the op names inside) is derived from the graph
+/// on demand, for messages and reports.
 ///
 /// A SubGraph does not point at its graph; operations that need the graph take it as an argument,
 /// which must be the graph the sub-graph was made over.
@@ -148,10 +150,7 @@ class SubGraph {
 
   /// Disjoint, one feeds the other, and their union is convex: the pair could become one kernel.
   template <class G>
-  bool are_touching(const DataflowGraph<G>& graph, const SubGraph& that) const {
-    return inside().is_disjoint(that.inside()) && (feeds_into(that) || that.feeds_into(*this)) &&
-           graph.is_convex(inside() | that.inside());
-  }
+  bool are_touching(const DataflowGraph<G>& graph, const SubGraph& that) const;
 
   /// The union of two disjoint sub-graphs, keeping both sets of nested groups.
   template <class G>
@@ -232,13 +231,14 @@ int compare_lexicographic(const Sequence& x, const Sequence& y, Compare compare)
 }
 
 /// The depth of each node of an inside set, visited in ascending index order: the number of nodes
-/// on the longest path inside that ends there.
+/// that need a kernel on the longest path inside that ends there.
 class DepthScan {
  public:
   /// The depth of inside node i; every inside node below i must have been visited.
   template <class G>
   std::size_t visit(const DataflowGraph<G>& graph, const IndexSet& inside, std::size_t i) {
-    std::size_t d = 1;
+    const std::size_t own = graph.needs_kernel(i) ? 1 : 0;
+    std::size_t d = own;
     for (std::size_t j : graph.inputs(i)) {
       if (!inside.contains(j)) continue;
       std::size_t pos = visited_.size() - 1;  // j was visited: inputs have smaller indexes
@@ -248,7 +248,7 @@ class DepthScan {
                              [](const Visited& v, std::size_t node) { return v.node < node; }) -
             visited_.begin());
       }
-      d = std::max(d, visited_[pos].depth + 1);
+      d = std::max(d, visited_[pos].depth + own);
     }
     visited_.push_back(Visited{i, d});
     return d;
@@ -274,9 +274,10 @@ std::size_t inside_depth(const DataflowGraph<G>& graph, const IndexSet& inside, 
     // depth_at[i - lo]: set for each inside node i once visited (only those are read).
     std::uint32_t depth_at[kDense];
     for (std::size_t i : inside) {
-      std::uint32_t d = 1;
+      const std::uint32_t own = graph.needs_kernel(i) ? 1 : 0;
+      std::uint32_t d = own;
       for (std::size_t j : graph.inputs(i)) {
-        if (j >= lo && inside.contains(j)) d = std::max<std::uint32_t>(d, depth_at[j - lo] + 1);
+        if (j >= lo && inside.contains(j)) d = std::max<std::uint32_t>(d, depth_at[j - lo] + own);
       }
       depth_at[i - lo] = d;
       depth = std::max<std::size_t>(depth, d);
@@ -290,35 +291,6 @@ std::size_t inside_depth(const DataflowGraph<G>& graph, const IndexSet& inside, 
     if (depth > limit) return depth;
   }
   return depth;
-}
-
-/// Whether no path leaves `inside` and re-enters it: DataflowGraph::is_convex, without allocating
-/// for sets that span a few thousand indexes.
-template <class G>
-bool is_convex(const DataflowGraph<G>& graph, const IndexSet& inside) {
-  const std::size_t lo = inside.first_inside();
-  if (lo == npos) return true;
-  const std::size_t hi = inside.last_inside();
-  constexpr std::size_t kWords = 64;
-  if (hi - lo >= kWords * 64) return graph.is_convex(inside);
-  // tainted: node i is outside and reachable from inside through outside nodes only (bit i - lo).
-  std::uint64_t tainted[kWords];
-  std::fill(tainted, tainted + (hi - lo) / 64 + 1, std::uint64_t{0});
-  auto is_tainted = [&](std::size_t i) { return (tainted[(i - lo) / 64] >> ((i - lo) % 64)) & 1U; };
-  auto taint = [&](std::size_t i) { tainted[(i - lo) / 64] |= std::uint64_t{1} << ((i - lo) % 64); };
-  for (std::size_t i = lo; i <= hi; ++i) {
-    const bool in = inside.contains(i);
-    for (std::size_t j : graph.inputs(i)) {
-      if (j < lo) continue;
-      if (is_tainted(j)) {
-        if (in) return false;
-        taint(i);
-      } else if (!in && inside.contains(j)) {
-        taint(i);
-      }
-    }
-  }
-  return true;
 }
 
 }  // namespace detail
@@ -340,6 +312,29 @@ struct NestedSubGraph {
     return AttrList::compare(a.attrs, b.attrs);
   }
 };
+
+/// Whether `joined`, the union of sub-graphs `a` and `b`, is convex: is_convex, walking from the
+/// outputs of the two (their cached sets) instead of visiting the nodes of the union.
+template <class G>
+bool is_convex_union(const DataflowGraph<G>& graph, const IndexSet& joined, const SubGraph& a, const SubGraph& b) {
+  return detail::is_convex_from(graph, joined, [&](auto reach) {
+    for (std::size_t o : a.output()) reach(o);
+    for (std::size_t o : b.output()) reach(o);
+  });
+}
+
+namespace detail {
+
+/// One step of SubGraph::hash: `seed` (the hash of the inside set and the groups before) with
+/// nested group `group` mixed in. Code that hashes a sub-graph before building it (combine's join
+/// keys) folds its groups, in SubGraph's order, through this too, so both hashes agree.
+inline std::size_t hash_nested_group(std::size_t seed, const NestedSubGraph& group) {
+  std::size_t h = seed * 31 + group.sub_graph.hash();
+  for (const auto& [k, v] : group.attrs) h = h * 31 + std::hash<std::string>{}(k) * 7 + std::hash<std::string>{}(v);
+  return h;
+}
+
+}  // namespace detail
 
 // ---------------------------------------------------------------------------------------------
 // Implementation.
@@ -459,8 +454,14 @@ Validity SubGraph::check(const DataflowGraph<G>& graph, const SubGraphConfig& co
     nested_config.allow_taps = true;
     if (n.sub_graph.check(graph, nested_config) != Validity::valid) return Validity::nested_invalid;
   }
-  if (!detail::is_convex(graph, c.inside)) return Validity::not_convex;
+  if (!is_convex(graph, c.inside, c.output)) return Validity::not_convex;
   return Validity::valid;
+}
+
+template <class G>
+bool SubGraph::are_touching(const DataflowGraph<G>& graph, const SubGraph& that) const {
+  return inside().is_disjoint(that.inside()) && (feeds_into(that) || that.feeds_into(*this)) &&
+         is_convex_union(graph, inside() | that.inside(), *this, that);
 }
 
 template <class G>
@@ -532,10 +533,7 @@ inline int SubGraph::compare(const SubGraph& a, const SubGraph& b) {
 
 inline std::size_t SubGraph::hash() const {
   std::size_t h = inside().hash();
-  for (const NestedSubGraph& n : nested()) {
-    h = h * 31 + n.sub_graph.hash();
-    for (const auto& [k, v] : n.attrs) h = h * 31 + std::hash<std::string>{}(k) * 7 + std::hash<std::string>{}(v);
-  }
+  for (const NestedSubGraph& n : nested()) h = detail::hash_nested_group(h, n);
   return h;
 }
 

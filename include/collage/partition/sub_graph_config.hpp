@@ -4,6 +4,7 @@
 /// SubGraphConfig and Validity: the limits a sub-graph must respect to become one kernel.
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace collage {
@@ -14,13 +15,19 @@ struct SubGraphConfig {
   std::size_t max_exits = 0;
   /// Whether an exit may also feed an inside node (a "tap").
   bool allow_taps = false;
-  /// Most nodes on the longest path inside.
+  /// Most nodes that need a kernel on the longest path inside (SubGraph::depth).
   std::size_t max_depth = 0;
 
   friend bool operator==(const SubGraphConfig& a, const SubGraphConfig& b) {
     return a.max_exits == b.max_exits && a.allow_taps == b.allow_taps && a.max_depth == b.max_depth;
   }
 };
+
+/// "{max_exits N, taps allowed|forbidden, max_depth N}", as rules describe a config.
+inline std::string to_string(const SubGraphConfig& config) {
+  return "{max_exits " + std::to_string(config.max_exits) + ", taps " + (config.allow_taps ? "allowed" : "forbidden") +
+         ", max_depth " + std::to_string(config.max_depth) + "}";
+}
 
 /// The outcome of SubGraph::check: valid, or the first rule broken (checked in this order).
 enum class Validity {

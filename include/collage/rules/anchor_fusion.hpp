@@ -40,7 +40,7 @@ class AnchorFusionRule final : public RuleImpl<G> {
   std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
     std::vector<Candidate> result;
     auto emit = [&](const IndexSet& inside, const std::string& rule) {
-      if (graph.is_convex(inside)) result.push_back(make_candidate(graph, inside, target, rule));
+      if (is_convex(graph, inside)) result.push_back(make_candidate(graph, inside, target, rule));
     };
     for (std::size_t a = 0; a < graph.size(); ++a) {
       if (is_anchor(graph, a)) vertical(graph, a, emit);

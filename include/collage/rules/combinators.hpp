@@ -93,8 +93,7 @@ class OnlyValidRule final : public RuleImpl<G> {
     return result;
   }
   std::string describe() const override {
-    return "only_valid(" + sub_.describe() + ", {max_exits " + std::to_string(config_.max_exits) + ", taps " +
-           (config_.allow_taps ? "allowed" : "forbidden") + ", max_depth " + std::to_string(config_.max_depth) + "})";
+    return "only_valid(" + sub_.describe() + ", " + collage::to_string(config_) + ")";
   }
   const std::string& name() const override { return sub_.name(); }
 

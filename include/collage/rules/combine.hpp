@@ -46,10 +46,13 @@ class Combiner {
     return Combiner(Mode::pair, std::move(name), std::move(predicate));
   }
   /// Joins a candidate (of kind at most injective) that consumes a tuple with that tuple node and
-  /// the singleton candidates producing each of its fields, all at once (so a concat can fuse
-  /// with the branches it concatenates).
+  /// a producer of each of its fields, all at once (so a concat can fuse with the branches it
+  /// concatenates). A field's producers are the candidates of kind at most injective that have it
+  /// as an exit, and its own singleton candidate; a field that needs no kernel may stay outside.
   static Combiner tuple_arg() { return Combiner(Mode::tuple_arg, "tuple_arg", nullptr); }
-  /// Joins a candidate with every projection (tuple field access) of its results.
+  /// Joins a candidate with one projection (tuple field access) of its results; over the rounds,
+  /// with every set of them (so a split can fuse with the projection it feeds into a kernel while
+  /// its other projections stay outside).
   static Combiner tuple_proj() { return Combiner(Mode::tuple_proj, "tuple_proj", nullptr); }
   /// Joins a candidate with its tensor-constant inputs.
   static Combiner constant() { return Combiner(Mode::constant, "constant", nullptr); }
@@ -78,7 +81,8 @@ struct CombineStats {
   /// Joins some combiner proposed (a touching pair, a tuple with its fields, a candidate with its
   /// projections or constants), counted once per proposal.
   std::size_t joins_tried = 0;
-  /// Proposed joins that were new, convex and within max_depth: built as sub-graphs.
+  /// Proposed joins that were new, convex and (pairwise joins) within max_depth: built as
+  /// sub-graphs.
   std::size_t joins_built = 0;
   /// Candidates the run returned (seeds and joins).
   std::size_t candidates = 0;
@@ -89,7 +93,9 @@ struct CombineStats {
 
 /// Limits on `combine`.
 struct CombineLimits {
-  /// Largest depth of a combined candidate (0: unlimited).
+  /// Largest depth (SubGraph::depth) of a candidate made by a pairwise join (0: unlimited). The
+  /// other combiners add the constants, projections or tuple around one candidate and are not
+  /// bounded, as in TVM's Collage: wrap combine in only_valid to bound the result.
   std::size_t max_depth = 0;
   /// Stop growing once this many candidates exist (a guard against exponential growth, e.g.
   /// combiner `all` without a depth bound on a long chain; the cut is deterministic). A run that
@@ -117,10 +123,7 @@ struct JoinKey {
   void seal() {
     std::sort(nested.begin(), nested.end(), [](const NestedSubGraph* a, const NestedSubGraph* b) { return *a < *b; });
     hash = inside.hash();
-    for (const NestedSubGraph* n : nested) {
-      hash = hash * 31 + n->sub_graph.hash();
-      for (const auto& [k, v] : n->attrs) hash = hash * 31 + std::hash<std::string>{}(k) * 7 + std::hash<std::string>{}(v);
-    }
+    for (const NestedSubGraph* n : nested) hash = hash_nested_group(hash, *n);
   }
   /// Whether `s` is this join (the identity of SubGraph's ==).
   bool same_as(const SubGraph& s) const {
@@ -276,12 +279,14 @@ class CandidatePool {
   NodeIndex by_exit_;
 };
 
-// How this differs from TVM's Collage (CombinePartitionRule): TVM compared every pair of
-// candidates in every round; here each round follows only touching pairs, found through the
-// entry/exit indexes of the pool, and only pairs with at least one member added in the previous
-// round (older pairs were tried already). Each round may join an old candidate with a new one, so
-// growth does not depend on how candidates were produced. Combined candidates must stay convex and
-// within max_depth; other validity (exits, taps) is left to only_valid.
+// How this differs from TVM's Collage (CombinePartitionRule; docs/rules.md compares the two in
+// full): TVM compared every pair of candidates in every round; here each round follows only
+// touching pairs, found through the entry/exit indexes of the pool, and only pairs with at least
+// one member added in the previous round (older pairs were tried already). Each round may join an
+// old candidate with a new one in either direction, so growth does not depend on how candidates
+// were produced. Every join must be convex; a pairwise join must also be within max_depth (its own
+// depth, where TVM bounds the sum of the parts' depths); other validity (exits, taps) is left to
+// only_valid.
 //
 // Cost: a touching pair is visited once per round however many pairwise combiners accept it, and
 // a join is described by its inside set and nested groups (a JoinKey) until it proves new (absent
@@ -350,13 +355,15 @@ class CombineRule final : public RuleImpl<G> {
     CombineStats stats;
     std::vector<std::size_t> partners;  // scratch: the partners of one candidate, each once
     EpochMarks partner_marks;  // by pool id: in `partners`
-    std::vector<std::size_t> walk;         // scratch of union_is_convex()
-    EpochMarks walk_marks;  // by node: visited
-    JoinKey key;                        // scratch
+    bool has_tuples = true;           // whether the graph has a tuple node (join_tuple_args)
+    std::vector<std::size_t> tuples;  // scratch of join_tuple_args(): the tuples to look at
+    EpochMarks tuple_marks;           // by node: in `tuples`
+    JoinKey key;                      // scratch
 
     /// Finds the joins of one round, for candidates [first_new, pool.size()) and their partners.
     void one_round(std::size_t first_new) {
       const std::size_t end = pool.size();
+      bool tuple_arg = false;
       for (std::size_t id = first_new; id < end && !stats.truncated; ++id) {
         if (!rule.pairwise_.empty()) join_pairs(id, first_new);
         for (std::size_t c : rule.growers_) {
@@ -365,16 +372,12 @@ class CombineRule final : public RuleImpl<G> {
             case Combiner<G>::Mode::pair:
               break;
             case Combiner<G>::Mode::tuple_arg:
-              join_tuple_args(sub);
+              tuple_arg = true;  // after the loop: it looks at whole tuples
               break;
             case Combiner<G>::Mode::tuple_proj:
-              grow(sub, [&](IndexSet& extra) {
-                for (std::size_t x : sub.exit()) {
-                  for (std::size_t o : graph.outputs(x)) {
-                    if (graph.is_projection(o) && !sub.inside().contains(o)) extra.add(o);
-                  }
-                }
-              });
+              for (std::size_t o : sub.output()) {
+                if (graph.is_projection(o)) grow(sub, [o](IndexSet& extra) { extra.add(o); });
+              }
               break;
             case Combiner<G>::Mode::constant:
               grow(sub, [&](IndexSet& extra) {
@@ -386,17 +389,17 @@ class CombineRule final : public RuleImpl<G> {
           }
         }
       }
+      if (tuple_arg && !stats.truncated) join_tuple_args(first_new);
     }
 
     /// Offers the join `key` describes (its inside set and nested groups filled in): kept when
-    /// it is new, within max_depth and convex. Its depth is at least `min_depth` and, when
-    /// `max_depth_known` is set, at most that. `pair`, when given, are the two sub-graphs whose
-    /// union the join is (for a cheaper convexity test).
-    void offer(std::size_t min_depth, std::size_t max_depth_known = npos,
+    /// it is new, convex and at most `max_depth` deep (0: any depth). Its depth is at least
+    /// `min_depth` and, when `max_depth_known` is set, at most that. `pair`, when given, are the
+    /// two sub-graphs whose union the join is (for a cheaper convexity test).
+    void offer(std::size_t max_depth, std::size_t min_depth, std::size_t max_depth_known = npos,
                std::pair<const SubGraph*, const SubGraph*> pair = {}) {
       ++stats.joins_tried;
       // The cheap, local test first: the depth needs only the graph's edges among the inside nodes.
-      const std::size_t max_depth = rule.limits_.max_depth;
       if (max_depth != 0 && max_depth_known > max_depth &&
           (min_depth > max_depth || detail::inside_depth(graph, key.inside, max_depth) > max_depth)) {
         return;
@@ -404,8 +407,8 @@ class CombineRule final : public RuleImpl<G> {
       key.seal();
       if (pool.find(key) != npos) return;
       if (found_index.find(key.hash, [&](std::size_t k) { return key.same_as(found[k]); }) != npos) return;
-      const bool convex =
-          pair.first != nullptr ? union_is_convex(*pair.first, *pair.second) : detail::is_convex(graph, key.inside);
+      const bool convex = pair.first != nullptr ? is_convex_union(graph, key.inside, *pair.first, *pair.second)
+                                                : is_convex(graph, key.inside);
       if (!convex) return;
       if (pool.size() + found.size() >= rule.limits_.max_candidates) {
         stats.truncated = true;
@@ -422,31 +425,6 @@ class CombineRule final : public RuleImpl<G> {
     /// inputs.
     void join_pairs(std::size_t new_id, std::size_t first_new) {
       const SubGraph& me = pool[new_id];
-      auto try_pair = [&](const SubGraph& up, const SubGraph& down) {
-        if (up.inside().intersects(down.inside())) return;
-        bool accepted = false;
-        for (std::size_t c : rule.pairwise_) {
-          if (rule.combiners_[c].accepts(graph, up, down)) {
-            accepted = true;
-            break;
-          }
-        }
-        if (!accepted) return;
-        const std::size_t max_depth = rule.limits_.max_depth;
-        if (max_depth != 0 && std::max(up.depth(), down.depth()) > max_depth) {
-          ++stats.joins_tried;  // offer() would refuse it: spare the union and the nested groups' copy
-          return;
-        }
-        key.inside = up.inside();
-        key.inside |= down.inside();
-        key.nested.clear();
-        key.add_nested(up);
-        key.add_nested(down);
-        // Without an edge from down back into up, a path through the union runs through up,
-        // then through down: at most up.depth() + down.depth() nodes.
-        const bool one_way = !down.output().intersects(up.inside());
-        offer(std::max(up.depth(), down.depth()), one_way ? up.depth() + down.depth() : npos, {&up, &down});
-      };
       start_partners();
       for (std::size_t o : me.output()) {
         pool.for_each_with_entry(o, [&](std::size_t id) { add_partner(id); });
@@ -461,29 +439,31 @@ class CombineRule final : public RuleImpl<G> {
       for (std::size_t id : partners) try_pair(pool[id], me);
     }
 
-    /// Whether key.inside, the union of a and b, is convex: no path leaves it and comes back. Such
-    /// a path starts at an output of a or b outside the union and, as edges go up in index order,
-    /// runs below the union's last node; the walk follows only those outside nodes, which is
-    /// fewer than the nodes a sweep over the union's index range visits.
-    bool union_is_convex(const SubGraph& a, const SubGraph& b) {
-      const IndexSet& inside = key.inside;
-      const std::size_t last = inside.last_inside();
-      walk_marks.clear(graph.size());
-      walk.clear();
-      auto visit = [&](std::size_t o) {
-        if (o < last && !inside.contains(o) && walk_marks.mark(o)) walk.push_back(o);
-      };
-      for (std::size_t o : a.output()) visit(o);
-      for (std::size_t o : b.output()) visit(o);
-      while (!walk.empty()) {
-        const std::size_t n = walk.back();
-        walk.pop_back();
-        for (std::size_t o : graph.outputs(n)) {
-          if (inside.contains(o)) return false;
-          visit(o);
+    /// Offers the union of `up` and `down` (which it feeds) when some pairwise combiner accepts it.
+    void try_pair(const SubGraph& up, const SubGraph& down) {
+      if (up.inside().intersects(down.inside())) return;
+      bool accepted = false;
+      for (std::size_t c : rule.pairwise_) {
+        if (rule.combiners_[c].accepts(graph, up, down)) {
+          accepted = true;
+          break;
         }
       }
-      return true;
+      if (!accepted) return;
+      const std::size_t max_depth = rule.limits_.max_depth;
+      if (max_depth != 0 && std::max(up.depth(), down.depth()) > max_depth) {
+        ++stats.joins_tried;  // offer() would refuse it: spare the union and the nested groups' copy
+        return;
+      }
+      key.inside = up.inside();
+      key.inside |= down.inside();
+      key.nested.clear();
+      key.add_nested(up);
+      key.add_nested(down);
+      // Without an edge from down back into up, a path through the union runs through up,
+      // then through down: at most up.depth() + down.depth() nodes.
+      const bool one_way = !down.output().intersects(up.inside());
+      offer(max_depth, std::max(up.depth(), down.depth()), one_way ? up.depth() + down.depth() : npos, {&up, &down});
     }
 
     /// Empties `partners` for a new list. add_partner() drops repeats in constant time and keeps
@@ -497,32 +477,99 @@ class CombineRule final : public RuleImpl<G> {
       if (partner_marks.mark(id)) partners.push_back(id);
     }
 
-    void join_tuple_args(const SubGraph& sub) {
-      if (sub.kind() > OpKind::injective) return;
-      for (std::size_t e : sub.entry()) {
-        for (std::size_t t : graph.inputs(e)) {
-          if (!graph.is_tuple(t) || sub.inside().contains(t)) continue;
-          IndexSet joined = sub.inside();
-          joined.add(t);
-          bool ok = true;
-          for (std::size_t f : graph.inputs(t)) {
-            if (!graph.needs_kernel(f) || joined.contains(f)) continue;  // a plain input stays outside
-            key.inside = IndexSet(graph.size(), {f});
-            key.nested.clear();
-            key.seal();
-            if (pool.find(key) == npos) {  // no singleton candidate produces the field
-              ok = false;
-              break;
-            }
-            joined.add(f);
+    /// tuple_arg for one round. For each tuple that a candidate new in this round reads, or one of
+    /// whose fields a new candidate produces: offers each union of a consumer (a candidate of kind
+    /// at most injective that reads the tuple), the tuple and one producer per field with at
+    /// least one part new. A field's producers: the candidates of kind at most injective that have
+    /// it as an exit (TVM's rule) and its own singleton candidate (of any kind); a field that needs
+    /// no kernel (an input) may also stay outside. One producer may serve several fields; the
+    /// parts must be disjoint.
+    void join_tuple_args(std::size_t first_new) {
+      if (first_new == 0) {  // the first round: is there any tuple at all?
+        has_tuples = false;
+        for (std::size_t i = 0; i < graph.size() && !has_tuples; ++i) has_tuples = graph.is_tuple(i);
+      }
+      if (!has_tuples) return;
+      tuples.clear();
+      tuple_marks.clear(graph.size());
+      auto consider = [&](std::size_t t) {
+        if (graph.is_tuple(t) && tuple_marks.mark(t)) tuples.push_back(t);
+      };
+      for (std::size_t id = first_new; id < pool.size(); ++id) {
+        const SubGraph& s = pool[id];
+        for (std::size_t i : s.input()) consider(i);
+        for (std::size_t x : s.exit()) {
+          for (std::size_t o : graph.outputs(x)) {
+            if (!s.inside().contains(o)) consider(o);
           }
-          if (!ok) continue;
-          key.inside = std::move(joined);
-          key.nested.clear();
-          key.add_nested(sub);
-          offer(sub.depth());
         }
       }
+      std::sort(tuples.begin(), tuples.end());
+      for (std::size_t t : tuples) {
+        if (stats.truncated) return;
+        join_tuple(t, first_new);
+      }
+    }
+
+    /// join_tuple_args for tuple node t.
+    void join_tuple(std::size_t t, std::size_t first_new) {
+      constexpr std::size_t kOutside = npos;  // a field left outside
+      start_partners();
+      for (std::size_t e : graph.outputs(t)) pool.for_each_with_entry(e, [&](std::size_t id) { add_partner(id); });
+      std::vector<std::size_t> consumers;
+      for (std::size_t id : partners) {
+        if (pool[id].kind() <= OpKind::injective && !pool[id].inside().contains(t)) consumers.push_back(id);
+      }
+      if (consumers.empty()) return;
+      // options[k]: the choices for the k-th distinct field.
+      std::vector<std::vector<std::size_t>> options;
+      const IndexSpan fields = graph.inputs(t);
+      for (const std::size_t* f = fields.begin(); f != fields.end(); ++f) {
+        if (std::find(fields.begin(), f, *f) != f) continue;  // a field repeated
+        std::vector<std::size_t>& choices = options.emplace_back();
+        if (!graph.needs_kernel(*f)) choices.push_back(kOutside);
+        pool.for_each_with_exit(*f, [&](std::size_t id) {
+          if (pool[id].kind() <= OpKind::injective || pool[id].size() == 1) choices.push_back(id);
+        });
+        if (choices.empty()) return;  // nothing produces this field
+      }
+      std::vector<std::size_t> at(options.size(), 0);  // the choice per field: an odometer
+      boost::container::small_vector<std::size_t, 4> parts;
+      for (std::size_t c : consumers) {
+        const SubGraph& consumer = pool[c];
+        std::fill(at.begin(), at.end(), 0);
+        while (!stats.truncated) {
+          parts.clear();
+          bool any_new = c >= first_new;
+          for (std::size_t k = 0; k < options.size(); ++k) {
+            const std::size_t id = options[k][at[k]];
+            if (id == kOutside || std::find(parts.begin(), parts.end(), id) != parts.end()) continue;
+            parts.push_back(id);
+            any_new = any_new || id >= first_new;
+          }
+          if (any_new) offer_tuple_join(consumer, t, parts);
+          std::size_t k = 0;
+          while (k < at.size() && ++at[k] == options[k].size()) at[k++] = 0;
+          if (k == at.size()) break;
+        }
+      }
+    }
+
+    /// Offers the union of `consumer`, tuple node t and the producers `parts`, when they are
+    /// disjoint.
+    void offer_tuple_join(const SubGraph& consumer, std::size_t t,
+                          const boost::container::small_vector<std::size_t, 4>& parts) {
+      key.inside = consumer.inside();
+      key.inside.add(t);
+      key.nested.clear();
+      key.add_nested(consumer);
+      for (std::size_t id : parts) {
+        const SubGraph& p = pool[id];
+        if (p.inside().intersects(key.inside)) return;
+        key.inside |= p.inside();
+        key.add_nested(p);
+      }
+      offer(0, consumer.depth());
     }
 
     template <class Collect>
@@ -534,7 +581,7 @@ class CombineRule final : public RuleImpl<G> {
       key.inside |= extra;
       key.nested.clear();
       key.add_nested(sub);
-      offer(sub.depth());
+      offer(0, sub.depth());
     }
 
   };
@@ -549,8 +596,9 @@ class CombineRule final : public RuleImpl<G> {
 }  // namespace detail
 
 /// Repeatedly joins touching candidates of `sub` (and the joins so far) that some combiner
-/// accepts, until nothing new appears. Joined candidates are convex and at most
-/// `limits.max_depth` deep. The result holds `sub`'s candidates and every join.
+/// accepts, until nothing new appears. Joined candidates are convex; pairwise joins are at most
+/// `limits.max_depth` deep. The result holds `sub`'s candidates and every join: at least what TVM's
+/// CombinePartitionRule proposes with the same combiners (docs/rules.md).
 template <class G>
 PartitionRule<G> combine(PartitionRule<G> sub, std::vector<Combiner<G>> combiners, CombineLimits limits = {},
                          std::string name = "combine") {

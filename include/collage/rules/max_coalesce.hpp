@@ -7,15 +7,15 @@
 
 #include <algorithm>
 #include <cstddef>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "collage/partition/quotient.hpp"
 #include "collage/partition/sub_graph_config.hpp"
 #include "collage/rules/partition_rule.hpp"
-#include "collage/support/epoch_marks.hpp"
-#include "collage/support/index_span.hpp"
 
 namespace collage {
 namespace detail {
@@ -50,12 +50,6 @@ inline DisjointPick pick_disjoint(std::vector<Candidate> candidates, std::size_t
     pick.chosen.push_back(std::move(c));
   }
   return pick;
-}
-
-/// "{max_exits N, taps allowed|forbidden, max_depth N}", as rules describe a config.
-inline std::string describe_config(const SubGraphConfig& config) {
-  return "{max_exits " + std::to_string(config.max_exits) + ", taps " +
-         (config.allow_taps ? "allowed" : "forbidden") + ", max_depth " + std::to_string(config.max_depth) + "}";
 }
 
 /// How RegionMerger::run schedules merges (see there).
@@ -110,46 +104,10 @@ class RegionMerger {
 
   /// Whether the regions stay acyclic as a quotient graph (regions as single nodes, with the nodes
   /// no region holds as themselves) if `joined` (a union about to be made of some regions and free
-  /// nodes) became one region: no path leaves `joined` and comes back, even one that enters a
-  /// region at one node and leaves it at another. Node-level convexity is not enough: with edges
-  /// a->d, b->c, a->c, b->d, {a,d} and {b,c} are both convex but feed each other. Walks from the
-  /// union's outputs, not following regions that start after the union's last node, nor free
-  /// nodes after it (neither can reach back). O(nodes and edges walked); scratch is reused.
+  /// nodes) became one region (see QuotientCycleCheck).
   bool keeps_quotient_acyclic(const SubGraph& joined) {
-    const IndexSet& in = joined.inside();
-    const std::size_t hi = in.last_inside();
-    node_seen_.clear(graph_->size());
-    region_seen_.clear(regions_.size());
-    std::vector<std::size_t> stack(joined.output().begin(), joined.output().end());
-    while (!stack.empty()) {
-      const std::size_t v = stack.back();
-      stack.pop_back();
-      const std::size_t q = owner_[v];
-      IndexSpan free_outputs;
-      const IndexSet* region_outputs = nullptr;
-      if (q == npos) {
-        if (v > hi || !node_seen_.mark(v)) continue;
-        free_outputs = graph_->outputs(v);
-      } else {
-        if (!region_seen_.mark(q)) continue;
-        if (regions_[q].sub_graph.first_inside() > hi) continue;
-        region_outputs = &regions_[q].sub_graph.output();
-      }
-      auto follow = [&](std::size_t o) {
-        if (in.contains(o)) return false;
-        stack.push_back(o);
-        return true;
-      };
-      for (std::size_t o : free_outputs) {
-        if (!follow(o)) return false;
-      }
-      if (region_outputs != nullptr) {
-        for (std::size_t o : *region_outputs) {
-          if (!follow(o)) return false;
-        }
-      }
-    }
-    return true;
+    return !quotient_.closes_cycle(*graph_, joined, owner_, regions_.size(),
+                                   [&](std::size_t q) -> const SubGraph& { return regions_[q].sub_graph; });
   }
 
   /// Region `into` absorbs the nodes `extra` and every region holding one of them, provided
@@ -280,8 +238,7 @@ class RegionMerger {
   std::vector<std::size_t> scanned_at_;  // clock_ at the end of its last fruitless step, or kNever
   std::vector<bool> mark_;               // scratch for owners_of
   std::size_t clock_ = 0;                // number of merges so far
-  EpochMarks node_seen_;    // scratch of keeps_quotient_acyclic: nodes walked
-  EpochMarks region_seen_;  // likewise, regions walked
+  QuotientCycleCheck quotient_;          // scratch of keeps_quotient_acyclic
 };
 
 /// coalesce over candidates that are already pairwise disjoint and non-empty.
@@ -315,22 +272,31 @@ std::vector<Candidate> coalesce_disjoint(const DataflowGraph<G>& graph, std::vec
 template <class G>
 class MaxCoalesceRule final : public RuleImpl<G> {
  public:
-  MaxCoalesceRule(PartitionRule<G> sub, SubGraphConfig config)
-      : sub_(std::move(sub)), config_(config), name_("max_coalesce") {}
+  MaxCoalesceRule(std::vector<PartitionRule<G>> subs, SubGraphConfig config)
+      : subs_(std::move(subs)), config_(config), name_("max_coalesce") {}
 
   std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
-    DisjointPick pick = pick_disjoint(sub_.all_candidates(graph, target), graph.size());
+    std::vector<Candidate> all;
+    for (const PartitionRule<G>& sub : subs_) {
+      std::vector<Candidate> some = sub.all_candidates(graph, target);
+      all.insert(all.end(), std::make_move_iterator(some.begin()), std::make_move_iterator(some.end()));
+    }
+    DisjointPick pick = pick_disjoint(std::move(all), graph.size());
     std::vector<Candidate> result = coalesce_disjoint(graph, std::move(pick.chosen), config_);
     canonicalize(result);
     return result;
   }
   std::string describe() const override {
-    return "max_coalesce(" + sub_.describe() + ", " + describe_config(config_) + ")";
+    std::string out = "max_coalesce(";
+    if (subs_.size() != 1) out += "[";
+    for (std::size_t k = 0; k < subs_.size(); ++k) out += (k == 0 ? "" : ", ") + subs_[k].describe();
+    if (subs_.size() != 1) out += "]";
+    return out + ", " + collage::to_string(config_) + ")";
   }
   const std::string& name() const override { return name_; }
 
  private:
-  PartitionRule<G> sub_;
+  std::vector<PartitionRule<G>> subs_;
   SubGraphConfig config_;
   Name name_;
 };
@@ -382,7 +348,18 @@ std::vector<Candidate> coalesce(const DataflowGraph<G>& graph, std::vector<Candi
 /// overlapped a chosen one are dropped.
 template <class G>
 PartitionRule<G> max_coalesce(PartitionRule<G> sub, SubGraphConfig config = {}) {
-  return make_rule<G, detail::MaxCoalesceRule<G>>(std::move(sub), config);
+  std::vector<PartitionRule<G>> subs;
+  subs.push_back(std::move(sub));
+  return make_rule<G, detail::MaxCoalesceRule<G>>(std::move(subs), config);
+}
+
+/// max_coalesce over the candidates of several rules in priority order: the disjoint candidates
+/// are taken from the first rule's (canonical) list, then the second's, and so on, as a greedy
+/// partitioner applies a pattern table in table order (TVM's MergeComposite); then they merge as
+/// in max_coalesce.
+template <class G>
+PartitionRule<G> max_coalesce(std::vector<PartitionRule<G>> subs_in_priority, SubGraphConfig config = {}) {
+  return make_rule<G, detail::MaxCoalesceRule<G>>(std::move(subs_in_priority), config);
 }
 
 }  // namespace collage

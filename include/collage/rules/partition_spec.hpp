@@ -14,6 +14,7 @@
 #include "collage/rules/base_rules.hpp"
 #include "collage/rules/combinators.hpp"
 #include "collage/rules/combine.hpp"
+#include "collage/rules/max_coalesce.hpp"
 #include "collage/rules/partition_rule.hpp"
 #include "collage/rules/pattern.hpp"
 #include "collage/rules/pattern_rule.hpp"
@@ -110,20 +111,67 @@ PartitionSpec<G> native_fusion_spec(std::string target, std::size_t max_depth, d
   return PartitionSpec<G>{std::move(target), native_fusion_rule<G>(max_depth), penalty};
 }
 
+namespace detail {
+
+/// `config` without its depth bound: what a greedy partitioner's regions must respect.
+inline SubGraphConfig without_depth_bound(SubGraphConfig config) {
+  config.max_depth = 0;
+  return config;
+}
+
+/// The maximal regions over `seeds` (in priority order) that stay valid under `config` without its
+/// depth bound.
+template <class G>
+PartitionRule<G> maximal_regions(std::vector<PartitionRule<G>> seeds, const SubGraphConfig& config) {
+  const SubGraphConfig unbounded = without_depth_bound(config);
+  return only_valid(max_coalesce(std::move(seeds), unbounded), unbounded);
+}
+
+/// The BYOC tree over `seeds` (in priority order): every combination of touching seeds up to
+/// config.max_depth, and the maximal regions.
+template <class G>
+PartitionRule<G> byoc_over(std::vector<PartitionRule<G>> seeds, const SubGraphConfig& config) {
+  CombineLimits limits;
+  limits.max_depth = config.max_depth;
+  PartitionRule<G> combined = combine(seeds.size() == 1 ? seeds.front() : union_of(seeds), {Combiner<G>::all()},
+                                      std::move(limits), "byoc");
+  return primitive(union_of<G>({only_valid(std::move(combined), config), maximal_regions(std::move(seeds), config)}));
+}
+
+}  // namespace detail
+
 /// Operator-predicate BYOC (TVM's AnnotateTarget / MergeCompilerRegions / PartitionGraph for
 /// backends with "target.<compiler>" operator predicates):
 ///
-///     primitive(only_valid(combine(op_predicate(name, predicate), [all], config.max_depth), config))
+///     primitive(union(only_valid(combine(op_predicate(name, predicate), [all], config.max_depth), config),
+///                     only_valid(max_coalesce(op_predicate(name, predicate), config'), config')))
 ///
-/// Every operator the backend accepts is a seed; `all` joins any touching pair. Candidates carry
-/// ("Compiler", target).
+/// where config' is `config` without its depth bound. Every operator the backend accepts is a
+/// seed; `all` joins any touching pair up to the depth bound, and max_coalesce adds the largest
+/// regions of accepted operators, whatever their depth: the regions the backend's own greedy
+/// partitioner would offload (op_predicate_maximal_rule). So the cheapest partitioning over a spec
+/// of this rule is never worse than that greedy partitioner's over the same operator support,
+/// under any additive cost model. Candidates carry ("Compiler", target).
 template <class G>
 PartitionRule<G> op_predicate_byoc_rule(std::string name, NodePredicate<G> predicate, SubGraphConfig config) {
-  CombineLimits limits;
-  limits.max_depth = config.max_depth;
-  return primitive(only_valid(combine(op_predicate<G>(std::move(name), std::move(predicate)),
-                                      {Combiner<G>::all()}, limits, "byoc"),
-                              config));
+  std::vector<PartitionRule<G>> seeds;
+  seeds.push_back(op_predicate<G>(std::move(name), std::move(predicate)));
+  return detail::byoc_over(std::move(seeds), config);
+}
+
+/// The regions a greedy partitioner over the same operator support offloads (TVM's
+/// partition_for_<toolchain>, torch.fx's CapabilityBasedPartitioner): the accepted operators
+/// coalesced into the largest regions valid under `config` without its depth bound,
+///
+///     primitive(only_valid(max_coalesce(op_predicate(name, predicate), config'), config'))
+///
+/// As a greedy baseline to compare a search with (the same candidates are in
+/// op_predicate_byoc_rule), or as a backend's whole rule.
+template <class G>
+PartitionRule<G> op_predicate_maximal_rule(std::string name, NodePredicate<G> predicate, SubGraphConfig config) {
+  std::vector<PartitionRule<G>> seeds;
+  seeds.push_back(op_predicate<G>(std::move(name), std::move(predicate)));
+  return primitive(detail::maximal_regions(std::move(seeds), config));
 }
 
 /// op_predicate_byoc_rule with config kernel_config(max_depth) = {1 exit, no taps, max_depth}: the
@@ -138,18 +186,29 @@ PartitionRule<G> op_predicate_byoc_rule(std::string name, NodePredicate<G> predi
 /// Pattern-table BYOC (TVM's MergeComposite followed by AnnotateTarget / MergeCompilerRegions /
 /// PartitionGraph):
 ///
-///     primitive(only_valid(combine(union(composite(l_i, pattern(l_i, p_i))...), [all], max_depth),
-///                          {1 exit, no taps, max_depth}))
+///     primitive(union(only_valid(combine(union(c_1, ..., c_n), [all], max_depth), {1 exit, no taps, max_depth}),
+///                     only_valid(max_coalesce([c_1, ..., c_n], {1 exit, no taps}), {1 exit, no taps})))
 ///
-/// Each match becomes a Composite group named by its label; touching composites are joined into
-/// one partition for the backend (Compiler = target).
+/// with c_i = composite(l_i, pattern(l_i, p_i)). Each match becomes a Composite group named by its
+/// label; touching composites are joined into one partition for the backend (Compiler = target)
+/// up to the depth bound, and max_coalesce adds the largest regions of matches taken in table
+/// order, whatever their depth (pattern_table_maximal_rule): so, as with op_predicate_byoc_rule,
+/// the cheapest partitioning is never worse than the greedy partitioner's over the same table.
 template <class G>
 PartitionRule<G> pattern_table_byoc_rule(PatternTable<G> table, std::size_t max_depth) {
-  CombineLimits limits;
-  limits.max_depth = max_depth;
-  return primitive(only_valid(combine(union_of(detail::composite_patterns(table)), {Combiner<G>::all()}, limits,
-                                      "byoc"),
-                              kernel_config(max_depth)));
+  return detail::byoc_over(detail::composite_patterns(table), kernel_config(max_depth));
+}
+
+/// The regions a greedy pattern-table partitioner offloads (TVM's partition_for_<toolchain> with
+/// MergeComposite): the matches taken in table order where they do not overlap one taken before,
+/// coalesced into the largest regions of one exit without taps,
+///
+///     primitive(only_valid(max_coalesce([c_1, ..., c_n], {1 exit, no taps}), {1 exit, no taps}))
+///
+/// (the same candidates are in pattern_table_byoc_rule).
+template <class G>
+PartitionRule<G> pattern_table_maximal_rule(PatternTable<G> table) {
+  return primitive(detail::maximal_regions(detail::composite_patterns(table), kernel_config(0)));
 }
 
 /// Library composites inside native kernels (TVM's "extern for TVM": a cuBLAS / CUTLASS call the

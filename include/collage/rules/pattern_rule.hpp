@@ -13,6 +13,8 @@
 #include "collage/rules/base_rules.hpp"
 #include "collage/rules/partition_rule.hpp"
 #include "collage/rules/pattern.hpp"
+#include "collage/rules/pattern_matcher.hpp"
+#include "collage/rules/pattern_parser.hpp"
 #include "collage/support/result.hpp"
 
 namespace collage {

@@ -103,7 +103,7 @@ class SplitBoundRule final : public RuleImpl<G> {
   /// (a) of combine_split_bounded: grows a disjoint pick of `seeds` to a fixpoint.
   std::vector<Candidate> fusible_regions(const DataflowGraph<G>& graph, const std::vector<Candidate>& seeds) const {
     RegionMerger<G> merger(graph, pick_disjoint(seeds, graph.size()).chosen);
-    auto convex = [&](const SubGraph& joined) { return graph.is_convex(joined.inside()); };
+    auto convex = [&](const SubGraph& joined) { return is_convex(graph, joined.inside(), joined.output()); };
     bool any_pairwise = false;
     for (const Combiner<G>& c : combiners_) any_pairwise = any_pairwise || c.mode() == Combiner<G>::Mode::pair;
     // try_absorb changes nothing unless it succeeds, and then we return at once: the references
@@ -174,7 +174,7 @@ class SplitBoundRule final : public RuleImpl<G> {
     // the segment re-enters the region first either at a node of the segment (impossible: the
     // region is convex), or before it (unreachable: smaller index) or after it (cannot reach back
     // into the segment: larger index). So only non-convex regions need the check per segment.
-    const bool region_convex = graph.is_convex(region.inside());
+    const bool region_convex = is_convex(graph, region.inside(), region.output());
     bool within_budget = true;
     auto emit = [&](std::size_t i, std::size_t j) {
       if (result.size() >= limits_.max_candidates) {
@@ -188,7 +188,7 @@ class SplitBoundRule final : public RuleImpl<G> {
         kernel = kernel || graph.needs_kernel(nodes[k]);
       }
       if (!kernel) return;  // nothing to run (e.g. a lone projection or tuple)
-      if (!region_convex && !graph.is_convex(inside)) return;
+      if (!region_convex && !is_convex(graph, inside)) return;
       std::vector<NestedSubGraph> nested;
       for (const NestedSubGraph& group : region.nested()) {
         const IndexSet& group_inside = group.sub_graph.inside();

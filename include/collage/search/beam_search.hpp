@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "collage/search/frontier.hpp"
+#include "collage/search/state_space.hpp"
 #include "collage/support/result.hpp"
 
 namespace collage {
@@ -44,7 +44,7 @@ template <class G>
 Result<Partitioning> beam_search(const SearchProblem<G>& problem, const BeamSearchOptions& options = {}) {
   if (auto error = detail::check_beam_options(options, "BeamSearchOptions::width")) return std::move(*error);
   const auto started = std::chrono::steady_clock::now();
-  detail::Frontier<G> frontier(problem);
+  detail::StateSpace<G> space(problem);
   double bound_total = 0;
   for (std::size_t i = 0; i < problem.graph().size(); ++i) bound_total += problem.min_share(i);
 
@@ -78,7 +78,7 @@ Result<Partitioning> beam_search(const SearchProblem<G>& problem, const BeamSear
   };
   SearchStats stats;
   stats.algorithm = "beam";
-  add(Node{frontier.start(), 0, 0, npos});
+  add(Node{space.start(), 0, 0, npos});
   auto link_of = [&](const Node& n) {
     if (n.item == npos) return n.parent_link;
     links.push_back(Link{n.parent_link, n.item});
@@ -100,7 +100,7 @@ Result<Partitioning> beam_search(const SearchProblem<G>& problem, const BeamSear
         path.push_back(links[at].item);
       }
       std::reverse(path.begin(), path.end());
-      Partitioning result = frontier.assemble(path);
+      Partitioning result = space.assemble(path);
       stats.candidates = problem.size();
       stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       result.stats = stats;
@@ -109,7 +109,7 @@ Result<Partitioning> beam_search(const SearchProblem<G>& problem, const BeamSear
     for (const Node& member : members) {
       ++stats.states_expanded;
       const std::size_t link = link_of(member);
-      frontier.for_each_successor(member.state, [&](std::size_t item, detail::SearchState next) {
+      space.for_each_successor(member.state, [&](std::size_t item, detail::SearchState next) {
         add(Node{std::move(next), member.cost + problem[item].effective.raw(), link, item});
       });
     }

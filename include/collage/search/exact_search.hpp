@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "collage/search/frontier.hpp"
+#include "collage/search/state_space.hpp"
 #include "collage/support/identity_index.hpp"
 #include "collage/support/indexed_priority_queue.hpp"
 #include "collage/support/result.hpp"
@@ -26,14 +26,14 @@ struct ExactSearchOptions {
 };
 
 /// The cheapest partitioning of `problem` whose quotient is acyclic, by A* over covered-node
-/// states (see detail::Frontier) with the admissible, consistent bound "each uncovered kernel
+/// states (see detail::StateSpace) with the admissible, consistent bound "each uncovered kernel
 /// node costs at least its cheapest share of a candidate". Exact over the given candidates.
 /// Deterministic: ties go to the state created first. Fails when no complete partitioning exists
 /// or the state limit is reached.
 template <class G>
 Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSearchOptions& options = {}) {
   const auto started = std::chrono::steady_clock::now();
-  detail::Frontier<G> frontier(problem);
+  detail::StateSpace<G> space(problem);
   double bound_total = 0;
   for (std::size_t i = 0; i < problem.graph().size(); ++i) bound_total += problem.min_share(i);
 
@@ -53,7 +53,7 @@ Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSe
   constexpr std::size_t kStateOverhead = sizeof(Record) + 64;
   const std::size_t max_bytes = options.max_memory_mib << 20;
   std::size_t bytes = 0;
-  records.push_back(Record{frontier.start(), 0, 0, 0, false});
+  records.push_back(Record{space.start(), 0, 0, 0, false});
   ids.push(records[0].state.covered.hash());
   open.push(0, estimate(records[0]));
   SearchStats stats;
@@ -61,11 +61,11 @@ Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSe
   while (!open.empty()) {
     const std::size_t id = open.pop().first;
     records[id].closed = true;
-    if (frontier.is_goal(records[id].state)) {
+    if (space.is_goal(records[id].state)) {
       std::vector<std::size_t> items;
       for (std::size_t at = id; at != 0; at = records[at].parent) items.push_back(records[at].via);
       std::reverse(items.begin(), items.end());
-      Partitioning result = frontier.assemble(items);
+      Partitioning result = space.assemble(items);
       stats.candidates = problem.size();
       stats.states_generated = records.size();
       stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -108,7 +108,7 @@ Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSe
           Record{std::move(next), cost, static_cast<std::uint32_t>(id), static_cast<std::uint32_t>(item), false});
       open.push(new_id, estimate(records.back()));
     };
-    frontier.for_each_successor(state, want, add);
+    space.for_each_successor(state, want, add);
     if (gave_up) {
       return Error{ErrorCode::search_gave_up, "exact search gave up after " + std::to_string(records.size()) + " states (about " +
                    std::to_string(bytes >> 20) +

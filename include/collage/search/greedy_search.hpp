@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "collage/search/frontier.hpp"
-#include "collage/search/quotient.hpp"
+#include "collage/partition/quotient.hpp"
+#include "collage/search/state_space.hpp"
 #include "collage/support/result.hpp"
 
 namespace collage {
@@ -41,44 +41,16 @@ Result<Partitioning> greedy_search(const SearchProblem<G>& problem, const std::v
     return ca < cb;
   });
 
-  // owner[i]: the claimed part holding node i, or npos. Unclaimed nodes count as parts of their own.
+  // owner[i]: the claimed item holding node i, or npos. Unclaimed nodes count as parts of their own.
   std::vector<std::size_t> owner(graph.size(), npos);
   std::vector<std::size_t> claimed;
-  std::vector<std::size_t> visited_at(graph.size(), npos);
-  // Whether claiming `inside` closes a cycle: a path leaves it and comes back, possibly through
-  // claimed parts (entering a part anywhere lets the path leave from any of its nodes). Edges go
-  // from smaller to larger indexes, so nodes after the last one inside cannot lead back.
-  auto closes_cycle = [&](const IndexSet& inside, std::size_t stamp) {
-    const std::size_t last = inside.last_inside();
-    std::vector<std::size_t> stack;
-    auto push = [&](std::size_t n) {
-      if (n > last || visited_at[n] == stamp) return;
-      visited_at[n] = stamp;
-      stack.push_back(n);
-    };
-    for (std::size_t o : inside) {
-      for (std::size_t c : graph.outputs(o)) {
-        if (!inside.contains(c)) push(c);
-      }
-    }
-    while (!stack.empty()) {
-      const std::size_t n = stack.back();
-      stack.pop_back();
-      if (owner[n] != npos) {
-        for (std::size_t m : problem[owner[n]].inside) push(m);
-      }
-      for (std::size_t c : graph.outputs(n)) {
-        if (inside.contains(c)) return true;
-        push(c);
-      }
-    }
-    return false;
-  };
+  QuotientCycleCheck quotient;
+  auto sub_graph_of = [&](std::size_t id) -> const SubGraph& { return problem[id].candidate().sub_graph; };
   for (std::size_t id : order) {
     const IndexSet& inside = problem[id].inside;
     bool free = true;
     for (std::size_t i : inside) free = free && owner[i] == npos;
-    if (!free || closes_cycle(inside, id)) continue;
+    if (!free || quotient.closes_cycle(graph, sub_graph_of(id), owner, problem.size(), sub_graph_of)) continue;
     for (std::size_t i : inside) owner[i] = id;
     claimed.push_back(id);
   }
@@ -97,7 +69,7 @@ Result<Partitioning> greedy_search(const SearchProblem<G>& problem, const std::v
   if (!order_of_parts.acyclic()) return Error{ErrorCode::internal, "greedy search: the claimed regions form a cycle (a bug)"};
   std::vector<std::size_t> items;
   for (std::size_t k : order_of_parts.parts) items.push_back(claimed[k]);
-  Partitioning result = detail::Frontier<G>(problem).assemble(items);
+  Partitioning result = detail::StateSpace<G>(problem).assemble(items);
   result.stats.algorithm = "greedy";
   result.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   return result;

@@ -1,8 +1,8 @@
 #pragma once
 
 /// \file
-/// The state transitions shared by the searchers: which candidates apply to a covered set, and the
-/// covered set that results.
+/// StateSpace: the state space every searcher walks (the start state, the goal test and the
+/// successor function: which candidates apply to a covered set, and the state that results).
 
 #include <algorithm>
 #include <cstddef>
@@ -35,19 +35,21 @@ struct SearchState {
   }
 };
 
-/// Applies candidates to states. A candidate applies when none of its nodes is settled and each
-/// of its inputs is available: settled, or a node that needs no kernel whose own inputs are
-/// available (it is then fixed to the host). Every applied candidate's inputs therefore come from
+/// The searchers' state space over a SearchProblem: start(), is_goal(), and the successor
+/// function, apply() for one candidate and for_each_successor() for the candidates a searcher
+/// expands a state by. A candidate applies when none of its nodes is settled and each of its
+/// inputs is available: settled, or a node that needs no kernel whose own inputs are available
+/// (it is then fixed to the host). Every applied candidate's inputs therefore come from
 /// earlier candidates or the host, so every sequence of applications is a topological order of an
 /// acyclic partitioning; and every acyclic partitioning can be applied in a topological order of
 /// its quotient, so the states reach all of them.
 ///
-/// The frontier keeps scratch marks and lists: one Frontier serves one thread, and the callback of
+/// A StateSpace keeps scratch marks and lists: one serves one thread, and the callback of
 /// for_each_successor() must not call back into it.
 template <class G>
-class Frontier {
+class StateSpace {
  public:
-  explicit Frontier(const SearchProblem<G>& problem)
+  explicit StateSpace(const SearchProblem<G>& problem)
       : problem_(problem), graph_(problem.graph()) {}
 
   /// The state before anything is chosen.

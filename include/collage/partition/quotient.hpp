@@ -1,7 +1,9 @@
 #pragma once
 
 /// \file
-/// quotient_order: the parts of a partitioning in dependency order, or the cycle that prevents it.
+/// The quotient graph of a partitioning (each part one node, each node in no part a group of its
+/// own): its parts in dependency order or the cycle that prevents one (quotient_order), and whether
+/// one more part would close a cycle (QuotientCycleCheck).
 
 #include <algorithm>
 #include <cstddef>
@@ -10,6 +12,8 @@
 #include <vector>
 
 #include "collage/graph/dataflow_graph.hpp"
+#include "collage/partition/sub_graph.hpp"
+#include "collage/support/epoch_marks.hpp"
 
 namespace collage {
 
@@ -81,5 +85,57 @@ QuotientOrder quotient_order(const DataflowGraph<G>& graph, const std::vector<st
   std::reverse(result.cycle.begin(), result.cycle.end());
   return result;
 }
+
+/// Whether a region, made one part beside the parts of a partial partitioning, would close a cycle
+/// in their quotient graph: whether some path leaves the region and comes back, where a path that
+/// enters a part at one node may leave it from any other. Node-level convexity is not enough: with
+/// edges a->d, b->c, a->c, b->d, {a,d} and {b,c} are both convex but feed each other. For growing
+/// a partitioning one region at a time (a greedy partitioner's claims, coalescing merges); keeps
+/// scratch between calls, so one check serves one thread.
+class QuotientCycleCheck {
+ public:
+  /// Whether `joined` closes a cycle among the parts. `owner[i]` is the part holding node i, or
+  /// npos (entries of joined's own nodes are not read: a part absorbed into joined may still be
+  /// listed there); parts are numbered below `part_count` and `sub_graph_of(p)` is part p's
+  /// sub-graph. Walks from joined's outputs through free nodes (their outputs) and parts (their
+  /// outputs), but not through free nodes after joined's last node, nor parts that start after it:
+  /// neither can lead back. O(nodes and parts walked).
+  template <class G, class SubGraphOf>
+  bool closes_cycle(const DataflowGraph<G>& graph, const SubGraph& joined, const std::vector<std::size_t>& owner,
+                    std::size_t part_count, SubGraphOf sub_graph_of) {
+    const IndexSet& inside = joined.inside();
+    const std::size_t last = inside.last_inside();
+    nodes_.clear(graph.size());
+    parts_.clear(part_count);
+    stack_.assign(joined.output().begin(), joined.output().end());
+    auto follow = [&](const auto& outputs) {
+      for (std::size_t o : outputs) {
+        if (inside.contains(o)) return true;
+        stack_.push_back(o);
+      }
+      return false;
+    };
+    while (!stack_.empty()) {
+      const std::size_t v = stack_.back();
+      stack_.pop_back();
+      const std::size_t p = owner[v];
+      if (p == npos) {
+        if (v > last || !nodes_.mark(v)) continue;
+        if (follow(graph.outputs(v))) return true;
+      } else {
+        if (!parts_.mark(p)) continue;
+        const SubGraph& part = sub_graph_of(p);
+        if (part.first_inside() > last) continue;
+        if (follow(part.output())) return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  detail::EpochMarks nodes_;  // free nodes walked
+  detail::EpochMarks parts_;  // parts walked
+  std::vector<std::size_t> stack_;
+};
 
 }  // namespace collage
