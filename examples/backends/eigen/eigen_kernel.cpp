@@ -4,13 +4,6 @@
 #include <cstring>
 #include <utility>
 
-// GCC 12 reports its own AVX-512 intrinsics (inlined from Eigen's packet math) as reading
-// uninitialised values: a known false positive of the compiler's headers, not of this code.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include <Eigen/Core>
 #include <unsupported/Eigen/SpecialFunctions>
 
@@ -148,7 +141,7 @@ class EigenKernel final : public Kernel {
         run_conv(p.conv, p.epilogue, addends, at(p.conv.x), at(p.conv.w), out);
       }
     }
-    slots_.copy_repeats(outputs);
+    slots_.copy_outputs(inputs, outputs, temps_);
     return collage::Status::success();
   }
 

@@ -133,10 +133,12 @@ std::vector<float> broadcast_copy(const Tensor& value, const Shape& to, float sc
   return out;
 }
 
-/// A memory whose address is set from a node's value at each run.
+/// A memory whose address is set from a node's value at each run (when it moved: oneDNN's
+/// set_data_handle is not free).
 struct Binding {
   memory mem;
   int node;
+  void* bound = nullptr;
 };
 
 /// One primitive and everything it is executed with.
@@ -161,7 +163,7 @@ class OnednnKernel final : public Kernel {
     const OneThread one_thread;
     for (const CallPlan& plan : plans) {
       try {
-        steps_.push_back(make_step(plan));
+        add_steps(plan);
       } catch (const dnnl::error& e) {
         return collage::Error{collage::ErrorCode::invalid_argument,
                               "onednn: " + plan.name + " at " + describe(graph, plan.root) + ": " + e.what()};
@@ -174,14 +176,18 @@ class OnednnKernel final : public Kernel {
     const OneThread one_thread;
     try {
       for (Step& step : steps_) {
-        for (Binding& b : step.bindings) b.mem.set_data_handle(slots_.address(b.node, inputs, outputs, temps_));
+        for (Binding& b : step.bindings) {
+          void* address = slots_.address(b.node, inputs, outputs, temps_);
+          if (address != b.bound) b.mem.set_data_handle(address);
+          b.bound = address;
+        }
         step.primitive.execute(stream_, step.args);
       }
       stream_.wait();
     } catch (const dnnl::error& e) {
       return collage::Error{collage::ErrorCode::invalid_argument, std::string("onednn: ") + e.what()};
     }
-    slots_.copy_repeats(outputs);
+    slots_.copy_outputs(inputs, outputs, temps_);
     return collage::Status::success();
   }
 
@@ -249,24 +255,61 @@ class OnednnKernel final : public Kernel {
     return attr;
   }
 
-  Step make_step(const CallPlan& p) {
+  /// A convolution in the activation layouts oneDNN picks for it (its blocked kernels run far
+  /// faster than its plain-layout ones), with reorders from and to the plain tensors around it
+  /// when it picks others; in plain layouts when the post-ops rule the others out.
+  void add_conv(const CallPlan& p) {
+    Step step;
+    const dnnl::primitive_attr attr = post_op_attr(step, p);
+    const Md bias = p.bias.present() ? plain(p.bias.dims) : Md();
+    const Md src = plain(p.src.dims);
+    const Md dst = plain(p.dst);
+    auto make_pd = [&](const Md& s, const Md& d) {
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, s,
+                                           any(p.weights.dims), bias, d, p.strides, p.dilations, p.pad_l, p.pad_r);
+      return dnnl::convolution_forward::primitive_desc(desc, attr, engine_);
+    };
+    dnnl::convolution_forward::primitive_desc pd;
+    try {
+      pd = make_pd(any(p.src.dims), any(p.dst));
+    } catch (const dnnl::error&) {
+      pd = make_pd(src, dst);
+    }
+    if (pd.src_desc() != src) {
+      Step in;
+      bind(in, DNNL_ARG_FROM, p.src, src);
+      memory blocked(pd.src_desc(), engine_);
+      in.args[DNNL_ARG_TO] = blocked;
+      in.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, src, engine_, pd.src_desc()));
+      steps_.push_back(std::move(in));
+      step.args[DNNL_ARG_SRC] = blocked;
+    } else {
+      bind(step, DNNL_ARG_SRC, p.src, src);
+    }
+    bind_weights(step, p.weights, pd.weights_desc());
+    if (p.bias.present()) bind(step, DNNL_ARG_BIAS, p.bias, bias);
+    step.primitive = dnnl::convolution_forward(pd);
+    if (pd.dst_desc() == dst) {
+      bind_dst(step, p);
+      steps_.push_back(std::move(step));
+      return;
+    }
+    memory blocked(pd.dst_desc(), engine_);
+    step.args[DNNL_ARG_DST] = blocked;
+    steps_.push_back(std::move(step));
+    Step out;
+    out.args[DNNL_ARG_FROM] = blocked;
+    bind(out, DNNL_ARG_TO, Operand{p.root, p.dst, {}, 1.0f}, dst);
+    out.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, pd.dst_desc(), engine_, dst));
+    steps_.push_back(std::move(out));
+  }
+
+  /// Adds the steps of call `p`.
+  void add_steps(const CallPlan& p) {
     Step step;
     const dnnl::prop_kind inference = dnnl::prop_kind::forward_inference;
     switch (p.kind) {
-      case CallPlan::Kind::conv: {
-        const dnnl::primitive_attr attr = post_op_attr(step, p);
-        const Md bias = p.bias.present() ? plain(p.bias.dims) : Md();
-        dnnl::convolution_forward::desc d(inference, dnnl::algorithm::convolution_direct, plain(p.src.dims),
-                                          any(p.weights.dims), bias, plain(p.dst), p.strides, p.dilations, p.pad_l,
-                                          p.pad_r);
-        dnnl::convolution_forward::primitive_desc pd(d, attr, engine_);
-        bind(step, DNNL_ARG_SRC, p.src, plain(p.src.dims));
-        bind_weights(step, p.weights, pd.weights_desc());
-        if (p.bias.present()) bind(step, DNNL_ARG_BIAS, p.bias, bias);
-        bind_dst(step, p);
-        step.primitive = dnnl::convolution_forward(pd);
-        break;
-      }
+      case CallPlan::Kind::conv: return add_conv(p);
       case CallPlan::Kind::matmul: {
         const dnnl::primitive_attr attr = post_op_attr(step, p);
         const Md bias = p.bias.present() ? plain(p.bias.dims) : Md();
@@ -362,7 +405,7 @@ class OnednnKernel final : public Kernel {
         break;
       }
     }
-    return step;
+    steps_.push_back(std::move(step));
   }
 
   dnnl::engine engine_;
