@@ -19,6 +19,17 @@ const Backend* BackendSet::find(const std::string& name) const {
   return nullptr;
 }
 
+std::unique_ptr<Backend> BackendSet::take(const std::string& name) {
+  for (auto it = backends_.begin(); it != backends_.end(); ++it) {
+    if ((*it)->name() == name) {
+      std::unique_ptr<Backend> out = std::move(*it);
+      backends_.erase(it);
+      return out;
+    }
+  }
+  return nullptr;
+}
+
 std::vector<std::string> BackendSet::names() const {
   std::vector<std::string> out;
   for (const auto& b : backends_) out.push_back(b->name());

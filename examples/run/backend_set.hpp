@@ -20,6 +20,8 @@ class BackendSet {
   void add(std::unique_ptr<Backend> backend);
   /// The backend named `name`, or nullptr.
   const Backend* find(const std::string& name) const;
+  /// Removes the backend named `name` and returns it (nullptr when absent).
+  std::unique_ptr<Backend> take(const std::string& name);
   const std::vector<std::unique_ptr<Backend>>& all() const { return backends_; }
   std::vector<std::string> names() const;
 

@@ -7,11 +7,11 @@
 
 namespace tc {
 
-ConfigurationResult run_partitioning(const collage::DataflowGraph<Graph>& dataflow, const collage::Partitioning& partitioning,
-                                     const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
-                                     const BackendSet& backends, const DeviceSet& devices,
-                                     const ComparisonOptions& options) {
-  ConfigurationResult r;
+PreparedRun prepare_partitioning(const collage::DataflowGraph<Graph>& dataflow, const collage::Partitioning& partitioning,
+                                 const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
+                                 const BackendSet& backends, const DeviceSet& devices, const ComparisonOptions& options) {
+  PreparedRun run;
+  ConfigurationResult& r = run.result;
   for (const collage::Candidate& part : partitioning.parts) {
     ++r.partitions[std::string(part.target)];
     if (part.cost && part.cost->is_known()) r.estimated_ms += part.cost->raw();
@@ -19,13 +19,13 @@ ConfigurationResult run_partitioning(const collage::DataflowGraph<Graph>& datafl
   collage::Result<Executable> exe = Executable::compile(dataflow, partitioning, backends, devices);
   if (!exe.ok()) {
     r.error = exe.error().message;
-    return r;
+    return run;
   }
   r.memory = exe->memory();
   collage::Result<std::vector<Tensor>> outputs = exe->run(inputs);
   if (!outputs.ok()) {
     r.error = outputs.error().message;
-    return r;
+    return run;
   }
   r.matches = outputs->size() == expected.size();
   for (std::size_t k = 0; k < outputs->size() && k < expected.size(); ++k) {
@@ -42,20 +42,38 @@ ConfigurationResult run_partitioning(const collage::DataflowGraph<Graph>& datafl
       }
     }
   }
-  collage::Status failure;
-  collage::Measurement m = collage::measure(
-      [&] {
-        if (failure.ok()) failure = exe->execute();
-      },
-      options.timing);
-  if (!failure.ok()) {
-    r.error = failure.message();
-    return r;
+  run.executable = std::move(exe).value();
+  return run;
+}
+
+void time_prepared(std::vector<PreparedRun*> runs, const ComparisonOptions& options) {
+  const std::size_t rounds = std::max<std::size_t>(options.rounds, 1);
+  for (std::size_t round = 0; round < rounds; ++round) {
+    for (PreparedRun* run : runs) {
+      if (!run->executable || !run->result.error.empty()) continue;
+      collage::Status failure;
+      collage::Measurement m = collage::measure(
+          [&] {
+            if (failure.ok()) failure = run->executable->execute();
+          },
+          options.timing);
+      if (!failure.ok()) {
+        run->result.error = failure.message();
+        continue;
+      }
+      run->round_latencies_ms.push_back(m.cost.raw() * 1e3);
+      run->result.samples += m.samples;
+      if (rounds == 1) run->result.spread = m.spread;
+    }
   }
-  r.latency_ms = m.cost.raw() * 1e3;
-  r.spread = m.spread;
-  r.samples = m.samples;
-  return r;
+  for (PreparedRun* run : runs) {
+    std::vector<double> v = run->round_latencies_ms;
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end());
+    const double median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+    run->result.latency_ms = median;
+    if (v.size() > 1 && median > 0) run->result.spread = (v.back() - v.front()) / median;
+  }
 }
 
 std::vector<ConfigurationResult> compare_configurations(const collage::DataflowGraph<Graph>& dataflow,
@@ -65,23 +83,27 @@ std::vector<ConfigurationResult> compare_configurations(const collage::DataflowG
                                                         const BackendSet& backends, const DeviceSet& devices,
                                                         collage::CostOracle<Graph>& oracle,
                                                         const ComparisonOptions& options) {
-  std::vector<ConfigurationResult> results;
-  for (const Configuration& config : configurations) {
+  std::vector<std::size_t> order(configurations.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_partition(order.begin(), order.end(), [&](std::size_t k) { return configurations[k].name == "collage"; });
+  std::vector<PreparedRun> prepared(configurations.size());
+  for (std::size_t k : order) {
+    const Configuration& config = configurations[k];
     collage::Result<collage::PartitionResult> partitioned =
         partition_model(dataflow, backends, config, oracle, options.partitioner);
     if (!partitioned.ok()) {
-      ConfigurationResult failed;
-      failed.name = config.name;
-      failed.error = partitioned.error().message;
-      results.push_back(std::move(failed));
-      continue;
+      prepared[k].result.error = partitioned.error().message;
+    } else {
+      prepared[k] = prepare_partitioning(dataflow, partitioned->partitioning, inputs, expected, backends, devices, options);
+      prepared[k].result.partition = std::move(partitioned).value();
     }
-    ConfigurationResult r =
-        run_partitioning(dataflow, partitioned->partitioning, inputs, expected, backends, devices, options);
-    r.name = config.name;
-    r.partition = std::move(partitioned).value();
-    results.push_back(std::move(r));
+    prepared[k].result.name = config.name;
   }
+  std::vector<PreparedRun*> runs;
+  for (PreparedRun& p : prepared) runs.push_back(&p);
+  time_prepared(runs, options);
+  std::vector<ConfigurationResult> results;
+  for (PreparedRun& p : prepared) results.push_back(std::move(p.result));
   return results;
 }
 

@@ -42,15 +42,21 @@ struct ConfigurationResult {
 
 /// Settings of compare_configurations.
 struct ComparisonOptions {
+  /// How each configuration is timed in one round.
   collage::TimingOptions timing;
+  /// Rounds of timing; each round times every configuration once, in turn, so that a slow spell
+  /// of a shared machine hits them all alike. The latency is the median of the rounds.
+  std::size_t rounds = 3;
   double rtol = 1e-3;
   double atol = 1e-4;
   collage::PartitionerOptions partitioner;
 };
 
 /// Runs every configuration on `dataflow`'s model with `inputs`, checking the outputs against
-/// `expected` and timing the whole model. A configuration that cannot partition, compile or run
-/// reports why and the others go on.
+/// `expected` and timing the whole model. The configuration named "collage" is partitioned first
+/// (it asks the oracle about every candidate, so the others find their costs cached); results are
+/// in `configurations` order. A configuration that cannot partition, compile or run reports why
+/// and the others go on.
 std::vector<ConfigurationResult> compare_configurations(const collage::DataflowGraph<Graph>& dataflow,
                                                         const std::vector<Tensor>& inputs,
                                                         const std::vector<Tensor>& expected,
@@ -59,11 +65,22 @@ std::vector<ConfigurationResult> compare_configurations(const collage::DataflowG
                                                         collage::CostOracle<Graph>& oracle,
                                                         const ComparisonOptions& options);
 
-/// Runs one partitioning: compile, check the outputs against `expected` and time (fills every
-/// field of the result but name and partition).
-ConfigurationResult run_partitioning(const collage::DataflowGraph<Graph>& dataflow, const collage::Partitioning& partitioning,
-                                     const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
-                                     const BackendSet& backends, const DeviceSet& devices,
-                                     const ComparisonOptions& options);
+/// A configuration compiled and checked, ready to be timed.
+struct PreparedRun {
+  ConfigurationResult result;
+  std::optional<Executable> executable;
+  std::vector<double> round_latencies_ms;
+};
+
+/// Compiles `partitioning`, runs it once and checks its outputs against `expected` (fills the
+/// result's partitions, estimate, memory, output check, or error).
+PreparedRun prepare_partitioning(const collage::DataflowGraph<Graph>& dataflow, const collage::Partitioning& partitioning,
+                                 const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
+                                 const BackendSet& backends, const DeviceSet& devices, const ComparisonOptions& options);
+
+/// Times the prepared runs that have an executable in `options.rounds` interleaved rounds and
+/// fills their latency (median of the rounds), spread ((max - min) / median of the rounds, or the
+/// timer's spread with one round) and sample count.
+void time_prepared(std::vector<PreparedRun*> runs, const ComparisonOptions& options);
 
 }  // namespace tc

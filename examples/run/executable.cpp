@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "run/memory_plan.hpp"
+#include "runtime/cpu_state.hpp"
 
 namespace tc {
 
@@ -242,6 +243,7 @@ Status Executable::execute() {
     out.clear();
     for (int slot : step.inputs) in.push_back(static_cast<const float*>(s.address(slot)));
     for (int slot : step.outputs) out.push_back(static_cast<float*>(s.address(slot)));
+    if (s.infos[k].device == DeviceKind::cpu) clear_vector_upper_state();
     if (Status st = step.kernel->run(in, out); !st.ok()) {
       return Error{st.code(), "step " + std::to_string(k + 1) + " (" + s.infos[k].target + "): " + st.message()};
     }

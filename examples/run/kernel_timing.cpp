@@ -2,6 +2,8 @@
 
 #include <random>
 
+#include "runtime/cpu_state.hpp"
+
 namespace tc {
 
 collage::Result<collage::Measurement> time_function(const Function& function, const Backend& backend, Device& device,
@@ -33,6 +35,7 @@ collage::Result<collage::Measurement> time_function(const Function& function, co
   collage::Status failure;
   auto run = [&] {
     if (!failure.ok()) return;
+    if (device.kind() == DeviceKind::cpu) clear_vector_upper_state();
     if (collage::Status s = (*kernel)->run(inputs, outputs); !s.ok()) {
       failure = s;
       return;

@@ -15,6 +15,7 @@ constexpr const char* kSchema =
     "  cost REAL NOT NULL,"
     "  spread REAL NOT NULL,"
     "  samples INTEGER NOT NULL,"
+    "  reason TEXT NOT NULL DEFAULT '',"
     "  measured_at TEXT NOT NULL DEFAULT (datetime('now'))"
     ") WITHOUT ROWID;";
 
@@ -67,35 +68,39 @@ collage::Result<SqliteMeasurementStore> SqliteMeasurementStore::open(const std::
   const char* setup = "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;";
   if (sqlite3_exec(db, setup, nullptr, nullptr, nullptr) != SQLITE_OK) return store.error("not a database");
   if (sqlite3_exec(db, kSchema, nullptr, nullptr, nullptr) != SQLITE_OK) return store.error("cannot create its table");
-  Statement probe(db, "SELECT key, invalid, cost, spread, samples FROM collage_measurements LIMIT 1");
+  Statement probe(db, "SELECT key, invalid, cost, spread, samples, reason FROM collage_measurements LIMIT 1");
   if (!probe.ok()) return store.error("not a collage measurement database");
   return store;
 }
 
-collage::Result<std::optional<collage::Measurement>> SqliteMeasurementStore::find(const std::string& key) const {
-  Statement s(db_, "SELECT invalid, cost, spread, samples FROM collage_measurements WHERE key = ?1");
+collage::Result<std::optional<StoredMeasurement>> SqliteMeasurementStore::find(const std::string& key) const {
+  Statement s(db_, "SELECT invalid, cost, spread, samples, reason FROM collage_measurements WHERE key = ?1");
   if (!s.ok()) return error("cannot query");
   sqlite3_bind_text(s.get(), 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
   const int rc = sqlite3_step(s.get());
-  if (rc == SQLITE_DONE) return std::optional<collage::Measurement>();
+  if (rc == SQLITE_DONE) return std::optional<StoredMeasurement>();
   if (rc != SQLITE_ROW) return error("cannot read");
   collage::Measurement m;
   m.cost = sqlite3_column_int(s.get(), 0) != 0 ? collage::Cost::invalid() : collage::Cost::value(sqlite3_column_double(s.get(), 1));
   m.spread = sqlite3_column_double(s.get(), 2);
   m.samples = static_cast<std::size_t>(sqlite3_column_int64(s.get(), 3));
-  return std::optional<collage::Measurement>(m);
+  const auto* reason = reinterpret_cast<const char*>(sqlite3_column_text(s.get(), 4));
+  return std::optional<StoredMeasurement>(StoredMeasurement{m, reason ? reason : ""});
 }
 
-collage::Status SqliteMeasurementStore::put(const std::string& key, const collage::Measurement& m) {
+collage::Status SqliteMeasurementStore::put(const std::string& key, const collage::Measurement& m,
+                                            const std::string& reason) {
   if (m.cost.is_unknown()) return collage::Status::success();
   Statement s(db_,
-              "INSERT OR REPLACE INTO collage_measurements (key, invalid, cost, spread, samples) VALUES (?1, ?2, ?3, ?4, ?5)");
+              "INSERT OR REPLACE INTO collage_measurements (key, invalid, cost, spread, samples, reason) "
+              "VALUES (?1, ?2, ?3, ?4, ?5, ?6)");
   if (!s.ok()) return error("cannot prepare a write");
   sqlite3_bind_text(s.get(), 1, key.data(), static_cast<int>(key.size()), SQLITE_TRANSIENT);
   sqlite3_bind_int(s.get(), 2, m.cost.is_invalid() ? 1 : 0);
   sqlite3_bind_double(s.get(), 3, m.cost.is_invalid() ? 0.0 : m.cost.raw());
   sqlite3_bind_double(s.get(), 4, m.spread);
   sqlite3_bind_int64(s.get(), 5, static_cast<sqlite3_int64>(m.samples));
+  sqlite3_bind_text(s.get(), 6, reason.data(), static_cast<int>(reason.size()), SQLITE_TRANSIENT);
   if (sqlite3_step(s.get()) != SQLITE_DONE) return error("cannot write");
   return collage::Status::success();
 }

@@ -15,6 +15,12 @@ struct sqlite3;
 
 namespace tc {
 
+/// A stored measurement and, for an Invalid cost, why (the backend's error).
+struct StoredMeasurement {
+  collage::Measurement measurement;
+  std::string reason;
+};
+
 /// A table of measurements by key (the caller's key: structure, target, machine, oracle version).
 ///
 /// Each put() is its own transaction, committed before it returns, in write-ahead-log mode: a
@@ -32,9 +38,10 @@ class SqliteMeasurementStore {
   ~SqliteMeasurementStore();
 
   /// The stored measurement of `key`, or nothing.
-  collage::Result<std::optional<collage::Measurement>> find(const std::string& key) const;
-  /// Stores (or replaces) the measurement of `key`; an Unknown cost is ignored.
-  collage::Status put(const std::string& key, const collage::Measurement& measurement);
+  collage::Result<std::optional<StoredMeasurement>> find(const std::string& key) const;
+  /// Stores (or replaces) the measurement of `key` with the reason of an Invalid cost; an Unknown
+  /// cost is ignored.
+  collage::Status put(const std::string& key, const collage::Measurement& measurement, const std::string& reason = "");
   /// The number of stored measurements.
   collage::Result<std::size_t> size() const;
   const std::string& path() const { return path_; }

@@ -23,28 +23,6 @@ float at(const Tensor& t, std::int64_t i) { return t.data[static_cast<std::size_
 float& at(Tensor& t, std::int64_t i) { return t.data[static_cast<std::size_t>(i)]; }
 std::int64_t dim(const Shape& s, std::size_t d) { return s[d]; }
 
-/// Strides of a tensor of shape `in` read through a broadcast to `out` (dimensions aligned at the
-/// end): 0 where `in` has no such dimension or stretches a 1.
-Ints broadcast_strides(const Shape& in, const Shape& out) {
-  const Ints in_strides = row_major_strides(in);
-  Ints strides(out.size(), 0);
-  const std::size_t shift = out.size() - in.size();
-  for (std::size_t d = 0; d < in.size(); ++d) {
-    if (in[d] != 1) strides[d + shift] = in_strides[d];
-  }
-  return strides;
-}
-
-/// The offset into a tensor with (broadcast) `strides` of element `flat` of a tensor of shape `out`.
-std::int64_t offset_of(std::int64_t flat, const Shape& out, const Ints& strides) {
-  std::int64_t offset = 0;
-  for (std::size_t d = out.size(); d-- > 0;) {
-    offset += (flat % out[d]) * strides[d];
-    flat /= out[d];
-  }
-  return offset;
-}
-
 /// The multi-index of element `flat` of a tensor of shape `shape`.
 Ints multi_index(std::int64_t flat, const Shape& shape) {
   Ints index(shape.size(), 0);
@@ -110,8 +88,8 @@ Tensor binary(const Node& node, const Tensor& a, const Tensor& b) {
   const Ints sa = broadcast_strides(a.shape, y.shape);
   const Ints sb = broadcast_strides(b.shape, y.shape);
   for (std::int64_t i = 0; i < y.size(); ++i) {
-    const double va = at(a, offset_of(i, y.shape, sa));
-    const double vb = at(b, offset_of(i, y.shape, sb));
+    const double va = at(a, broadcast_offset(i, y.shape, sa));
+    const double vb = at(b, broadcast_offset(i, y.shape, sb));
     // Rounding each operand's exact double result once to float gives IEEE float semantics for
     // + - * / and a correctly rounded pow.
     at(y, i) = static_cast<float>(binary_value(node.op, va, vb));
@@ -299,7 +277,7 @@ Tensor gemm(const Node& node, const Tensor& a, const Tensor& b, const Tensor* c)
         acc += av * bv;
       }
       double v = alpha * acc;
-      if (c != nullptr) v += beta * static_cast<double>(at(*c, offset_of(m * n_dim + n, y.shape, c_strides)));
+      if (c != nullptr) v += beta * static_cast<double>(at(*c, broadcast_offset(m * n_dim + n, y.shape, c_strides)));
       at(y, m * n_dim + n) = static_cast<float>(v);
     }
   }
@@ -324,8 +302,8 @@ Tensor matmul(const Node& node, const Tensor& a, const Tensor& b) {
   Tensor y(node.shape);
   const std::int64_t batches = numel(batch);
   for (std::int64_t p = 0; p < batches; ++p) {
-    const std::int64_t a_base = offset_of(p, batch, a_strides) * m_dim * k_dim;
-    const std::int64_t b_base = offset_of(p, batch, b_strides) * k_dim * n_dim;
+    const std::int64_t a_base = broadcast_offset(p, batch, a_strides) * m_dim * k_dim;
+    const std::int64_t b_base = broadcast_offset(p, batch, b_strides) * k_dim * n_dim;
     for (std::int64_t m = 0; m < m_dim; ++m) {
       for (std::int64_t n = 0; n < n_dim; ++n) {
         double acc = 0.0;
@@ -384,8 +362,8 @@ Tensor layer_norm(const Node& node, const Tensor& x, const Tensor& scale, const 
     }
     const double inv_std = 1.0 / std::sqrt(squares / static_cast<double>(cols) + epsilon);
     for (std::int64_t i = 0; i < cols; ++i) {
-      double v = (at(x, r * cols + i) - mean) * inv_std * at(scale, offset_of(i, normalized, scale_strides));
-      if (bias != nullptr) v += at(*bias, offset_of(i, normalized, bias_strides));
+      double v = (at(x, r * cols + i) - mean) * inv_std * at(scale, broadcast_offset(i, normalized, scale_strides));
+      if (bias != nullptr) v += at(*bias, broadcast_offset(i, normalized, bias_strides));
       at(y, r * cols + i) = static_cast<float>(v);
     }
   }
@@ -425,7 +403,7 @@ Tensor reduction(const Node& node, const Tensor& x) {
   std::vector<double> acc(static_cast<std::size_t>(outputs),
                           node.op == Op::reduce_max ? -std::numeric_limits<double>::infinity() : 0.0);
   for (std::int64_t i = 0; i < x.size(); ++i) {
-    double& a = acc[static_cast<std::size_t>(offset_of(i, x.shape, strides))];
+    double& a = acc[static_cast<std::size_t>(broadcast_offset(i, x.shape, strides))];
     a = node.op == Op::reduce_max ? nan_max(at(x, i), a) : a + at(x, i);
   }
   const std::int64_t count = outputs > 0 ? x.size() / outputs : 0;
@@ -447,7 +425,7 @@ Tensor transpose(const Node& node, const Tensor& x) {
   const Ints x_strides = row_major_strides(x.shape);
   Ints strides(perm.size());  // input stride of each output dimension
   for (std::size_t d = 0; d < perm.size(); ++d) strides[d] = x_strides[static_cast<std::size_t>(perm[d])];
-  for (std::int64_t i = 0; i < y.size(); ++i) at(y, i) = at(x, offset_of(i, y.shape, strides));
+  for (std::int64_t i = 0; i < y.size(); ++i) at(y, i) = at(x, broadcast_offset(i, y.shape, strides));
   return y;
 }
 

@@ -42,4 +42,24 @@ std::optional<std::int64_t> normalize_axis(std::int64_t axis, std::size_t rank) 
   return axis < 0 ? axis + r : axis;
 }
 
+std::vector<std::int64_t> broadcast_strides(const Shape& in, const Shape& out) {
+  const std::vector<std::int64_t> in_strides = row_major_strides(in);
+  std::vector<std::int64_t> strides(out.size(), 0);
+  const std::size_t shift = out.size() - in.size();
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    if (in[d] != 1) strides[d + shift] = in_strides[d];
+  }
+  return strides;
+}
+
+std::int64_t broadcast_offset(std::int64_t flat, const Shape& out, const std::vector<std::int64_t>& strides) {
+  std::int64_t offset = 0;
+  for (std::size_t d = out.size(); d-- > 0;) {
+    if (out[d] == 0) return 0;
+    offset += (flat % out[d]) * strides[d];
+    flat /= out[d];
+  }
+  return offset;
+}
+
 }  // namespace tc

@@ -33,4 +33,12 @@ std::optional<std::int64_t> normalize_axis(std::int64_t axis, std::size_t rank);
 /// The product of dims[begin, end).
 std::int64_t product(const Shape& dims, std::size_t begin, std::size_t end);
 
+/// Strides (in elements) of a row-major tensor of shape `in` read through a broadcast to `out`
+/// (dimensions aligned at the end): 0 where `in` lacks the dimension or stretches a 1.
+std::vector<std::int64_t> broadcast_strides(const Shape& in, const Shape& out);
+
+/// The offset, under `strides` (one per dimension of `out`), of element `flat` of a row-major
+/// tensor of shape `out`: with broadcast_strides(), where a broadcast operand's element lives.
+std::int64_t broadcast_offset(std::int64_t flat, const Shape& out, const std::vector<std::int64_t>& strides);
+
 }  // namespace tc

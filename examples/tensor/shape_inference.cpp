@@ -349,6 +349,8 @@ class NodeInference {
         infer_at = static_cast<int>(d);
       } else if (target[d] < 0) {
         return fail("negative dimension in the target shape");
+      } else if (target[d] != 0 && known > std::numeric_limits<std::int64_t>::max() / target[d]) {
+        return fail("the target shape " + to_string(target) + " is too large");
       } else {
         known *= target[d];
       }

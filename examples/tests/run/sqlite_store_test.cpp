@@ -33,7 +33,7 @@ TEST(SqliteMeasurementStore, PutFindReplaceAndReopen) {
     ASSERT_TRUE(store.ok()) << store.error().message;
     EXPECT_FALSE(store->find("a")->has_value());
     ASSERT_TRUE(store->put("a", ms(1.5)).ok());
-    ASSERT_TRUE(store->put("b\tweird\nkey\x01", {collage::Cost::invalid(), 0, 1}).ok());
+    ASSERT_TRUE(store->put("b\tweird\nkey\x01", {collage::Cost::invalid(), 0, 1}, "cannot compile 'x'").ok());
     ASSERT_TRUE(store->put("u", {collage::Cost::unknown(), 0, 0}).ok());
     ASSERT_TRUE(store->put("a", ms(2.5, 9)).ok());
   }
@@ -42,11 +42,12 @@ TEST(SqliteMeasurementStore, PutFindReplaceAndReopen) {
   EXPECT_EQ(*store->size(), 2u);
   auto a = store->find("a");
   ASSERT_TRUE(a.ok() && a->has_value());
-  EXPECT_EQ((*a)->cost, collage::Cost::value(2.5));
-  EXPECT_EQ((*a)->samples, 9u);
+  EXPECT_EQ((*a)->measurement.cost, collage::Cost::value(2.5));
+  EXPECT_EQ((*a)->measurement.samples, 9u);
   auto b = store->find("b\tweird\nkey\x01");
   ASSERT_TRUE(b.ok() && b->has_value());
-  EXPECT_TRUE((*b)->cost.is_invalid());
+  EXPECT_TRUE((*b)->measurement.cost.is_invalid());
+  EXPECT_EQ((*b)->reason, "cannot compile 'x'");
   EXPECT_FALSE(store->find("u")->has_value());
 }
 
@@ -124,7 +125,7 @@ TEST(SqliteMeasurementStore, AKilledRunKeepsEverythingItPut) {
   for (std::size_t k = 0; k < n; ++k) {
     auto m = store->find("k" + std::to_string(k));
     ASSERT_TRUE(m.ok() && m->has_value()) << k;
-    EXPECT_EQ((*m)->cost, collage::Cost::value(static_cast<double>(k)));
+    EXPECT_EQ((*m)->measurement.cost, collage::Cost::value(static_cast<double>(k)));
   }
 }
 

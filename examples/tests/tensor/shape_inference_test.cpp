@@ -189,6 +189,12 @@ TEST(ShapeInference, PadCropsBeforePadding) {
   EXPECT_EQ(shape_of(Op::pad, {{3}}, reflect), (Shape{3}));
 }
 
+TEST(ShapeInference, ReshapeTargetTooLargeIsAnError) {
+  Attributes a;  // the copied dims and the explicit ones multiply past int64
+  a.set("shape", Ints{0, 0, 1 << 21, 1 << 21});
+  EXPECT_NE(error_of(Op::reshape, {{1 << 20, 1 << 20}}, a).find("is too large"), std::string::npos);
+}
+
 TEST(Graph, AddOpChecksArityAndInputs) {
   Graph g;
   int x = g.add_input("x", {2});

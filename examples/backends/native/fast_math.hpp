@@ -1,0 +1,131 @@
+#pragma once
+
+/// \file
+/// Vectorisable float math for the native kernels: branch-free approximations of exp, tanh, erf
+/// and the logistic function (a loop over an array of them auto-vectorises: no library calls, no
+/// data-dependent branches; accurate to a few ulp over the float range, as the tests check against
+/// the standard library), and sums and maxima with partial accumulators.
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+
+namespace tc::native {
+
+/// The float with bit pattern `bits`.
+inline float float_from_bits(std::uint32_t bits) {
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+}
+
+/// The bit pattern of `f`.
+inline std::uint32_t bits_of(float f) {
+  std::uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+/// e^x: Cody-Waite range reduction to r in [-ln2/2, ln2/2], Cephes' degree-6 polynomial for e^r,
+/// and the power of two built from its exponent bits in two halves (so results in the subnormal
+/// range and up to FLT_MAX are exact to a few ulp). NaN stays NaN.
+inline float fast_exp(float x) {
+  const float clamped = std::min(std::max(x, -103.9f), 88.7228394f);
+  // Round x * log2(e) to the nearest integer n with the 1.5 * 2^23 trick (no float-to-int
+  // conversion, which is undefined for NaN).
+  const float shifted = clamped * 1.44269504088896341f + 12582912.0f;
+  const float n = shifted - 12582912.0f;
+  const float r = clamped - n * 0.693359375f + n * 2.12194440e-4f;
+  const float z = r * r;
+  float y = 1.9875691500e-4f;
+  y = y * r + 1.3981999507e-3f;
+  y = y * r + 8.3334519073e-3f;
+  y = y * r + 4.1665795894e-2f;
+  y = y * r + 1.6666665459e-1f;
+  y = y * r + 5.0000001201e-1f;
+  y = y * z + r + 1.0f;
+  // n sits in the low mantissa bits of `shifted` (0x4B400000 is 1.5 * 2^23).
+  const std::uint32_t ni = bits_of(shifted) - 0x4B400000u;
+  const std::uint32_t half = static_cast<std::uint32_t>(static_cast<std::int32_t>(ni) >> 1);
+  const float p1 = float_from_bits((half + 127u) << 23);
+  const float p2 = float_from_bits((ni - half + 127u) << 23);
+  const float result = y * p1 * p2;
+  return x > 88.7228394f ? std::numeric_limits<float>::infinity() : result;
+}
+
+/// tanh(x): a 13/6-degree rational approximation on [-7.9, 7.9] (beyond it tanh rounds to +-1),
+/// x itself for |x| < 0.0004. The coefficients are those of the XLA and Eigen implementations.
+inline float fast_tanh(float x) {
+  const float c = std::min(std::max(x, -7.90531110763549805f), 7.90531110763549805f);
+  const float x2 = c * c;
+  float p = -2.76076847742355e-16f;
+  p = p * x2 + 2.00018790482477e-13f;
+  p = p * x2 - 8.60467152213735e-11f;
+  p = p * x2 + 5.12229709037114e-08f;
+  p = p * x2 + 1.48572235717979e-05f;
+  p = p * x2 + 6.37261928875436e-04f;
+  p = p * x2 + 4.89352455891786e-03f;
+  p = p * c;
+  float q = 1.19825839466702e-06f;
+  q = q * x2 + 1.18534705686654e-04f;
+  q = q * x2 + 2.26843463243900e-03f;
+  q = q * x2 + 4.89352518554385e-03f;
+  const float small = x < 0.0004f && x > -0.0004f ? 1.0f : 0.0f;
+  return small != 0.0f ? x : p / q;
+}
+
+/// erf(x): a 13/8-degree rational approximation on [-4, 4] (beyond it erf rounds to +-1), the
+/// coefficients of the XLA and Eigen implementations.
+inline float fast_erf(float x) {
+  const float c = std::min(std::max(x, -4.0f), 4.0f);
+  const float x2 = c * c;
+  float p = -2.72614225801306e-10f;
+  p = p * x2 + 2.77068142495902e-08f;
+  p = p * x2 - 2.10102402082508e-06f;
+  p = p * x2 - 5.69250639462346e-05f;
+  p = p * x2 - 7.34990630326855e-04f;
+  p = p * x2 - 2.95459980854025e-03f;
+  p = p * x2 - 1.60960333262415e-02f;
+  p = p * c;
+  float q = -1.45660718464996e-05f;
+  q = q * x2 - 2.13374055278905e-04f;
+  q = q * x2 - 1.68282697438203e-03f;
+  q = q * x2 - 7.37332916720468e-03f;
+  q = q * x2 - 1.42647390514189e-02f;
+  return p / q;
+}
+
+/// The logistic function 1 / (1 + e^-x).
+inline float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
+
+/// Sum of v[0, n) with eight partial sums (vectorisable without reassociation flags).
+inline float sum_of(const float* v, std::int64_t n) {
+  float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int l = 0; l < 8; ++l) part[l] += v[i + l];
+  }
+  float s = ((part[0] + part[4]) + (part[1] + part[5])) + ((part[2] + part[6]) + (part[3] + part[7]));
+  for (; i < n; ++i) s += v[i];
+  return s;
+}
+
+/// max(a, b) that returns NaN when either is NaN.
+inline float nan_max(float a, float b) { return (a > b || a != a) ? a : b; }
+
+/// The largest of init and v[0, n), NaN if any is NaN.
+inline float max_of(const float* v, std::int64_t n, float init) {
+  float part[8];
+  for (float& p : part) p = init;
+  std::int64_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    for (int l = 0; l < 8; ++l) part[l] = nan_max(v[i + l], part[l]);
+  }
+  float m = init;
+  for (float p : part) m = nan_max(p, m);
+  for (; i < n; ++i) m = nan_max(v[i], m);
+  return m;
+}
+
+}  // namespace tc::native

@@ -1,0 +1,68 @@
+#pragma once
+
+/// \file
+/// OnnxModel: a plain description of an ONNX model (inputs, initializers, nodes, outputs) and its
+/// serialisation, so writers and tests build models without the protobuf definitions.
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include <collage/support/result.hpp>
+
+#include "onnx/tensor_proto.hpp"
+
+namespace tc {
+
+/// An attribute value: int, float, string, int list, float list or tensor.
+using OnnxAttr = std::variant<std::int64_t, float, std::string, std::vector<std::int64_t>, std::vector<float>, OnnxTensor>;
+
+/// One node of an OnnxModel.
+struct OnnxNode {
+  std::string op_type;
+  std::vector<std::string> inputs;   ///< "" for an omitted optional input
+  std::vector<std::string> outputs;
+  std::vector<std::pair<std::string, OnnxAttr>> attrs;
+  std::string name;
+  std::string domain;
+};
+
+/// A dimension of a graph input or output: a size, or a symbolic name (dim_param).
+using OnnxDim = std::variant<std::int64_t, std::string>;
+
+/// A graph input or output.
+struct OnnxValueInfo {
+  std::string name;
+  ElemType type = ElemType::float32;  ///< undefined when not a tensor
+  std::vector<OnnxDim> dims;
+  bool has_shape = true;   ///< false: the type carries no shape at all
+  bool is_tensor = true;   ///< false: a sequence, map or optional
+};
+
+/// A whole model: one graph in the default domain at `opset`.
+struct OnnxModel {
+  int opset = 17;
+  std::string graph_name = "graph";
+  std::vector<OnnxValueInfo> inputs;
+  std::vector<std::pair<std::string, OnnxTensor>> initializers;
+  std::vector<OnnxNode> nodes;
+  std::vector<OnnxValueInfo> outputs;
+};
+
+/// The value info of a float32 tensor `name` of static `shape`.
+OnnxValueInfo float_value_info(const std::string& name, const Shape& shape);
+
+/// `model` serialised as a ModelProto (IR version 8); an error for a tensor it cannot encode.
+collage::Result<std::string> serialize(const OnnxModel& model);
+
+/// The model serialised in `bytes`. Attributes of kinds OnnxAttr lacks (graphs, string and tensor
+/// lists) are left out; an initializer OnnxTensor cannot hold (strings) is an error.
+collage::Result<OnnxModel> parse_model(std::string_view bytes);
+
+/// serialize() written to `path`.
+collage::Status save(const OnnxModel& model, const std::string& path);
+
+}  // namespace tc

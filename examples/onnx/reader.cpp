@@ -1,0 +1,923 @@
+#include "onnx/reader.hpp"
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <optional>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include <onnx/defs/schema.h>
+
+#include "onnx/folding.hpp"
+#include "onnx/proto_node.hpp"
+#include "onnx/proto_tensor.hpp"
+#include "tensor/reference.hpp"
+#include "tensor/shape_inference.hpp"
+
+namespace tc {
+
+namespace {
+
+using collage::Error;
+using collage::ErrorCode;
+using collage::Result;
+using collage::Status;
+using detail::NodeAttrs;
+using Ints = std::vector<std::int64_t>;
+
+constexpr int kMinOpset = 11;
+constexpr int kMaxOpset = 17;
+
+Error invalid(const std::string& message) { return Error{ErrorCode::invalid_argument, message}; }
+Error unsupported(const std::string& what) { return invalid(what + " is not supported"); }
+/// An element type other than float32 where the IR needs a tensor it computes with.
+Error not_float32(const std::string& what, ElemType type) {
+  return invalid(what + ": element type " + elem_type_name(type) + " is not supported (the IR computes float32)");
+}
+
+/// A value of the model: produced at run time by an IR node, or known at load time.
+struct Value {
+  int node = -1;                               ///< the IR node holding it, once it has one
+  std::shared_ptr<const OnnxTensor> constant;  ///< its value when known at load time
+};
+
+/// Reads one model into a Graph. Every ONNX value name maps to a Value; IR nodes are named after
+/// the values they produce.
+class Importer {
+ public:
+  explicit Importer(const ReadOptions& options) : options_(options) {}
+
+  Result<Graph> run(const ::onnx::ModelProto& model) {
+    if (Status s = read_opset(model); !s.ok()) return s.error();
+    const ::onnx::GraphProto& g = model.graph();
+    reserve_names(g);
+    if (Status s = read_initializers(g); !s.ok()) return s.error();
+    if (Status s = read_inputs(g); !s.ok()) return s.error();
+    count_uses(g);
+    for (const ::onnx::NodeProto& node : g.node()) {
+      if (Status s = read_node(node); !s.ok()) {
+        return Error{s.code(), "node '" + node_label(node) + "' (" + node.op_type() + "): " + s.message()};
+      }
+    }
+    return finish(g);
+  }
+
+ private:
+  // -------------------------------------------------------------------------------------------
+  // The model around the nodes.
+
+  Status read_opset(const ::onnx::ModelProto& model) {
+    for (const ::onnx::OperatorSetIdProto& id : model.opset_import()) {
+      if (id.domain().empty() || id.domain() == "ai.onnx") opset_ = static_cast<int>(std::min<std::int64_t>(id.version(), 1 << 20));
+    }
+    if (opset_ > kMaxOpset) {
+      return unsupported("model: opset " + std::to_string(opset_) + " (the reader reads opsets " +
+                         std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")");
+    }
+    return Status::success();
+  }
+
+  void reserve_names(const ::onnx::GraphProto& g) {
+    for (const auto& t : g.initializer()) reserved_.insert(t.name());
+    for (const auto& v : g.input()) reserved_.insert(v.name());
+    for (const auto& node : g.node()) {
+      for (const std::string& out : node.output()) reserved_.insert(out);
+    }
+  }
+
+  void count_uses(const ::onnx::GraphProto& g) {
+    for (const auto& node : g.node()) {
+      for (const std::string& in : node.input()) ++uses_[in];
+    }
+    for (const auto& v : g.output()) ++uses_[v.name()];
+  }
+
+  bool used(const std::string& name) const { return !name.empty() && uses_.count(name) != 0; }
+
+  Status read_initializers(const ::onnx::GraphProto& g) {
+    for (const ::onnx::TensorProto& t : g.initializer()) {
+      Result<OnnxTensor> value = detail::tensor_from_proto(t);
+      if (!value.ok()) return Error{value.error().code, "initializer '" + t.name() + "': " + value.error().message};
+      if (t.name().empty()) return Error{ErrorCode::parse, "an initializer has no name"};
+      bind_constant(t.name(), std::move(value).value());
+    }
+    for (const ::onnx::SparseTensorProto& t : g.sparse_initializer()) {
+      return unsupported("sparse initializer '" + t.values().name() + "'");
+    }
+    return Status::success();
+  }
+
+  Status read_inputs(const ::onnx::GraphProto& g) {
+    for (const ::onnx::ValueInfoProto& input : g.input()) {
+      const std::string& name = input.name();
+      if (name.empty()) return Error{ErrorCode::parse, "a graph input has no name"};
+      if (values_.count(name) != 0) continue;  // an initializer listed as an input (IR version < 4)
+      if (auto bound = options_.input_values.find(name); bound != options_.input_values.end()) {
+        if (bound->second.size() != numel(bound->second.shape)) {
+          return invalid("input '" + name + "': the given value does not match its shape");
+        }
+        bind_constant(name, bound->second);
+        continue;
+      }
+      if (!input.type().has_tensor_type()) return unsupported("input '" + name + "': a type other than a tensor");
+      const ::onnx::TypeProto::Tensor& type = input.type().tensor_type();
+      const auto elem = static_cast<ElemType>(type.elem_type());
+      if (elem != ElemType::float32) {
+        return not_float32("input '" + name + "'", elem);
+      }
+      Shape shape;
+      if (auto given = options_.input_shapes.find(name); given != options_.input_shapes.end()) {
+        shape = given->second;
+      } else {
+        if (!type.has_shape()) return unsupported("input '" + name + "': an unknown shape (give it in ReadOptions)");
+        for (const auto& dim : type.shape().dim()) {
+          if (dim.has_dim_value()) {
+            shape.push_back(dim.dim_value());
+          } else if (auto p = options_.dim_params.find(dim.dim_param()); dim.has_dim_param() && p != options_.dim_params.end()) {
+            shape.push_back(p->second);
+          } else {
+            return unsupported("input '" + name + "': dynamic dimension '" + dim.dim_param() +
+                               "' (give its size in ReadOptions)");
+          }
+        }
+      }
+      if (!detail::checked_numel(shape)) return invalid("input '" + name + "': shape " + to_string(shape) + " is negative or too large");
+      values_[name] = Value{graph_.add_input(name, shape), nullptr};
+    }
+    return Status::success();
+  }
+
+  /// The graph of the live nodes (every input stays), outputs marked, shapes inferred.
+  Result<Graph> finish(const ::onnx::GraphProto& g) {
+    std::vector<int> outputs;
+    for (const ::onnx::ValueInfoProto& out : g.output()) {
+      auto it = values_.find(out.name());
+      if (it == values_.end()) return Error{ErrorCode::parse, "output '" + out.name() + "' is not produced by the graph"};
+      if (it->second.node < 0) {
+        const OnnxTensor& c = *it->second.constant;
+        if (c.type != ElemType::float32) {
+          return not_float32("output '" + out.name() + "'", c.type);
+        }
+      }
+      Result<int> n = node_of(out.name());
+      if (!n.ok()) return n.error();
+      outputs.push_back(*n);
+    }
+    std::vector<bool> live(graph_.size(), false);
+    for (int n : outputs) live[static_cast<std::size_t>(n)] = true;
+    for (std::size_t i = graph_.size(); i-- > 0;) {
+      if (!live[i]) continue;
+      for (int in : graph_.node(static_cast<int>(i)).inputs) live[static_cast<std::size_t>(in)] = true;
+    }
+    Graph out;
+    std::vector<int> remap(graph_.size(), -1);
+    for (std::size_t i = 0; i < graph_.size(); ++i) {
+      const Node& node = graph_.node(static_cast<int>(i));
+      if (node.op == Op::input) {
+        remap[i] = out.add_input(node.name, node.shape);
+      } else if (live[i] && node.op == Op::constant) {
+        remap[i] = out.add_constant(node.name, node.value);
+      } else if (live[i]) {
+        std::vector<int> inputs;
+        for (int in : node.inputs) inputs.push_back(remap[static_cast<std::size_t>(in)]);
+        Result<int> n = out.add_op(node.op, std::move(inputs), node.attrs, node.name);
+        if (!n.ok()) return Error{ErrorCode::internal, n.error().message};
+        out.mutable_node(*n).shape = node.shape;
+        remap[i] = *n;
+      }
+    }
+    for (int n : outputs) out.add_output(remap[static_cast<std::size_t>(n)]);
+    if (Status s = infer_shapes(out); !s.ok()) return s.error();
+    return out;
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Values.
+
+  void bind_constant(const std::string& name, OnnxTensor value) {
+    values_[name] = Value{-1, std::make_shared<const OnnxTensor>(std::move(value))};
+  }
+
+  /// A fresh value name starting with `base`, used by no value of the model.
+  std::string fresh_name(const std::string& base) {
+    for (int k = 0;; ++k) {
+      std::string name = base + "/" + std::to_string(k);
+      if (reserved_.insert(name).second) return name;
+    }
+  }
+
+  const Value* find(const std::string& name) const {
+    auto it = values_.find(name);
+    return it == values_.end() ? nullptr : &it->second;
+  }
+
+  Shape shape_of(const Value& v) const { return v.constant ? v.constant->shape : graph_.node(v.node).shape; }
+
+  /// The IR node of value `name`, adding a constant node for a load-time float32 value.
+  Result<int> node_of(const std::string& name) {
+    Value& v = values_[name];
+    if (v.node >= 0) return v.node;
+    if (v.constant->type != ElemType::float32) {
+      return not_float32("operand '" + name + "' of an operator computed at run time", v.constant->type);
+    }
+    v.node = graph_.add_constant(name, Tensor(v.constant->shape, v.constant->reals));
+    return v.node;
+  }
+
+  /// Adds IR operator `op` over the values `inputs` as value `out`. When every input is known at
+  /// load time and the work is small, the result is folded instead (data movement on any element
+  /// type, everything else through the reference interpreter on floats).
+  Status emit(Op op, const std::vector<std::string>& inputs, Attributes attrs, const std::string& out) {
+    bool all_constant = true;
+    for (const std::string& in : inputs) all_constant = all_constant && values_[in].constant != nullptr;
+    if (all_constant) {
+      Result<bool> folded = fold(op, inputs, attrs, out);
+      if (!folded.ok()) return folded.error();
+      if (*folded) return Status::success();
+    }
+    std::vector<int> ids;
+    for (const std::string& in : inputs) {
+      Result<int> id = node_of(in);
+      if (!id.ok()) return id.error();
+      ids.push_back(*id);
+    }
+    Result<int> n = graph_.add_op(op, std::move(ids), std::move(attrs), out);
+    if (!n.ok()) return n.error();
+    if (Status s = infer_node_shape(graph_, *n); !s.ok()) return strip_ir_prefix(graph_, s.error(), *n);
+    if (!detail::checked_numel(graph_.node(*n).shape)) {
+      return invalid("the result shape " + to_string(graph_.node(*n).shape) + " is too large");
+    }
+    values_[out] = Value{*n, nullptr};
+    return Status::success();
+  }
+
+  /// The IR's message without its own "node 'x' (Op): " (the reader names the ONNX node).
+  static Error strip_ir_prefix(const Graph& g, const Error& e, int n) {
+    const std::string prefix = describe(g, n) + ": ";
+    if (e.message.rfind(prefix, 0) == 0) return Error{e.code, e.message.substr(prefix.size())};
+    return e;
+  }
+
+  /// Folds `op` over load-time `inputs` into value `out`: true when folded, false when it is left
+  /// for run time (too much work or too large a result).
+  Result<bool> fold(Op op, const std::vector<std::string>& inputs, const Attributes& attrs, const std::string& out) {
+    // Shape inference on a scratch graph gives the result's size and canonical attributes first.
+    Graph scratch;
+    std::vector<int> ids;
+    for (const std::string& in : inputs) ids.push_back(scratch.add_input(in, values_[in].constant->shape));
+    Result<int> n = scratch.add_op(op, ids, attrs, out);
+    if (!n.ok()) return n.error();
+    if (Status s = infer_node_shape(scratch, *n); !s.ok()) return strip_ir_prefix(scratch, s.error(), *n);
+    const Node& node = scratch.node(*n);
+    const std::optional<std::int64_t> size = detail::checked_numel(node.shape, options_.max_folded_elements);
+    if (!size || work(scratch, *n) > options_.max_fold_work) return false;
+    std::vector<const OnnxTensor*> args;
+    for (const std::string& in : inputs) args.push_back(values_[in].constant.get());
+    if (detail::moves_data(op)) {
+      Result<OnnxTensor> moved = detail::move_data(node, args);
+      if (!moved.ok()) return moved.error();
+      bind_constant(out, std::move(moved).value());
+      return true;
+    }
+    std::vector<Tensor> floats;
+    for (const OnnxTensor* a : args) {
+      if (!is_real_type(a->type)) return unsupported(std::string(op_name(op)) + " of " + elem_type_name(a->type) + " constants");
+      floats.emplace_back(a->shape, a->reals);
+    }
+    std::vector<const Tensor*> ptrs;
+    for (const Tensor& t : floats) ptrs.push_back(&t);
+    Result<Tensor> value = evaluate_node(node, ptrs);
+    if (!value.ok()) return value.error();
+    OnnxTensor result = from_float32(*value);
+    result.type = args.empty() ? ElemType::float32 : args[0]->type;
+    bind_constant(out, std::move(result));
+    return true;
+  }
+
+  /// The product of max(d, 1) over `dims`, saturating at INT64_MAX: the iterations of loops over
+  /// them, empty dimensions included.
+  static std::int64_t extent(const Shape& dims) {
+    std::int64_t n = 1;
+    for (std::int64_t d : dims) {
+      const std::int64_t e = std::max<std::int64_t>(d, 1);
+      if (n > std::numeric_limits<std::int64_t>::max() / e) return std::numeric_limits<std::int64_t>::max();
+      n *= e;
+    }
+    return n;
+  }
+
+  /// An upper bound of the loop iterations the reference interpreter spends on inferred node `n`
+  /// of `g`: the output's loops times the reduction's for the anchors, the elements of the output
+  /// and the inputs otherwise.
+  static std::int64_t work(const Graph& g, int n) {
+    const Node& node = g.node(n);
+    const auto in_shape = [&](std::size_t k) -> const Shape& { return g.node(node.inputs[k]).shape; };
+    Shape loops = node.shape;
+    switch (node.op) {
+      case Op::conv: loops.insert(loops.end(), in_shape(1).begin() + 1, in_shape(1).end()); break;
+      case Op::gemm: loops.push_back(node.attrs.get_int("trans_a") != 0 ? in_shape(0)[0] : in_shape(0)[1]); break;
+      case Op::matmul: loops.push_back(in_shape(0).back()); break;
+      case Op::max_pool:
+      case Op::average_pool: {
+        const Shape kernel = node.attrs.get_ints("kernel_shape");
+        loops.insert(loops.end(), kernel.begin(), kernel.end());
+        break;
+      }
+      default: {
+        std::int64_t total = extent(loops);
+        for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+          total = std::min(total, std::numeric_limits<std::int64_t>::max() - extent(in_shape(k))) + extent(in_shape(k));
+        }
+        return total;
+      }
+    }
+    return extent(loops);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Nodes.
+
+  static std::string node_label(const ::onnx::NodeProto& node) {
+    if (!node.name().empty()) return node.name();
+    return node.output_size() > 0 ? node.output(0) : std::string();
+  }
+
+  /// The definition of `op` in force at the model's opset must be one of opsets 11 to 17.
+  Status check_definition(const ::onnx::NodeProto& node) const {
+    if (!node.domain().empty() && node.domain() != "ai.onnx") return unsupported("domain '" + node.domain() + "'");
+    if (opset_ <= 0) return Error{ErrorCode::parse, "the model imports no opset of the default ONNX domain"};
+    const ::onnx::OpSchema* schema = ::onnx::OpSchemaRegistry::Schema(node.op_type(), opset_, "");
+    if (schema == nullptr) return unsupported("operator " + node.op_type() + " at opset " + std::to_string(opset_));
+    if (opset_ < kMinOpset) {
+      const ::onnx::OpSchema* at_min = ::onnx::OpSchemaRegistry::Schema(node.op_type(), kMinOpset, "");
+      if (at_min == nullptr || at_min->SinceVersion() != schema->SinceVersion()) {
+        return unsupported(node.op_type() + "-" + std::to_string(schema->SinceVersion()) + " of opset " + std::to_string(opset_) +
+                           " (the reader reads the definitions of opsets 11 to 17)");
+      }
+    }
+    return Status::success();
+  }
+
+  Status read_node(const ::onnx::NodeProto& node) {
+    if (Status s = check_definition(node); !s.ok()) return s;
+    for (const std::string& out : node.output()) {
+      if (!out.empty() && values_.count(out) != 0) return Error{ErrorCode::parse, "value '" + out + "' is defined twice"};
+    }
+    inputs_.clear();
+    for (int k = 0; k < node.input_size(); ++k) {
+      const std::string& in = node.input(k);
+      if (!in.empty() && find(in) == nullptr) return Error{ErrorCode::parse, "input '" + in + "' is not defined before it is used"};
+      inputs_.push_back(in);
+    }
+    const std::string& op = node.op_type();
+    if (!detail::folds(op) && !lowers(op)) return unsupported("operator " + op);
+    if (node.output_size() == 0 || node.output(0).empty()) return Error{ErrorCode::parse, "output 0 has no name"};
+    if (op == "Shape" || op == "Size") return shape_or_size(node);
+    if (op == "Identity" || op == "Dropout") return pass_through(node);
+    if ((op == "Cast" || op == "CastLike") && !all_inputs_constant()) return runtime_cast(node);
+    if (all_inputs_constant()) {
+      std::vector<const OnnxTensor*> args;
+      for (const std::string& in : inputs_) args.push_back(in.empty() ? nullptr : values_[in].constant.get());
+      Result<std::optional<std::vector<OnnxTensor>>> folded = detail::fold_onnx_node(node, opset_, args, options_.max_folded_elements);
+      if (!folded.ok()) return folded.error();
+      if (*folded) {
+        for (std::size_t k = 0; k < (*folded)->size() && k < static_cast<std::size_t>(node.output_size()); ++k) {
+          if (!node.output(static_cast<int>(k)).empty()) bind_constant(node.output(static_cast<int>(k)), std::move((**folded)[k]));
+        }
+        return only_outputs(node, (*folded)->size());
+      }
+    }
+    return lower(node);
+  }
+
+  /// Operators the reader maps to the IR (beyond those it folds).
+  static bool lowers(const std::string& op) {
+    static const std::unordered_set<std::string> kLowered = {"Shape", "Size", "Identity", "Dropout", "Max", "Min",
+                                                             "Sum",   "Mean", "Split",    "Cast",    "CastLike"};
+    const std::optional<Op> ir = op_from_name(op);
+    return (ir && *ir != Op::input && *ir != Op::constant) || kLowered.count(op) != 0;
+  }
+
+  bool all_inputs_constant() const {
+    return std::all_of(inputs_.begin(), inputs_.end(), [&](const std::string& in) { return in.empty() || find(in)->constant; });
+  }
+
+  /// Fails when an output from `count` on is used (an optional output the reader does not produce).
+  Status only_outputs(const ::onnx::NodeProto& node, std::size_t count) const {
+    for (int k = static_cast<int>(count); k < node.output_size(); ++k) {
+      if (used(node.output(k))) return unsupported("output " + std::to_string(k) + " ('" + node.output(k) + "')");
+    }
+    return Status::success();
+  }
+
+  /// Input `k` of the current node, or "" when absent.
+  const std::string& input(std::size_t k) const {
+    static const std::string none;
+    return k < inputs_.size() ? inputs_[k] : none;
+  }
+
+  Status need_inputs(std::size_t count) const {
+    for (std::size_t k = 0; k < count; ++k) {
+      if (input(k).empty()) return Error{ErrorCode::parse, "input " + std::to_string(k) + " is missing"};
+    }
+    return Status::success();
+  }
+
+  /// The load-time value of optional input `k` (nullptr when absent); an error when it is computed at run time.
+  Result<const OnnxTensor*> load_time(std::size_t k) const {
+    if (input(k).empty()) return static_cast<const OnnxTensor*>(nullptr);
+    const Value* v = find(input(k));
+    if (!v->constant) {
+      return unsupported("input " + std::to_string(k) + " ('" + input(k) + "') computed at run time (it must be known at load time)");
+    }
+    return v->constant.get();
+  }
+
+  /// The int list of optional load-time input `k`, or `fallback` when absent.
+  Result<Ints> int_list_input(std::size_t k, std::optional<Ints> fallback = std::nullopt) const {
+    Result<const OnnxTensor*> t = load_time(k);
+    if (!t.ok()) return t.error();
+    if (*t == nullptr) {
+      if (fallback) return *fallback;
+      return Error{ErrorCode::parse, "input " + std::to_string(k) + " is missing"};
+    }
+    if (!is_integer_type((*t)->type) || (*t)->shape.size() > 1) {
+      return invalid("input " + std::to_string(k) + " ('" + input(k) + "') must be a 1-D integer tensor");
+    }
+    return (*t)->ints;
+  }
+
+  /// The single number of optional load-time input `k`, or nothing when absent.
+  Result<std::optional<double>> scalar_input(std::size_t k) const {
+    Result<const OnnxTensor*> t = load_time(k);
+    if (!t.ok()) return t.error();
+    if (*t == nullptr) return std::optional<double>();
+    if ((*t)->size() != 1) return invalid("input " + std::to_string(k) + " ('" + input(k) + "') must have one element");
+    return std::optional<double>(is_real_type((*t)->type) ? static_cast<double>((*t)->reals[0]) : static_cast<double>((*t)->ints[0]));
+  }
+
+  Status shape_or_size(const ::onnx::NodeProto& node) {
+    if (Status s = need_inputs(1); !s.ok()) return s;
+    const Shape shape = shape_of(*find(input(0)));
+    OnnxTensor result;
+    result.type = ElemType::int64;
+    if (node.op_type() == "Size") {
+      result.ints = {numel(shape)};
+    } else {
+      const NodeAttrs attrs(node);
+      const auto rank = static_cast<std::int64_t>(shape.size());
+      Result<std::int64_t> start = attrs.get_int("start", 0);
+      Result<std::int64_t> end = attrs.get_int("end", rank);
+      if (!start.ok()) return start.error();
+      if (!end.ok()) return end.error();
+      const auto clamp_axis = [&](std::int64_t a) { return std::clamp<std::int64_t>(a < 0 ? a + rank : a, 0, rank); };
+      for (std::int64_t d = clamp_axis(*start); d < clamp_axis(*end); ++d) result.ints.push_back(shape[static_cast<std::size_t>(d)]);
+      result.shape = {static_cast<std::int64_t>(result.ints.size())};
+    }
+    bind_constant(node.output(0), std::move(result));
+    return only_outputs(node, 1);
+  }
+
+  /// Identity, and Dropout in inference (its mask output, when used, is not supported).
+  Status pass_through(const ::onnx::NodeProto& node) {
+    if (Status s = need_inputs(1); !s.ok()) return s;
+    if (node.op_type() == "Dropout") {
+      Result<std::optional<double>> training = scalar_input(2);
+      if (!training.ok()) return training.error();
+      if (training->value_or(0.0) != 0.0) return unsupported("training mode");
+    }
+    values_[node.output(0)] = *find(input(0));
+    return only_outputs(node, 1);
+  }
+
+  /// A Cast of a run-time tensor: the IR's tensors are float32, so only a cast to float32 (a no-op)
+  /// is supported.
+  Status runtime_cast(const ::onnx::NodeProto& node) {
+    if (Status s = need_inputs(node.op_type() == "Cast" ? 1 : 2); !s.ok()) return s;
+    ElemType to = ElemType::undefined;
+    if (node.op_type() == "Cast") {
+      Result<std::int64_t> t = NodeAttrs(node).get_int("to", 0);
+      if (!t.ok()) return t.error();
+      to = static_cast<ElemType>(*t);
+    } else {
+      const Value& like = *find(input(1));
+      to = like.constant ? like.constant->type : ElemType::float32;
+    }
+    const Value& x = *find(input(0));
+    if (x.constant) {  // CastLike of a constant like a run-time (float32) tensor
+      Result<OnnxTensor> cast = detail::cast_tensor(*x.constant, to);
+      if (!cast.ok()) return cast.error();
+      bind_constant(node.output(0), std::move(cast).value());
+    } else if (to != ElemType::float32) {
+      return unsupported("a cast of a run-time tensor to " + elem_type_name(to));
+    } else {
+      values_[node.output(0)] = x;
+    }
+    return only_outputs(node, 1);
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Lowering to the IR.
+
+  Status lower(const ::onnx::NodeProto& node) {
+    const std::string& op = node.op_type();
+    const NodeAttrs attrs(node);
+    const std::string& out = node.output(0);
+    Attributes a;
+    std::optional<Op> ir = op_from_name(op);
+    if (op == "Max" || op == "Min" || op == "Sum" || op == "Mean") return variadic(node);
+    if (op == "Split") return split(node, attrs);
+    if (op == "Softmax" && opset_ < 13) return legacy_softmax(node, attrs);
+    if (!ir || *ir == Op::input || *ir == Op::constant) return unsupported("operator " + op);
+    if (Status s = need_inputs(static_cast<std::size_t>(info(*ir).min_inputs)); !s.ok()) return s;
+    std::vector<std::string> operands = {input(0)};
+    Status s = Status::success();
+    switch (*ir) {
+      case Op::leaky_relu: s = copy_float(attrs, "alpha", a); break;
+      case Op::hard_sigmoid:
+        s = copy_float(attrs, "alpha", a);
+        if (s.ok()) s = copy_float(attrs, "beta", a);
+        break;
+      case Op::clip: s = clip_bounds(a); break;
+      case Op::pow: s = pow_exponent(operands); break;
+      case Op::add: case Op::sub: case Op::mul: case Op::div: operands.push_back(input(1)); break;
+      case Op::conv:
+        operands = present_inputs(3);
+        s = copy_ints(attrs, {"kernel_shape", "strides", "pads", "dilations"}, a);
+        if (s.ok()) s = copy_int(attrs, "group", a);
+        if (s.ok()) s = auto_pad(attrs, a);
+        break;
+      case Op::gemm:
+        operands = present_inputs(3);
+        s = copy_float(attrs, "alpha", a);
+        if (s.ok()) s = copy_float(attrs, "beta", a);
+        if (s.ok()) s = copy_int(attrs, "transA", a);
+        if (s.ok()) s = copy_int(attrs, "transB", a);
+        break;
+      case Op::matmul: operands.push_back(input(1)); break;
+      case Op::max_pool:
+      case Op::average_pool:
+        s = copy_ints(attrs, {"kernel_shape", "strides", "pads", "dilations"}, a);
+        if (s.ok()) s = copy_int(attrs, "ceil_mode", a);
+        if (s.ok() && *ir == Op::average_pool) s = copy_int(attrs, "count_include_pad", a);
+        if (s.ok()) s = auto_pad(attrs, a);
+        if (s.ok()) s = only_outputs(node, 1);
+        break;
+      case Op::batch_norm:
+        operands = present_inputs(5);
+        s = copy_float(attrs, "epsilon", a);
+        if (s.ok()) s = copy_int(attrs, "training_mode", a);
+        if (s.ok() && a.get_int("training_mode") != 0) s = unsupported("training mode");
+        a.erase("training_mode");
+        if (s.ok()) s = only_outputs(node, 1);
+        break;
+      case Op::layer_norm:
+        operands = present_inputs(3);
+        s = copy_int(attrs, "axis", a);
+        if (s.ok()) s = copy_float(attrs, "epsilon", a);
+        if (s.ok()) s = layer_norm_statistics(node, a);
+        break;
+      case Op::softmax: s = copy_int(attrs, "axis", a); break;
+      case Op::reduce_mean: case Op::reduce_sum: case Op::reduce_max: return reduction(node, attrs, *ir);
+      case Op::reshape: s = reshape(attrs, a); break;
+      case Op::flatten: s = copy_int(attrs, "axis", a); break;
+      case Op::squeeze:
+      case Op::unsqueeze: s = axes_operand(attrs, a, *ir == Op::unsqueeze); break;
+      case Op::transpose: s = copy_ints(attrs, {"perm"}, a); break;
+      case Op::concat:
+        operands = present_inputs(static_cast<std::size_t>(node.input_size()));
+        if (!attrs.has("axis")) return Error{ErrorCode::parse, "Concat needs an axis"};
+        s = copy_int(attrs, "axis", a);
+        break;
+      case Op::slice: s = slice(a); break;
+      case Op::pad: s = pad(attrs, a); break;
+      default: break;  // unary operators without attributes
+    }
+    if (!s.ok()) return s;
+    if (Status o = only_outputs(node, *ir == Op::layer_norm ? 3 : 1); !o.ok()) return o;
+    return emit(*ir, operands, std::move(a), out);
+  }
+
+  /// LayerNormalization's optional outputs Mean and InvStdDev (over the normalised axes, kept as
+  /// 1s), when used: ReduceMean(X), and 1 / Sqrt(ReduceMean((X - Mean)^2) + epsilon).
+  Status layer_norm_statistics(const ::onnx::NodeProto& node, const Attributes& a) {
+    const bool want_mean = node.output_size() > 1 && used(node.output(1));
+    const bool want_inv_std = node.output_size() > 2 && used(node.output(2));
+    if (!want_mean && !want_inv_std) return Status::success();
+    const std::size_t rank = shape_of(*find(input(0))).size();
+    const std::int64_t axis_attr = a.get_int("axis", -1);
+    const std::optional<std::int64_t> axis = normalize_axis(axis_attr, rank);
+    if (!axis) return invalid("axis " + std::to_string(axis_attr) + " out of range for rank " + std::to_string(rank));
+    Attributes reduce;
+    Ints axes;
+    for (auto d = static_cast<std::size_t>(*axis); d < rank; ++d) axes.push_back(static_cast<std::int64_t>(d));
+    reduce.set("axes", axes);
+    reduce.set("keepdims", 1);
+    const std::string& y = node.output(0);
+    const std::string mean = want_mean ? node.output(1) : fresh_name(y);
+    if (Status s = emit(Op::reduce_mean, {input(0)}, reduce, mean); !s.ok()) return s;
+    if (!want_inv_std) return Status::success();
+    const std::string centred = fresh_name(y), squared = fresh_name(y), variance = fresh_name(y);
+    const std::string epsilon = fresh_name(y), shifted = fresh_name(y), deviation = fresh_name(y);
+    OnnxTensor eps;
+    eps.reals = {static_cast<float>(a.get_float("epsilon", 1e-5))};
+    bind_constant(epsilon, std::move(eps));
+    Status s = emit(Op::sub, {input(0), mean}, {}, centred);
+    if (s.ok()) s = emit(Op::mul, {centred, centred}, {}, squared);
+    if (s.ok()) s = emit(Op::reduce_mean, {squared}, reduce, variance);
+    if (s.ok()) s = emit(Op::add, {variance, epsilon}, {}, shifted);
+    if (s.ok()) s = emit(Op::sqrt, {shifted}, {}, deviation);
+    if (s.ok()) s = emit(Op::reciprocal, {deviation}, {}, node.output(2));
+    return s;
+  }
+
+  /// The first `count` inputs of the current node, stopping at the first absent one.
+  std::vector<std::string> present_inputs(std::size_t count) const {
+    std::vector<std::string> out;
+    for (std::size_t k = 0; k < count && !input(k).empty(); ++k) out.push_back(input(k));
+    return out;
+  }
+
+  /// Copies int attribute `name` when present (absent ones take the IR's default, which is ONNX's).
+  static Status copy_int(const NodeAttrs& attrs, const std::string& name, Attributes& a) {
+    if (!attrs.has(name)) return Status::success();
+    Result<std::int64_t> v = attrs.get_int(name, 0);
+    if (!v.ok()) return v.error();
+    if (*v < -detail::kMaxDim || *v > detail::kMaxDim) return invalid("attribute '" + name + "' is out of range");
+    a.set(name, *v);
+    return Status::success();
+  }
+
+  /// Copies float attribute `name` when present.
+  static Status copy_float(const NodeAttrs& attrs, const std::string& name, Attributes& a) {
+    if (!attrs.has(name)) return Status::success();
+    Result<float> v = attrs.get_float(name, 0.0f);
+    if (!v.ok()) return v.error();
+    a.set(name, static_cast<double>(*v));
+    return Status::success();
+  }
+
+  /// Copies the int lists among `names` that are present; every entry must be within +-kMaxDim.
+  static Status copy_ints(const NodeAttrs& attrs, const std::vector<std::string>& names, Attributes& a) {
+    for (const std::string& name : names) {
+      if (!attrs.has(name)) continue;
+      Result<Ints> v = attrs.get_ints(name, {});
+      if (!v.ok()) return v.error();
+      for (std::int64_t x : *v) {
+        if (x < -detail::kMaxDim || x > detail::kMaxDim) return invalid("attribute '" + name + "' is out of range");
+      }
+      a.set(name, *v);
+    }
+    return Status::success();
+  }
+
+  static Status auto_pad(const NodeAttrs& attrs, Attributes& a) {
+    Result<std::string> mode = attrs.get_string("auto_pad", "NOTSET");
+    if (!mode.ok()) return mode.error();
+    if (*mode == "NOTSET") return Status::success();
+    if (*mode == "SAME_UPPER") a.set("auto_pad", kSameUpper);
+    else if (*mode == "SAME_LOWER") a.set("auto_pad", kSameLower);
+    else if (*mode == "VALID") a.set("auto_pad", kValid);
+    else return invalid("unknown auto_pad '" + *mode + "'");
+    return Status::success();
+  }
+
+  Status clip_bounds(Attributes& a) const {
+    for (std::size_t k = 1; k <= 2; ++k) {
+      Result<std::optional<double>> bound = scalar_input(k);
+      if (!bound.ok()) return bound.error();
+      if (*bound) a.set(k == 1 ? "min" : "max", **bound);
+    }
+    return Status::success();
+  }
+
+  /// Pow's exponent; an integer one known at load time becomes a float32 constant.
+  Status pow_exponent(std::vector<std::string>& operands) {
+    const Value& e = *find(input(1));
+    if (e.constant && is_integer_type(e.constant->type)) {
+      const std::string name = fresh_name(input(1));
+      OnnxTensor f;
+      f.shape = e.constant->shape;
+      for (std::int64_t v : e.constant->ints) f.reals.push_back(static_cast<float>(v));
+      bind_constant(name, std::move(f));
+      operands.push_back(name);
+    } else {
+      operands.push_back(input(1));
+    }
+    return Status::success();
+  }
+
+  Status reshape(const NodeAttrs& attrs, Attributes& a) const {
+    Result<Ints> shape = int_list_input(1);
+    if (!shape.ok()) return shape.error();
+    // Bound the target so the IR's size arithmetic cannot overflow.
+    std::int64_t known = 1;
+    for (std::int64_t d : *shape) {
+      if (d < -1 || d > detail::kMaxDim) return invalid("target shape " + to_string(*shape) + " is out of range");
+      if (d > 0 && known > detail::kMaxElements / d) return invalid("target shape " + to_string(*shape) + " is too large");
+      if (d > 0) known *= d;
+    }
+    a.set("shape", *shape);
+    return copy_int(attrs, "allowzero", a);
+  }
+
+  /// Squeeze/Unsqueeze axes: an attribute before opset 13, an input from 13.
+  /// Squeeze without axes removes every dimension of 1; Unsqueeze needs them.
+  Status axes_operand(const NodeAttrs& attrs, Attributes& a, bool required) const {
+    Result<Ints> axes = opset_ >= 13 ? int_list_input(1, required ? std::nullopt : std::optional<Ints>(Ints{}))
+                                     : attrs.get_ints("axes", {});
+    if (!axes.ok()) return axes.error();
+    if (!axes->empty() || required) a.set("axes", *axes);
+    return Status::success();
+  }
+
+  Status slice(Attributes& a) const {
+    static const char* const kNames[] = {"starts", "ends", "axes", "steps"};
+    for (std::size_t k = 1; k <= 4; ++k) {
+      Result<Ints> list = int_list_input(k, k <= 2 ? std::nullopt : std::optional<Ints>(Ints{}));
+      if (!list.ok()) return list.error();
+      if (!list->empty()) a.set(kNames[k - 1], *list);
+    }
+    if (!a.has("starts")) a.set("starts", Ints{});
+    if (!a.has("ends")) a.set("ends", Ints{});
+    return Status::success();
+  }
+
+  Status pad(const NodeAttrs& attrs, Attributes& a) const {
+    Result<Ints> pads = int_list_input(1);
+    if (!pads.ok()) return pads.error();
+    for (std::int64_t p : *pads) {
+      if (p < -detail::kMaxDim || p > detail::kMaxDim) return invalid("pads are out of range");
+    }
+    if (!input(3).empty()) return unsupported("the axes input");
+    a.set("pads", *pads);
+    Result<std::optional<double>> value = scalar_input(2);
+    if (!value.ok()) return value.error();
+    a.set("value", value->value_or(0.0));
+    Result<std::string> mode = attrs.get_string("mode", "constant");
+    if (!mode.ok()) return mode.error();
+    if (*mode == "constant") a.set("mode", kPadConstant);
+    else if (*mode == "reflect") a.set("mode", kPadReflect);
+    else if (*mode == "edge") a.set("mode", kPadEdge);
+    else return unsupported("pad mode '" + *mode + "'");
+    return Status::success();
+  }
+
+  Status reduction(const ::onnx::NodeProto& node, const NodeAttrs& attrs, Op ir) {
+    Attributes a;
+    if (Status s = copy_int(attrs, "keepdims", a); !s.ok()) return s;
+    Result<std::int64_t> noop = attrs.get_int("noop_with_empty_axes", 0);
+    if (!noop.ok()) return noop.error();
+    Result<Ints> axes = ir == Op::reduce_sum && opset_ >= 13 ? int_list_input(1, Ints{}) : attrs.get_ints("axes", {});
+    if (!axes.ok()) return axes.error();
+    if (axes->empty() && *noop != 0) {
+      values_[node.output(0)] = *find(input(0));
+      return only_outputs(node, 1);
+    }
+    if (!axes->empty()) a.set("axes", *axes);
+    if (Status s = only_outputs(node, 1); !s.ok()) return s;
+    return emit(ir, {input(0)}, std::move(a), node.output(0));
+  }
+
+  /// Max, Min, Sum, Mean over any number of inputs: a chain of binary operators (Mean divides
+  /// the sum by the count).
+  Status variadic(const ::onnx::NodeProto& node) {
+    const std::string& op = node.op_type();
+    std::vector<std::string> operands = present_inputs(static_cast<std::size_t>(node.input_size()));
+    if (operands.empty() || operands.size() != static_cast<std::size_t>(node.input_size())) {
+      return Error{ErrorCode::parse, op + " needs its inputs"};
+    }
+    const Op step = op == "Max" ? Op::max : op == "Min" ? Op::min : Op::add;
+    const std::string& out = node.output(0);
+    const bool divide = op == "Mean" && operands.size() > 1;
+    std::string acc = operands[0];
+    for (std::size_t k = 1; k < operands.size(); ++k) {
+      const std::string next = k + 1 == operands.size() && !divide ? out : fresh_name(out);
+      if (Status s = emit(step, {acc, operands[k]}, {}, next); !s.ok()) return s;
+      acc = next;
+    }
+    if (divide) {
+      const std::string count = fresh_name(out);
+      OnnxTensor n;
+      n.reals = {static_cast<float>(operands.size())};
+      bind_constant(count, std::move(n));
+      if (Status s = emit(Op::div, {acc, count}, {}, out); !s.ok()) return s;
+    } else if (operands.size() == 1) {
+      values_[out] = *find(acc);
+    }
+    return only_outputs(node, 1);
+  }
+
+  /// Split into Slices along the axis: the sizes from the split attribute (before opset 13) or
+  /// input, else equal parts.
+  Status split(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
+    if (Status s = need_inputs(1); !s.ok()) return s;
+    const Shape shape = shape_of(*find(input(0)));
+    Result<std::int64_t> axis_attr = attrs.get_int("axis", 0);
+    if (!axis_attr.ok()) return axis_attr.error();
+    const std::optional<std::int64_t> axis = normalize_axis(*axis_attr, shape.size());
+    if (!axis) return invalid("axis " + std::to_string(*axis_attr) + " out of range for " + to_string(shape));
+    const std::int64_t dim = shape[static_cast<std::size_t>(*axis)];
+    const auto parts = static_cast<std::int64_t>(node.output_size());
+    Result<Ints> sizes = opset_ >= 13 ? int_list_input(1, Ints{}) : attrs.get_ints("split", {});
+    if (!sizes.ok()) return sizes.error();
+    if (sizes->empty()) {
+      if (dim % parts != 0) return invalid("dimension " + std::to_string(dim) + " does not split into " + std::to_string(parts) + " equal parts");
+      sizes->assign(static_cast<std::size_t>(parts), dim / parts);
+    }
+    if (static_cast<std::int64_t>(sizes->size()) != parts) {
+      return invalid(std::to_string(sizes->size()) + " split sizes for " + std::to_string(parts) + " outputs");
+    }
+    std::int64_t start = 0;
+    for (std::int64_t k = 0; k < parts; ++k) {
+      const std::int64_t size = (*sizes)[static_cast<std::size_t>(k)];
+      if (size < 0 || size > dim - start) return invalid("split sizes " + to_string(*sizes) + " do not add up to " + std::to_string(dim));
+      const std::string& out = node.output(static_cast<int>(k));
+      if (!out.empty()) {
+        Attributes a;
+        a.set("starts", Ints{start});
+        a.set("ends", Ints{start + size});
+        a.set("axes", Ints{*axis});
+        if (Status s = emit(Op::slice, {input(0)}, std::move(a), out); !s.ok()) return s;
+      }
+      start += size;
+    }
+    if (start != dim) return invalid("split sizes " + to_string(*sizes) + " do not add up to " + std::to_string(dim));
+    return Status::success();
+  }
+
+  /// Softmax before opset 13: over the input coerced to 2-D at `axis` (default 1). Over the last
+  /// axis that is the IR's softmax; otherwise Reshape to 2-D, Softmax, Reshape back.
+  Status legacy_softmax(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
+    if (Status s = need_inputs(1); !s.ok()) return s;
+    if (Status s = only_outputs(node, 1); !s.ok()) return s;
+    const Shape shape = shape_of(*find(input(0)));
+    Result<std::int64_t> axis_attr = attrs.get_int("axis", 1);
+    if (!axis_attr.ok()) return axis_attr.error();
+    const auto rank = static_cast<std::int64_t>(shape.size());
+    const std::int64_t axis = *axis_attr < 0 ? *axis_attr + rank : *axis_attr;
+    if (axis < 0 || axis > rank || shape.empty()) return invalid("axis " + std::to_string(*axis_attr) + " out of range for " + to_string(shape));
+    const std::string& out = node.output(0);
+    Attributes soft;
+    if (axis == rank - 1) {
+      soft.set("axis", axis);
+      return emit(Op::softmax, {input(0)}, std::move(soft), out);
+    }
+    const auto a = static_cast<std::size_t>(axis);
+    Attributes to_2d;
+    to_2d.set("shape", Ints{product(shape, 0, a), product(shape, a, shape.size())});
+    to_2d.set("allowzero", 1);
+    const std::string flat = fresh_name(out);
+    const std::string normalised = fresh_name(out);
+    if (Status s = emit(Op::reshape, {input(0)}, std::move(to_2d), flat); !s.ok()) return s;
+    soft.set("axis", 1);
+    if (Status s = emit(Op::softmax, {flat}, std::move(soft), normalised); !s.ok()) return s;
+    Attributes back;
+    back.set("shape", shape);
+    back.set("allowzero", 1);
+    return emit(Op::reshape, {normalised}, std::move(back), out);
+  }
+
+  const ReadOptions& options_;
+  int opset_ = 0;
+  Graph graph_;
+  std::unordered_map<std::string, Value> values_;
+  std::unordered_set<std::string> reserved_;    ///< every value name of the model and every fresh one
+  std::unordered_map<std::string, int> uses_;  ///< readers of each value (nodes and graph outputs)
+  std::vector<std::string> inputs_;  ///< the current node's input names ("" when omitted)
+};
+
+}  // namespace
+
+Result<Graph> read_onnx_bytes(std::string_view bytes, const ReadOptions& options) {
+  ::onnx::ModelProto model;
+  if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()) ||
+      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+    return Error{ErrorCode::parse, "model: not an ONNX ModelProto (malformed or truncated)"};
+  }
+  return Importer(options).run(model);
+}
+
+Result<Graph> read_onnx(const std::string& path, const ReadOptions& options) {
+  Result<std::string> bytes = read_file_bytes(path);
+  if (!bytes.ok()) return bytes.error();
+  Result<Graph> graph = read_onnx_bytes(*bytes, options);
+  if (!graph.ok()) return Error{graph.error().code, path + ": " + graph.error().message};
+  return graph;
+}
+
+bool is_load_time_operand(std::string_view op_type, std::size_t index) {
+  if (op_type == "Reshape" || op_type == "Squeeze" || op_type == "Unsqueeze" || op_type == "Expand" ||
+      op_type == "Tile" || op_type == "ReduceSum" || op_type == "Split") {
+    return index == 1;
+  }
+  if (op_type == "Slice") return index >= 1 && index <= 4;
+  if (op_type == "Pad" || op_type == "Clip" || op_type == "Dropout") return index >= 1;
+  if (op_type == "ConstantOfShape" || op_type == "Range") return true;
+  return false;
+}
+
+}  // namespace tc

@@ -1,0 +1,51 @@
+#pragma once
+
+/// \file
+/// The ONNX front end: reads an ONNX model (opsets 11 to 17) into the tensor IR, folding the shape
+/// arithmetic exporters emit and lowering what the IR does not have (Split, legacy Softmax,
+/// Dropout, variadic Max/Min/Sum/Mean, constant operands that are attributes in the IR).
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <string_view>
+
+#include <collage/support/result.hpp>
+
+#include "onnx/tensor_proto.hpp"
+#include "tensor/graph.hpp"
+
+namespace tc {
+
+/// What the reader needs beyond the model.
+struct ReadOptions {
+  /// Shapes of graph inputs by name, replacing the model's (for inputs with dynamic dimensions).
+  std::map<std::string, Shape> input_shapes;
+  /// Sizes of symbolic dimensions (dim_param) by name, e.g. {"batch", 1}.
+  std::map<std::string, std::int64_t> dim_params;
+  /// Values of graph inputs known at load time: each becomes a constant of the graph instead of an
+  /// input (the ONNX test layout passes shapes, axes and bounds as inputs).
+  std::map<std::string, OnnxTensor> input_values;
+  /// The most elements one folded constant may have.
+  std::int64_t max_folded_elements = std::int64_t{1} << 24;
+  /// Multiply-adds above which an operator over constants is left for run time instead of folded.
+  std::int64_t max_fold_work = std::int64_t{1} << 28;
+};
+
+/// Reads the ONNX model at `path`. The graph's inputs are the model's inputs that are neither
+/// initializers nor given in options.input_values, in the model's order; its outputs are the
+/// model's; shapes are inferred and attributes canonical. Errors are one line naming the node, its
+/// operator and the problem (code parse for a malformed or truncated file, invalid_argument for
+/// what the IR does not support, io when the file cannot be read).
+collage::Result<Graph> read_onnx(const std::string& path, const ReadOptions& options = {});
+
+/// read_onnx() of a serialised ModelProto.
+collage::Result<Graph> read_onnx_bytes(std::string_view bytes, const ReadOptions& options = {});
+
+/// Whether operand `index` of ONNX operator `op_type` is one the reader needs at load time
+/// (a shape, axes, pads, bounds: attributes in the IR), so a graph input feeding it must be given
+/// in ReadOptions::input_values.
+bool is_load_time_operand(std::string_view op_type, std::size_t index);
+
+}  // namespace tc

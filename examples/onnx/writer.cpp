@@ -1,0 +1,180 @@
+#include "onnx/writer.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <set>
+#include <unordered_set>
+#include <utility>
+
+#include "tensor/shape_inference.hpp"
+
+namespace tc {
+
+namespace {
+
+using Ints = std::vector<std::int64_t>;
+
+OnnxTensor int64_tensor(const Ints& values) {
+  OnnxTensor t;
+  t.type = ElemType::int64;
+  t.shape = {static_cast<std::int64_t>(values.size())};
+  t.ints = values;
+  return t;
+}
+
+OnnxTensor float_scalar(double v) {
+  OnnxTensor t;
+  t.reals = {static_cast<float>(v)};
+  return t;
+}
+
+/// Builds the model node by node.
+class Writer {
+ public:
+  explicit Writer(const Graph& graph) : graph_(graph) {
+    for (const Node& node : graph.nodes()) names_.insert(node.name);
+  }
+
+  OnnxModel run() {
+    for (int n : graph_.inputs()) model_.inputs.push_back(float_value_info(graph_.node(n).name, graph_.node(n).shape));
+    for (std::size_t i = 0; i < graph_.size(); ++i) {
+      const Node& node = graph_.node(static_cast<int>(i));
+      if (node.op == Op::constant) model_.initializers.emplace_back(node.name, from_float32(*node.value));
+      else if (node.op != Op::input) write_node(node);
+    }
+    std::set<int> written;
+    for (int n : graph_.outputs()) {
+      const Node& node = graph_.node(n);
+      std::string name = node.name;
+      if (node.op == Op::input || node.op == Op::constant || !written.insert(n).second) {
+        name = fresh(node.name + "/output");
+        model_.nodes.push_back(OnnxNode{"Identity", {node.name}, {name}, {}, name, ""});
+      }
+      model_.outputs.push_back(float_value_info(name, node.shape));
+    }
+    return std::move(model_);
+  }
+
+ private:
+  std::string fresh(const std::string& base) {
+    for (int k = 0;; ++k) {
+      std::string name = k == 0 ? base : base + "/" + std::to_string(k);
+      if (names_.insert(name).second) return name;
+    }
+  }
+
+  /// An initializer named after `node` holding `value`; returns its name.
+  std::string operand(const Node& node, const std::string& what, OnnxTensor value) {
+    std::string name = fresh(node.name + "/" + what);
+    model_.initializers.emplace_back(name, std::move(value));
+    return name;
+  }
+
+  void write_node(const Node& node) {
+    OnnxNode out{std::string(op_name(node.op)), {}, {node.name}, {}, node.name, ""};
+    for (int in : node.inputs) out.inputs.push_back(graph_.node(in).name);
+    const Attributes& a = node.attrs;
+    const auto ints = [&](const char* name) { out.attrs.emplace_back(name, a.get_ints(name)); };
+    const auto integer = [&](const char* onnx_name, const char* name) { out.attrs.emplace_back(onnx_name, a.get_int(name)); };
+    // ONNX floats are float32: a value at its default is left out, so the reader's default (the
+    // IR's, a double) applies and the graph reads back exactly.
+    const auto real = [&](const char* name, double fallback) {
+      const double v = a.get_float(name, fallback);
+      if (v != fallback) out.attrs.emplace_back(name, static_cast<float>(v));
+    };
+    switch (node.op) {
+      case Op::clip:
+        for (const char* bound : {"min", "max"}) {
+          const double v = a.get_float(bound);
+          out.inputs.push_back(std::isinf(v) ? std::string() : operand(node, bound, float_scalar(v)));
+        }
+        while (!out.inputs.empty() && out.inputs.back().empty()) out.inputs.pop_back();
+        break;
+      case Op::leaky_relu: real("alpha", 0.01); break;
+      case Op::hard_sigmoid: real("alpha", 0.2); real("beta", 0.5); break;
+      case Op::conv: ints("strides"); ints("pads"); ints("dilations"); integer("group", "group"); break;
+      case Op::gemm: real("alpha", 1.0); real("beta", 1.0); integer("transA", "trans_a"); integer("transB", "trans_b"); break;
+      case Op::max_pool:
+        out.attrs.emplace_back("kernel_shape", a.get_ints("kernel_shape"));
+        ints("strides"); ints("pads"); ints("dilations"); integer("ceil_mode", "ceil_mode");
+        break;
+      case Op::average_pool:
+        out.attrs.emplace_back("kernel_shape", a.get_ints("kernel_shape"));
+        ints("strides"); ints("pads"); integer("ceil_mode", "ceil_mode"); integer("count_include_pad", "count_include_pad");
+        break;
+      case Op::batch_norm: real("epsilon", 1e-5); break;
+      case Op::layer_norm: integer("axis", "axis"); real("epsilon", 1e-5); break;
+      case Op::softmax: case Op::flatten: case Op::concat: integer("axis", "axis"); break;
+      case Op::reduce_mean: case Op::reduce_max: ints("axes"); integer("keepdims", "keepdims"); break;
+      case Op::reduce_sum:
+        out.inputs.push_back(operand(node, "axes", int64_tensor(a.get_ints("axes"))));
+        integer("keepdims", "keepdims");
+        break;
+      case Op::reshape: {
+        out.inputs.push_back(operand(node, "shape", int64_tensor(node.shape)));
+        const bool has_zero = std::find(node.shape.begin(), node.shape.end(), 0) != node.shape.end();
+        if (has_zero) out.attrs.emplace_back("allowzero", std::int64_t{1});
+        break;
+      }
+      case Op::squeeze: case Op::unsqueeze:
+        out.inputs.push_back(operand(node, "axes", int64_tensor(a.get_ints("axes"))));
+        break;
+      case Op::transpose: ints("perm"); break;
+      case Op::slice: write_slice(node, out); break;
+      case Op::pad: {
+        out.inputs.push_back(operand(node, "pads", int64_tensor(a.get_ints("pads"))));
+        out.inputs.push_back(operand(node, "value", float_scalar(a.get_float("value"))));
+        const std::int64_t mode = a.get_int("mode");
+        out.attrs.emplace_back("mode", std::string(mode == kPadReflect ? "reflect" : mode == kPadEdge ? "edge" : "constant"));
+        break;
+      }
+      default: break;
+    }
+    model_.nodes.push_back(std::move(out));
+  }
+
+  /// Canonical starts and steps with the shape as extents become ONNX starts/ends/axes/steps; an
+  /// end before the first element (negative steps) is INT64_MIN, which ONNX clamps to -1.
+  void write_slice(const Node& node, OnnxNode& out) {
+    const Ints starts = node.attrs.get_ints("starts");
+    const Ints steps = node.attrs.get_ints("steps");
+    Ints ends, axes;
+    for (std::size_t d = 0; d < starts.size(); ++d) {
+      std::int64_t end = starts[d] + node.shape[d] * steps[d];
+      if (end < 0) end = std::numeric_limits<std::int64_t>::min();
+      ends.push_back(end);
+      axes.push_back(static_cast<std::int64_t>(d));
+    }
+    out.inputs.push_back(operand(node, "starts", int64_tensor(starts)));
+    out.inputs.push_back(operand(node, "ends", int64_tensor(ends)));
+    out.inputs.push_back(operand(node, "axes", int64_tensor(axes)));
+    out.inputs.push_back(operand(node, "steps", int64_tensor(steps)));
+  }
+
+  const Graph& graph_;
+  OnnxModel model_;
+  std::unordered_set<std::string> names_;
+};
+
+}  // namespace
+
+collage::Result<OnnxModel> to_onnx_model(const Graph& graph) {
+  Graph canonical = graph;
+  if (collage::Status s = infer_shapes(canonical); !s.ok()) return s.error();
+  return Writer(canonical).run();
+}
+
+collage::Result<std::string> write_onnx_bytes(const Graph& graph) {
+  collage::Result<OnnxModel> model = to_onnx_model(graph);
+  if (!model.ok()) return model.error();
+  return serialize(*model);
+}
+
+collage::Status write_onnx(const Graph& graph, const std::string& path) {
+  collage::Result<OnnxModel> model = to_onnx_model(graph);
+  if (!model.ok()) return model.error();
+  return save(*model, path);
+}
+
+}  // namespace tc

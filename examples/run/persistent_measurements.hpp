@@ -1,0 +1,60 @@
+#pragma once
+
+/// \file
+/// MeasurementSession: the measuring oracle behind a persistent store and a cache. A candidate is
+/// measured once per machine: its measurement (or, for a candidate its backend cannot compile or
+/// run, the reason) goes into an SQLite database keyed by the device, the oracle's version, the
+/// target and the candidate's structure, so a second run of the same model measures nothing and a
+/// different model reuses what it shares.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include <collage/cost/cost_oracle.hpp>
+
+#include "run/backend_set.hpp"
+#include "run/kernel_timing.hpp"
+#include "run/sqlite_store.hpp"
+
+namespace tc {
+
+/// The version of the measuring oracle's method, part of every database key: measurements taken
+/// another way are not served.
+inline constexpr const char* kMeasuringOracleVersion = "measured/1";
+
+/// A measuring oracle with persistence and caching, and its counters.
+class MeasurementSession {
+ public:
+  /// Measures with `backends` on `devices` (borrowed) under `timing`; keeps measurements in the
+  /// SQLite database at `db_path` (none when empty). Fails naming the database when it cannot be
+  /// opened.
+  static collage::Result<std::unique_ptr<MeasurementSession>> open(const BackendSet& backends, const DeviceSet& devices,
+                                                                    KernelTimingOptions timing,
+                                                                    const std::string& db_path);
+  ~MeasurementSession();
+
+  /// The oracle to partition with (cached, persistent, measuring).
+  collage::CostOracle<Graph>& oracle();
+  /// Candidates compiled and timed in this session (database and cache hits excluded).
+  std::size_t measured() const { return measured_; }
+  /// Answers served from the database.
+  std::size_t stored_hits() const { return stored_hits_; }
+  /// Failures to write the database (the run goes on; the measurement is only not kept).
+  std::size_t store_failures() const { return store_failures_; }
+  /// "measured (SQLite database build/m.db, 120 entries)".
+  std::string describe() const;
+
+ private:
+  MeasurementSession() = default;
+
+  std::unique_ptr<SqliteMeasurementStore> store_;
+  std::unique_ptr<collage::CostOracle<Graph>> measuring_;
+  std::unique_ptr<collage::CostOracle<Graph>> persistent_;
+  std::unique_ptr<collage::CostOracle<Graph>> cached_;
+  std::size_t measured_ = 0;
+  std::size_t stored_hits_ = 0;
+  std::size_t store_failures_ = 0;
+};
+
+}  // namespace tc

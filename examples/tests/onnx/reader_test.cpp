@@ -1,0 +1,364 @@
+#include "onnx/reader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <string>
+
+#include "onnx/model.hpp"
+#include "onnx/writer.hpp"
+#include "tensor/compare.hpp"
+#include "tensor/reference.hpp"
+
+namespace tc {
+namespace {
+
+using Ints = std::vector<std::int64_t>;
+using Floats = std::vector<float>;
+
+OnnxTensor ints(Ints values) {
+  OnnxTensor t;
+  t.type = ElemType::int64;
+  t.shape = {static_cast<std::int64_t>(values.size())};
+  t.ints = std::move(values);
+  return t;
+}
+
+OnnxTensor int_scalar(std::int64_t v) {
+  OnnxTensor t = ints({v});
+  t.shape = {};
+  return t;
+}
+
+OnnxTensor floats(Floats values, Shape shape) {
+  OnnxTensor t;
+  t.shape = std::move(shape);
+  t.reals = std::move(values);
+  return t;
+}
+
+OnnxNode node(std::string op, std::vector<std::string> in, std::vector<std::string> out,
+              std::vector<std::pair<std::string, OnnxAttr>> attrs = {}) {
+  return OnnxNode{std::move(op), std::move(in), std::move(out), std::move(attrs), "", ""};
+}
+
+/// A model with float input x of `shape` and float output y.
+OnnxModel model_with(Shape shape, std::vector<OnnxNode> nodes, int opset = 17) {
+  OnnxModel m;
+  m.opset = opset;
+  m.inputs.push_back(float_value_info("x", shape));
+  m.nodes = std::move(nodes);
+  m.outputs.push_back(float_value_info("y", {}));
+  m.outputs.back().has_shape = false;
+  return m;
+}
+
+collage::Result<Graph> read(const OnnxModel& m, const ReadOptions& options = {}) {
+  collage::Result<std::string> bytes = serialize(m);
+  EXPECT_TRUE(bytes.ok());
+  return read_onnx_bytes(bytes.ok() ? *bytes : std::string(), options);
+}
+
+std::string error_of(const OnnxModel& m, const ReadOptions& options = {}) {
+  collage::Result<Graph> g = read(m, options);
+  EXPECT_FALSE(g.ok());
+  return g.ok() ? std::string() : g.error().message;
+}
+
+/// The operators of `g` in order (inputs and constants left out).
+std::vector<Op> ops_of(const Graph& g) {
+  std::vector<Op> out;
+  for (const Node& n : g.nodes()) {
+    if (n.op != Op::input && n.op != Op::constant) out.push_back(n.op);
+  }
+  return out;
+}
+
+Tensor iota(Shape shape) {
+  Tensor t(std::move(shape));
+  for (std::size_t i = 0; i < t.data.size(); ++i) t.data[i] = static_cast<float>(i) - 3.0f;
+  return t;
+}
+
+Tensor run_one(const Graph& g, const Tensor& x) {
+  auto out = evaluate(g, {x});
+  EXPECT_TRUE(out.ok()) << (out.ok() ? "" : out.error().message);
+  return out.ok() && !out->empty() ? (*out)[0] : Tensor{};
+}
+
+TEST(OnnxReader, ReadsConvWithInitializersAndCanonicalAttributes) {
+  OnnxModel m = model_with({1, 2, 5, 5}, {node("Conv", {"x", "w", "b"}, {"c"}, {{"pads", Ints{1, 1, 1, 1}}, {"strides", Ints{2, 2}}}),
+                                          node("Relu", {"c"}, {"y"})});
+  m.initializers.emplace_back("w", floats(Floats(2 * 2 * 3 * 3, 0.5f), {2, 2, 3, 3}));
+  m.initializers.emplace_back("b", floats({1, -100}, {2}));
+  collage::Result<Graph> g = read(m);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  ASSERT_EQ(g->inputs().size(), 1u);
+  EXPECT_EQ(g->node(g->inputs()[0]).name, "x");
+  EXPECT_EQ(ops_of(*g), (std::vector<Op>{Op::conv, Op::relu}));
+  const Node& conv = g->node(g->find("c"));
+  EXPECT_EQ(conv.shape, (Shape{1, 2, 3, 3}));
+  EXPECT_EQ(conv.attrs.to_string(), "dilations=[1,1],group=1,pads=[1,1,1,1],strides=[2,2]");
+  ASSERT_EQ(g->outputs().size(), 1u);
+  EXPECT_EQ(g->node(g->outputs()[0]).name, "y");
+  const Tensor y = run_one(*g, Tensor({1, 2, 5, 5}, 1.0f));
+  EXPECT_FLOAT_EQ(y.data[4], 1 + 0.5f * 18);  // the centre window is all inside: 2 channels x 9 taps
+  EXPECT_FLOAT_EQ(y.data[9], 0.0f);           // channel 1's bias -100 is cut by the relu
+}
+
+TEST(OnnxReader, FoldsPyTorchShapeArithmetic) {
+  // x.view(x.size(0), -1) as PyTorch exports it: Shape, Gather, Unsqueeze, Concat, Reshape.
+  OnnxModel m = model_with({2, 3, 4}, {
+      node("Shape", {"x"}, {"s"}),
+      node("Constant", {}, {"zero"}, {{"value", int_scalar(0)}}),
+      node("Gather", {"s", "zero"}, {"n"}, {{"axis", std::int64_t{0}}}),
+      node("Unsqueeze", {"n", "axes0"}, {"n1"}),
+      node("Constant", {}, {"minus_one"}, {{"value_ints", Ints{-1}}}),
+      node("Concat", {"n1", "minus_one"}, {"shape"}, {{"axis", std::int64_t{0}}}),
+      node("Reshape", {"x", "shape"}, {"y"}),
+  });
+  m.initializers.emplace_back("axes0", ints({0}));
+  collage::Result<Graph> g = read(m);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(ops_of(*g), (std::vector<Op>{Op::reshape}));
+  EXPECT_EQ(g->node(g->outputs()[0]).shape, (Shape{2, 12}));
+  EXPECT_EQ(g->size(), 2u);  // the input and the reshape: every folded value is gone
+}
+
+TEST(OnnxReader, FoldsIntegerOperatorsAndFloatConstants) {
+  // y = x + Where(Equal(Range(0,4,1), 2), 10, 1) cast to float, scaled by Sqrt(4) folded.
+  OnnxModel m = model_with({4}, {
+      node("Range", {"start", "limit", "delta"}, {"r"}),
+      node("Equal", {"r", "two"}, {"e"}),
+      node("Where", {"e", "ten", "one"}, {"w"}),
+      node("Cast", {"w"}, {"wf"}, {{"to", std::int64_t{1}}}),
+      node("Sqrt", {"four"}, {"root"}),
+      node("Mul", {"wf", "root"}, {"scaled"}),
+      node("Add", {"x", "scaled"}, {"y"}),
+  });
+  m.initializers = {{"start", int_scalar(0)}, {"limit", int_scalar(4)}, {"delta", int_scalar(1)}, {"two", int_scalar(2)},
+                    {"ten", int_scalar(10)},  {"one", int_scalar(1)},   {"four", floats({4}, {})}};
+  collage::Result<Graph> g = read(m);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(ops_of(*g), (std::vector<Op>{Op::add}));
+  const Tensor y = run_one(*g, Tensor({4}, Floats{0, 0, 0, 0}));
+  EXPECT_EQ(y.data, (Floats{2, 2, 20, 2}));
+}
+
+TEST(OnnxReader, LowersSplitIntoSlices) {
+  OnnxModel m = model_with({2, 6}, {node("Split", {"x", "sizes"}, {"a", "b", "c"}, {{"axis", std::int64_t{1}}}),
+                                    node("Concat", {"c", "a"}, {"y"}, {{"axis", std::int64_t{1}}})});
+  m.initializers.emplace_back("sizes", ints({1, 2, 3}));
+  collage::Result<Graph> g = read(m);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(ops_of(*g), (std::vector<Op>{Op::slice, Op::slice, Op::concat}));  // b is dead
+  const Tensor y = run_one(*g, iota({2, 6}));
+  EXPECT_EQ(y.shape, (Shape{2, 4}));
+  EXPECT_EQ(y.data, (Floats{0, 1, 2, -3, 6, 7, 8, 3}));
+  // Opset 11: the sizes are an attribute; without them, equal parts.
+  OnnxModel old = model_with({2, 6}, {node("Split", {"x"}, {"a", "y"}, {{"axis", std::int64_t{-1}}})}, 11);
+  old.outputs.insert(old.outputs.begin(), float_value_info("a", {2, 3}));
+  g = read(old);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->node(g->outputs()[1]).shape, (Shape{2, 3}));
+  EXPECT_NE(error_of(model_with({2, 5}, {node("Split", {"x"}, {"a", "y"}, {{"axis", std::int64_t{1}}})}, 11))
+                .find("does not split into 2 equal parts"),
+            std::string::npos);
+}
+
+TEST(OnnxReader, LowersLegacySoftmaxThroughTwoDimensions) {
+  // Opset 11 Softmax(axis=1) on [2,2,3] normalises over the last 6 elements of each batch.
+  collage::Result<Graph> g = read(model_with({2, 2, 3}, {node("Softmax", {"x"}, {"y"})}, 11));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(ops_of(*g), (std::vector<Op>{Op::reshape, Op::softmax, Op::reshape}));
+  const Tensor y = run_one(*g, Tensor({2, 2, 3}, 1.0f));
+  ASSERT_EQ(y.shape, (Shape{2, 2, 3}));
+  for (float v : y.data) EXPECT_FLOAT_EQ(v, 1.0f / 6.0f);
+  // Over the last axis it is the IR's softmax; from opset 13 the axis is one axis.
+  g = read(model_with({2, 3}, {node("Softmax", {"x"}, {"y"})}, 12));
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(ops_of(*g), (std::vector<Op>{Op::softmax}));
+  g = read(model_with({2, 2, 3}, {node("Softmax", {"x"}, {"y"}, {{"axis", std::int64_t{1}}})}, 13));
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(ops_of(*g), (std::vector<Op>{Op::softmax}));
+  EXPECT_EQ(run_one(*g, Tensor({2, 2, 3}, 1.0f)).data[0], 0.5f);
+}
+
+TEST(OnnxReader, ConstantOperandsBecomeAttributes) {
+  OnnxModel m = model_with({1, 3}, {
+      node("Clip", {"x", "lo", ""}, {"c"}),
+      node("Pad", {"c", "pads", "value"}, {"p"}),
+      node("Unsqueeze", {"p", "axes"}, {"u"}),
+      node("ReduceSum", {"u", "axes"}, {"r"}, {{"keepdims", std::int64_t{0}}}),
+      node("Slice", {"r", "starts", "ends", "", "steps"}, {"s"}),
+      node("Dropout", {"s"}, {"d"}),
+      node("Identity", {"d"}, {"y"}),
+  });
+  m.initializers = {{"lo", floats({0}, {})}, {"pads", ints({0, 1, 0, 2})}, {"value", floats({7}, {})},
+                    {"axes", ints({0})},     {"starts", ints({0, -1})},   {"ends", ints({1, std::numeric_limits<std::int64_t>::min()})},
+                    {"steps", ints({1, -2})}};
+  collage::Result<Graph> g = read(m);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(ops_of(*g), (std::vector<Op>{Op::clip, Op::pad, Op::unsqueeze, Op::reduce_sum, Op::slice}));
+  EXPECT_EQ(g->node(g->find("c")).attrs.get_float("min"), 0.0);
+  EXPECT_EQ(g->node(g->find("p")).attrs.get_ints("pads"), (Ints{0, 1, 0, 2}));
+  // x = [-1, 2, -3] -> clip [0, 2, 0] -> pad [7, 0, 2, 0, 7, 7] -> reversed every other from the end.
+  const Tensor y = run_one(*g, Tensor({1, 3}, Floats{-1, 2, -3}));
+  EXPECT_EQ(y.shape, (Shape{1, 3}));
+  EXPECT_EQ(y.data, (Floats{7, 0, 0}));
+}
+
+TEST(OnnxReader, SqueezeAndReduceAxesByOpset) {
+  // Opset 11 axes are attributes; opset 13 inputs.
+  collage::Result<Graph> g = read(model_with({1, 3, 1}, {node("Squeeze", {"x"}, {"s"}, {{"axes", Ints{0}}}),
+                                                         node("ReduceMean", {"s"}, {"y"}, {{"axes", Ints{-1}}})}, 11));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->node(g->outputs()[0]).shape, (Shape{3, 1}));
+  g = read(model_with({1, 3, 1}, {node("Squeeze", {"x"}, {"y"})}, 13));  // no axes: every 1 goes
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->node(g->outputs()[0]).shape, (Shape{3}));
+  // ReduceSum-13 with empty axes and noop_with_empty_axes is the identity.
+  g = read(model_with({2, 2}, {node("ReduceSum", {"x"}, {"y"}, {{"noop_with_empty_axes", std::int64_t{1}}})}, 13));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_TRUE(ops_of(*g).empty());
+}
+
+TEST(OnnxReader, VariadicOperatorsBecomeBinaryChains) {
+  OnnxModel m = model_with({2}, {node("Mean", {"x", "a", "b"}, {"m"}), node("Max", {"m", "x", "b"}, {"y"})});
+  m.initializers = {{"a", floats({3, 3}, {2})}, {"b", floats({0}, {})}};
+  collage::Result<Graph> g = read(m);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(ops_of(*g), (std::vector<Op>{Op::add, Op::add, Op::div, Op::max, Op::max}));
+  const Tensor y = run_one(*g, Tensor({2}, Floats{-6, 6}));
+  EXPECT_EQ(y.data, (Floats{0, 6}));  // means -1 and 3
+}
+
+TEST(OnnxReader, LayerNormStatisticsOutputs) {
+  OnnxModel m = model_with({2, 2}, {node("LayerNormalization", {"x", "scale"}, {"y", "mean", "inv"}, {{"epsilon", 0.0f}})});
+  m.initializers.emplace_back("scale", floats({1, 1}, {2}));
+  m.outputs.push_back(float_value_info("mean", {2, 1}));
+  m.outputs.push_back(float_value_info("inv", {2, 1}));
+  collage::Result<Graph> g = read(m);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  auto out = evaluate(*g, {Tensor({2, 2}, Floats{1, 3, 0, 4})});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ((*out)[0].data, (Floats{-1, 1, -1, 1}));
+  EXPECT_EQ((*out)[1].data, (Floats{2, 2}));
+  EXPECT_EQ((*out)[2].data, (Floats{1, 0.5f}));
+}
+
+TEST(OnnxReader, DynamicDimensionsNeedASize) {
+  OnnxModel m = model_with({1, 3}, {node("Relu", {"x"}, {"y"})});
+  m.inputs[0].dims[0] = std::string("batch");
+  EXPECT_NE(error_of(m).find("input 'x': dynamic dimension 'batch' (give its size in ReadOptions) is not supported"),
+            std::string::npos);
+  ReadOptions by_param;
+  by_param.dim_params["batch"] = 4;
+  collage::Result<Graph> g = read(m, by_param);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->node(g->inputs()[0]).shape, (Shape{4, 3}));
+  ReadOptions by_input;
+  by_input.input_shapes["x"] = {2, 3};
+  g = read(m, by_input);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->node(g->outputs()[0]).shape, (Shape{2, 3}));
+}
+
+TEST(OnnxReader, BoundInputsBecomeConstants) {
+  OnnxModel m = model_with({2, 3}, {node("Reshape", {"x", "shape"}, {"y"})});
+  m.inputs.push_back(OnnxValueInfo{"shape", ElemType::int64, {std::int64_t{2}}, true, true});
+  EXPECT_NE(error_of(m).find("input 'shape': element type int64 is not supported"), std::string::npos);
+  ReadOptions options;
+  options.input_values["shape"] = ints({3, -1});
+  collage::Result<Graph> g = read(m, options);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->inputs().size(), 1u);
+  EXPECT_EQ(g->node(g->outputs()[0]).shape, (Shape{3, 2}));
+}
+
+TEST(OnnxReader, ErrorsNameTheNodeTheOperatorAndTheProblem) {
+  EXPECT_EQ(error_of(model_with({2}, {node("Cos", {"x"}, {"y"})})), "node 'y' (Cos): operator Cos is not supported");
+  OnnxModel named = model_with({2}, {node("Relu", {"missing"}, {"y"})});
+  named.nodes[0].name = "act";
+  EXPECT_EQ(error_of(named), "node 'act' (Relu): input 'missing' is not defined before it is used");
+  OnnxModel runtime_shape = model_with({2, 3}, {node("Shape", {"x"}, {"s"}), node("Reshape", {"x", "x"}, {"y"})});
+  EXPECT_NE(error_of(runtime_shape).find("node 'y' (Reshape): input 1 ('x') computed at run time"), std::string::npos);
+  EXPECT_NE(error_of(model_with({2, 3}, {node("Conv", {"x", "x"}, {"y"})})).find("node 'y' (Conv): input "),
+            std::string::npos);
+  EXPECT_EQ(error_of(model_with({2}, {node("Relu", {"x"}, {"y"})}, 18)),
+            "model: opset 18 (the reader reads opsets 11 to 17) is not supported");
+  // A definition older than opset 11 is refused; one still in force at 11 is read.
+  EXPECT_NE(error_of(model_with({2, 3}, {node("Softmax", {"x"}, {"y"})}, 9)).find("Softmax-1 of opset 9"), std::string::npos);
+  EXPECT_TRUE(read(model_with({1, 2, 3, 3}, {node("GlobalAveragePool", {"x"}, {"y"})}, 9)).ok());
+  OnnxModel output_int = model_with({2}, {node("Shape", {"x"}, {"y"})});
+  EXPECT_EQ(error_of(output_int), "output 'y': element type int64 is not supported (the IR computes float32)");
+  OnnxModel training = model_with({2}, {node("Dropout", {"x", "", "t"}, {"y"})});
+  training.initializers.emplace_back("t", OnnxTensor{ElemType::boolean, {}, {}, {1}});
+  EXPECT_EQ(error_of(training), "node 'y' (Dropout): training mode is not supported");
+  OnnxModel mask = model_with({2}, {node("Dropout", {"x"}, {"d", "y"})});
+  EXPECT_EQ(error_of(mask), "node 'd' (Dropout): output 1 ('y') is not supported");
+}
+
+TEST(OnnxReader, MalformedTensorsAndFilesAreParseErrors) {
+  collage::Result<Graph> junk = read_onnx_bytes("not a model");
+  ASSERT_FALSE(junk.ok());
+  EXPECT_EQ(junk.error().code, collage::ErrorCode::parse);
+  // A valid model followed by a second `graph` field (protobuf merges it) that adds the initializer
+  // c: dims [2], float32, 12 bytes of raw_data.
+  collage::Result<std::string> bytes = serialize(model_with({2}, {node("Add", {"x", "c"}, {"y"})}));
+  ASSERT_TRUE(bytes.ok());
+  std::string tensor = std::string("\x08\x02\x10\x01\x42\x01" "c" "\x4a\x0c") + std::string(12, '\0');
+  std::string graph = "\x2a" + std::string(1, static_cast<char>(tensor.size())) + tensor;
+  std::string merged = *bytes + "\x3a" + std::string(1, static_cast<char>(graph.size())) + graph;
+  collage::Result<Graph> bad = read_onnx_bytes(merged);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().message, "initializer 'c': raw_data holds 12 bytes for 2 float32 elements");
+  EXPECT_EQ(bad.error().code, collage::ErrorCode::parse);
+  collage::Result<Graph> missing = read_onnx("/nonexistent/model.onnx");
+  ASSERT_FALSE(missing.ok());
+  EXPECT_EQ(missing.error().code, collage::ErrorCode::io);
+}
+
+/// Truncating or flipping bits of a real model anywhere gives a graph or an error, never a crash.
+TEST(OnnxReader, TruncatedAndCorruptedModelsGiveErrors) {
+  Graph g;
+  const int x = g.add_input("x", {1, 3, 8, 8});
+  const int w = g.add_constant("w", iota({4, 3, 3, 3}));
+  Attributes pads;
+  pads.set("pads", Ints{1, 1, 1, 1});
+  const int conv = *g.add_op(Op::conv, {x, w}, pads, "conv");
+  Attributes pool;
+  pool.set("kernel_shape", Ints{2, 2});
+  pool.set("strides", Ints{2, 2});
+  const int p = *g.add_op(Op::max_pool, {*g.add_op(Op::relu, {conv})}, pool, "pool");
+  Attributes shape;
+  shape.set("shape", Ints{1, -1});
+  g.add_output(*g.add_op(Op::softmax, {*g.add_op(Op::reshape, {p}, shape)}));
+  collage::Result<std::string> bytes = write_onnx_bytes(g);
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+  ASSERT_TRUE(read_onnx_bytes(*bytes).ok());
+  int errors = 0;
+  for (std::size_t cut = 0; cut < bytes->size(); cut += 7) {
+    collage::Result<Graph> r = read_onnx_bytes(std::string_view(*bytes).substr(0, cut));
+    if (!r.ok()) {
+      ++errors;
+      EXPECT_TRUE(r.error().code == collage::ErrorCode::parse || r.error().code == collage::ErrorCode::invalid_argument)
+          << r.error().message;
+      EXPECT_EQ(r.error().message.find('\n'), std::string::npos);
+    }
+  }
+  for (std::size_t at = 0; at < bytes->size(); at += 3) {
+    std::string corrupt = *bytes;
+    corrupt[at] = static_cast<char>(corrupt[at] ^ (1 << (at % 8)));
+    collage::Result<Graph> r = read_onnx_bytes(corrupt);
+    if (r.ok()) continue;
+    ++errors;
+    EXPECT_TRUE(r.error().code == collage::ErrorCode::parse || r.error().code == collage::ErrorCode::invalid_argument)
+        << r.error().message;
+  }
+  EXPECT_GT(errors, 100);
+}
+
+}  // namespace
+}  // namespace tc
