@@ -238,11 +238,15 @@ class OnednnKernel final : public Kernel {
     }
   }
 
-  dnnl::primitive_attr post_op_attr(Step& step, const CallPlan& plan) {
+  /// The post-ops of `plan`, their operands bound in `step`; the one at `sum` (when >= 0) becomes
+  /// oneDNN's sum post-op, which adds what the destination holds before the primitive runs.
+  dnnl::primitive_attr post_op_attr(Step& step, const CallPlan& plan, int sum = -1) {
     dnnl::post_ops ops;
     for (std::size_t k = 0; k < plan.post_ops.size(); ++k) {
       const PostOp& po = plan.post_ops[k];
-      if (po.is_binary) {
+      if (static_cast<int>(k) == sum) {
+        ops.append_sum(1.0f);
+      } else if (po.is_binary) {
         const Md md = plain(po.operand.dims);
         ops.append_binary(binary_algorithm(po.binary), md);
         bind(step, DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(k)) | DNNL_ARG_SRC_1, po.operand, md);
@@ -255,12 +259,33 @@ class OnednnKernel final : public Kernel {
     return attr;
   }
 
+  /// A step reordering `from` (bound to `o`'s value, seen as `from_md`) into `to`.
+  Step reorder_from(const Operand& o, const Md& from_md, const memory& to) {
+    Step step;
+    bind(step, DNNL_ARG_FROM, o, from_md);
+    step.args[DNNL_ARG_TO] = to;
+    step.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, from_md, engine_, to.get_desc()));
+    return step;
+  }
+
   /// A convolution in the activation layouts oneDNN picks for it (its blocked kernels run far
   /// faster than its plain-layout ones), with reorders from and to the plain tensors around it
-  /// when it picks others; in plain layouts when the post-ops rule the others out.
+  /// when it picks others. A residual sum (an added tensor of the output's shape) becomes the sum
+  /// post-op, as in TVM's DNNL conv2d_bias_sum: the residual is first reordered into the
+  /// destination, in its layout (a binary post-op would need the residual in that layout too, and
+  /// oneDNN's blocked kernels refuse a plain one).
   void add_conv(const CallPlan& p) {
+    int sum = -1;
+    // oneDNN 2.6's brgconv crashes running a sum post-op when some window reads only padding (a
+    // pad as large as the kernel, or taps a dilation spreads over it); those keep the binary
+    // post-op.
+    const bool windows_touch_input = every_window_reads_input(p);
+    for (std::size_t k = 0; k < p.post_ops.size() && sum < 0 && windows_touch_input; ++k) {
+      const PostOp& po = p.post_ops[k];
+      if (po.is_binary && po.binary == Binary::add && po.operand.dims == p.dst) sum = static_cast<int>(k);
+    }
     Step step;
-    const dnnl::primitive_attr attr = post_op_attr(step, p);
+    const dnnl::primitive_attr attr = post_op_attr(step, p, sum);
     const Md bias = p.bias.present() ? plain(p.bias.dims) : Md();
     const Md src = plain(p.src.dims);
     const Md dst = plain(p.dst);
@@ -276,12 +301,8 @@ class OnednnKernel final : public Kernel {
       pd = make_pd(src, dst);
     }
     if (pd.src_desc() != src) {
-      Step in;
-      bind(in, DNNL_ARG_FROM, p.src, src);
       memory blocked(pd.src_desc(), engine_);
-      in.args[DNNL_ARG_TO] = blocked;
-      in.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, src, engine_, pd.src_desc()));
-      steps_.push_back(std::move(in));
+      steps_.push_back(reorder_from(p.src, src, blocked));
       step.args[DNNL_ARG_SRC] = blocked;
     } else {
       bind(step, DNNL_ARG_SRC, p.src, src);
@@ -289,19 +310,29 @@ class OnednnKernel final : public Kernel {
     bind_weights(step, p.weights, pd.weights_desc());
     if (p.bias.present()) bind(step, DNNL_ARG_BIAS, p.bias, bias);
     step.primitive = dnnl::convolution_forward(pd);
-    if (pd.dst_desc() == dst) {
+    const bool plain_dst = pd.dst_desc() == dst;
+    if (plain_dst && sum < 0) {
       bind_dst(step, p);
       steps_.push_back(std::move(step));
       return;
     }
-    memory blocked(pd.dst_desc(), engine_);
-    step.args[DNNL_ARG_DST] = blocked;
+    // The destination: the result itself when plain (its address set by the residual's reorder,
+    // the first step that writes it), else a buffer in the convolution's layout.
+    memory out(pd.dst_desc(), engine_, plain_dst ? DNNL_MEMORY_NONE : DNNL_MEMORY_ALLOCATE);
+    if (sum >= 0) {
+      Step residual = reorder_from(p.post_ops[static_cast<std::size_t>(sum)].operand, dst, out);
+      if (plain_dst) residual.bindings.push_back({out, p.root});
+      steps_.push_back(std::move(residual));
+    }
+    step.args[DNNL_ARG_DST] = out;
     steps_.push_back(std::move(step));
-    Step out;
-    out.args[DNNL_ARG_FROM] = blocked;
-    bind(out, DNNL_ARG_TO, Operand{p.root, p.dst, {}, 1.0f}, dst);
-    out.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, pd.dst_desc(), engine_, dst));
-    steps_.push_back(std::move(out));
+    if (!plain_dst) {
+      Step back;
+      back.args[DNNL_ARG_FROM] = out;
+      bind(back, DNNL_ARG_TO, Operand{p.root, p.dst, {}, 1.0f}, dst);
+      back.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, pd.dst_desc(), engine_, dst));
+      steps_.push_back(std::move(back));
+    }
   }
 
   /// Adds the steps of call `p`.
@@ -311,7 +342,8 @@ class OnednnKernel final : public Kernel {
     switch (p.kind) {
       case CallPlan::Kind::conv: return add_conv(p);
       case CallPlan::Kind::matmul: {
-        const dnnl::primitive_attr attr = post_op_attr(step, p);
+        dnnl::primitive_attr attr = post_op_attr(step, p);
+        if (p.output_scale != 1.0f) attr.set_output_scales(0, {p.output_scale});
         const Md bias = p.bias.present() ? plain(p.bias.dims) : Md();
         const Md weights = slots_.is_constant(p.weights.node) ? any(p.weights.dims) : plain(p.weights.dims, p.weights.strides);
         dnnl::matmul::desc d(plain(p.src.dims, p.src.strides), weights, bias, plain(p.dst));
