@@ -129,7 +129,7 @@ Graph dense_model(const DenseCase& d) {
     const int b = g.add_constant("b", random_tensor({d.n}, 2));
     int y = *g.add_op(Op::add, {*g.add_op(Op::matmul, {x, w}), b});
     if (d.gelu) {
-      auto scalar = [&](float v) { return g.add_constant("s" + std::to_string(g.size()), Tensor({}, {v})); };
+      auto scalar = [&](float v) { return g.add_constant("s" + std::to_string(g.size()), Tensor(Shape{}, std::vector<float>{v})); };
       const int e = *g.add_op(Op::erf, {*g.add_op(Op::div, {y, scalar(1.4142135f)})});
       y = *g.add_op(Op::mul, {*g.add_op(Op::mul, {y, *g.add_op(Op::add, {e, scalar(1.0f)})}), scalar(0.5f)});
     }

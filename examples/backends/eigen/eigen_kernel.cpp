@@ -34,8 +34,6 @@ void gemm(const float* a, const float* b, float* out, std::int64_t m, std::int64
     c.noalias() = alpha * (ma.transpose() * mb);
   } else if (trans_b) {
     c.noalias() = alpha * (ma * mb.transpose());
-  } else if (alpha == 1.0f) {
-    c.noalias() = ma * mb;
   } else {
     c.noalias() = alpha * (ma * mb);
   }
