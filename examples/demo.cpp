@@ -108,9 +108,9 @@ int main() {
   };
   for (const Example& e : examples) {
     collage::SubGraph sub(graph, e.inside);
-    collage::ExtractionView view = collage::extract(graph, sub);
+    collage::ExtractedFunction fn = collage::extract(graph, sub);
     std::printf("  %-28s %-26s depth %zu, kind %-9s params %zu -> %s\n", e.what, sub.inside().to_string().c_str(),
-                sub.depth(), std::string(collage::to_string(sub.kind())).c_str(), view.params.size(),
+                sub.depth(), std::string(collage::to_string(sub.kind())).c_str(), fn.params.size(),
                 std::string(collage::to_string(sub.check(graph, one_kernel))).c_str());
   }
   return 0;

@@ -37,8 +37,8 @@ int main() {
        })}};
   // A toy cost model: per op 1.0 on tvm, 0.5 on cublas; fusing saves 0.2 per extra op.
   auto oracle = collage::make_oracle<MyGraph>("toy", [](const Graph&, const collage::Candidate& c,
-                                                         const collage::ExtractionView& view) {
-    const double ops = static_cast<double>(view.body.size());
+                                                         const collage::ExtractedFunction& fn) {
+    const double ops = static_cast<double>(fn.body.size());
     return collage::Cost::value((c.target == "cublas" ? 0.5 : 1.0) * ops - 0.2 * (ops - 1));
   });
 

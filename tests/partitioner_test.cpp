@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
+
 #include "collage/cost/mock_oracle.hpp"
-#include "collage/report.hpp"
 #include "collage/rules/pattern_rule.hpp"
 #include "common/expr_ir.hpp"
 #include "common/models.hpp"
@@ -148,14 +150,149 @@ TEST(Partitioner, UncoveredNodeNamesNodeAndTargets) {
   Spec relu_only{"lib", op_predicate<ExprGraph>("lib", [](const Graph& gg, std::size_t i) { return gg.op_name(i) == "relu"; })};
   auto r = partition(g, {relu_only}, oracle);
   ASSERT_FALSE(r.ok());
-  EXPECT_EQ(r.error().message, "no candidate covers node 'softmax' (targets tried: lib)");
+  EXPECT_EQ(r.error().code, ErrorCode::uncovered);
+  EXPECT_EQ(r.error().message, "no rule proposed a candidate for node 'softmax' (targets tried: lib)");
+}
+
+TEST(Partitioner, NodeWhoseCandidatesAreAllInvalidSaysSoWithTheFirstReason) {
+  ExprGraph ir;
+  ir.output(ir.call("abs", {ir.call("relu", {ir.var("x")})}));
+  Graph g = build(ir);
+  // Every candidate holding relu fails in the oracle; abs has a working one.
+  auto oracle = make_oracle<ExprGraph>("flaky", [](const Graph& gg, const Candidate& c, const ExtractedFunction&) -> Result<Cost> {
+    if (gg.op_name(c.sub_graph.first_inside()) == "relu") return Error{ErrorCode::oracle, "cannot compile relu"};
+    return Cost::value(1.0);
+  });
+  auto r = partition(g, {per_op("native"), per_op("lib")}, *oracle);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::uncovered);
+  // The first reason is the oracle's error on the first candidate (in candidate order) holding relu.
+  const std::string& message = r.error().message;
+  const std::string head = "no candidate covers node 'relu': 2 candidates from lib, native, all Invalid: ";
+  EXPECT_EQ(message.rfind(head, 0), 0u) << message;
+  EXPECT_NE(message.find("lib:lib:relu{1}", head.size()), std::string::npos) << message;
+  EXPECT_EQ(message.substr(message.size() - 19), "cannot compile relu") << message;
+
+  // An oracle that answers Invalid (the target cannot run it) gives no reason to quote.
+  auto refuses = make_oracle<ExprGraph>("refuses", [](const Graph& gg, const Candidate& c, const ExtractedFunction&) {
+    return gg.op_name(c.sub_graph.first_inside()) == "relu" ? Cost::invalid() : Cost::value(1.0);
+  });
+  auto refused = partition(g, {per_op("native")}, *refuses);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code, ErrorCode::uncovered);
+  EXPECT_EQ(refused.error().message, "no candidate covers node 'relu': 1 candidate from native, Invalid");
+}
+
+TEST(Partitioner, AlternativesCarryThePenalisedCostsTheSearchCompared) {
+  ExprGraph ir;
+  ir.output(ir.call("relu", {ir.var("x")}));
+  Graph g = build(ir);
+  // a: 1.0 + penalty 0.5 = 1.5; b: 1.2. The search picks b; the explanation must agree.
+  MockOracle<ExprGraph> oracle({{"a", 1.0}, {"b", 1.2}});
+  Spec a = per_op("a");
+  a.penalty = 0.5;
+  auto r = partition(g, {a, per_op("b")}, oracle);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(parts(*r), std::vector<std::string>{"b:{1}"});
+  ASSERT_EQ(r->alternatives.size(), 1u);
+  const std::vector<Alternative>& alts = r->alternatives[0];
+  ASSERT_EQ(alts.size(), 2u);
+  EXPECT_EQ(std::string(r->candidates[alts[0].candidate].target), "b");
+  EXPECT_EQ(alts[0].cost, Cost::value(1.2));
+  EXPECT_EQ(alts[0].cost, *r->partitioning.parts[0].cost);  // the chosen part, at its own cost
+  EXPECT_EQ(std::string(r->candidates[alts[1].candidate].target), "a");
+  EXPECT_EQ(alts[1].cost, Cost::value(1.5));
+}
+
+TEST(Partitioner, AlternativesAreTheCandidatesOfThePartsFirstKernelNode) {
+  ExprGraph ir;
+  auto conv = ir.call("conv2d", {ir.var("x"), ir.constant("w")});
+  ir.output(ir.call("relu", {conv}));
+  Graph g = build(ir);
+  // lib takes conv2d with its weight: its part begins with the weight, which needs no kernel.
+  MockOracle<ExprGraph> oracle({{"tvm", 1.0}, {"lib", 0.25}});
+  Spec lib{"lib", op_predicate<ExprGraph>("lib", [](const Graph& gg, std::size_t i) { return gg.op_name(i) == "conv2d"; },
+                                          /*pull_constants=*/true)};
+  auto r = partition(g, {per_op("tvm"), lib}, oracle);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->partitioning.parts.size(), 2u);
+  const Candidate& first = r->partitioning.parts[0];
+  ASSERT_EQ(std::string(first.target), "lib");
+  ASSERT_FALSE(g.needs_kernel(first.sub_graph.first_inside()));
+  // Both candidates that hold conv2d, the kernel node the part covers first: lib's and tvm's.
+  std::vector<std::string> seen;
+  for (const Alternative& alt : r->alternatives[0]) {
+    seen.push_back(r->candidates[alt.candidate].to_string(g) + " " + alt.cost.to_string());
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"lib:lib:conv2d{1,2} 0.25", "tvm:tvm:conv2d{2} 1"}));
+}
+
+TEST(Partitioner, BeamWidthZeroIsAnInvalidArgumentNamingTheField) {
+  ExprGraph ir;
+  ir.output(ir.call("relu", {ir.var("x")}));
+  Graph g = build(ir);
+  MockOracle<ExprGraph> oracle({{"t", 1.0}});
+  PartitionerOptions options;
+  options.beam.width = 0;
+  for (SearchAlgorithm a : {SearchAlgorithm::beam, SearchAlgorithm::exact}) {  // exact may fall back to beam
+    options.algorithm = a;
+    auto r = partition(g, {per_op("t")}, oracle, options);
+    ASSERT_FALSE(r.ok()) << to_string(a);
+    EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);
+    EXPECT_EQ(r.error().message, "PartitionerOptions::beam.width is 0: the beam must keep at least 1 state");
+  }
+  options.algorithm = SearchAlgorithm::exact;
+  options.fall_back_to_beam = false;  // the beam never runs: its width does not matter
+  EXPECT_TRUE(partition(g, {per_op("t")}, oracle, options).ok());
+
+  // The searcher itself checks too, also where no node needs a kernel (the beam's first layer is
+  // its last, which a width of 0 would leave empty).
+  for (bool with_kernel : {true, false}) {
+    ExprGraph only;
+    only.output(with_kernel ? only.call("relu", {only.var("x")}) : only.var("x"));
+    Graph og = build(only);
+    std::vector<Candidate> candidates = per_op("t").all_candidates(og);
+    for (Candidate& c : candidates) c.cost = Cost::value(1.0);
+    auto problem = SearchProblem<ExprGraph>::build(og, candidates);
+    ASSERT_TRUE(problem.ok()) << problem.error().message;
+    auto searched = beam_search(*problem, BeamSearchOptions{0});
+    ASSERT_FALSE(searched.ok());
+    EXPECT_EQ(searched.error().code, ErrorCode::invalid_argument);
+    EXPECT_EQ(searched.error().message, "BeamSearchOptions::width is 0: the beam must keep at least 1 state");
+  }
+}
+
+TEST(Partitioner, NegativeOrNanPenaltyIsAnInvalidArgumentNamingTheTarget) {
+  ExprGraph ir;
+  ir.output(ir.call("relu", {ir.var("x")}));
+  Graph g = build(ir);
+  MockOracle<ExprGraph> oracle({{"t", 1.0}, {"u", 2.0}});
+  for (double bad : {-1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
+    Spec u = per_op("u");
+    u.penalty = bad;
+    auto r = partition(g, {per_op("t"), u}, oracle);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);
+    EXPECT_EQ(r.error().message,
+              "PartitionSpec::penalty of target 'u' is " + format_double(bad) + ": it must be a finite number >= 0");
+
+    SearchCosts costs;
+    costs.penalty["u"] = bad;
+    std::vector<Candidate> candidates = per_op("u").all_candidates(g);
+    for (Candidate& c : candidates) c.cost = Cost::value(1.0);
+    auto problem = SearchProblem<ExprGraph>::build(g, candidates, costs);
+    ASSERT_FALSE(problem.ok());
+    EXPECT_EQ(problem.error().code, ErrorCode::invalid_argument);
+    EXPECT_EQ(problem.error().message,
+              "SearchCosts::penalty of target 'u' is " + format_double(bad) + ": it must be a finite number >= 0");
+  }
 }
 
 TEST(Partitioner, OracleFailuresMakeCandidatesInvalidNotFatal) {
   ExprGraph ir;
   ir.output(ir.call("abs", {ir.call("relu", {ir.var("x")})}));
   Graph g = build(ir);
-  auto oracle = make_oracle<ExprGraph>("flaky", [](const Graph& gg, const Candidate& c, const ExtractionView&) -> Result<Cost> {
+  auto oracle = make_oracle<ExprGraph>("flaky", [](const Graph& gg, const Candidate& c, const ExtractedFunction&) -> Result<Cost> {
     if (c.target == "broken") return Error{ErrorCode::oracle, "backend cannot compile " + gg.label(c.sub_graph.first_inside())};
     return Cost::value(1.0);
   });
@@ -175,29 +312,6 @@ TEST(Partitioner, CacheEstimatesIdenticalLayersOnce) {
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_GT(r->oracle.cache_hits, 0u);
   EXPECT_LT(r->oracle.backend_calls * 2, r->candidates.size());  // most layers answered from the cache
-}
-
-TEST(Partitioner, DeterministicReportsAndReplayableTrace) {
-  ExprGraph ir;
-  testing_ir::models::bert_like(ir, 2, 64);
-  Graph g = build(ir);
-  MockOracle<ExprGraph> oracle({{"tvm", 1.0}, {"lib", 0.8}});
-  std::vector<Spec> specs = {native_fusion_spec<ExprGraph>("tvm", 3),
-                             Spec{"lib", op_predicate_byoc_rule<ExprGraph>("lib", [](const Graph& gg, std::size_t i) {
-                                    return gg.op_name(i) == "dense" || gg.op_name(i) == "bias_add";
-                                  }, 2), 0.1}};
-  auto first = partition(g, specs, oracle);
-  auto second = partition(g, specs, oracle);
-  ASSERT_TRUE(first.ok() && second.ok());
-  EXPECT_EQ(to_json(g, *first), to_json(g, *second));
-  EXPECT_EQ(to_dot(g, *first), to_dot(g, *second));
-  const std::string trace = save_trace(*first);
-  auto replayed = replay(g, trace);
-  ASSERT_TRUE(replayed.ok()) << replayed.error().message;
-  EXPECT_EQ(parts(PartitionResult{*replayed, {}, {}, {}, {}, {}, {}, {}, {}, 0}), parts(*first));
-  EXPECT_EQ(replayed->total, first->partitioning.total);
-  EXPECT_FALSE(replay(g, "collage-trace/1\ncandidate\tt\tr\t1\t99999\n").ok());
-  EXPECT_EQ(replay(g, "nonsense").error().message, "trace: line 1: expected 'collage-trace/1'");
 }
 
 TEST(Partitioner, AlgorithmsAgreeOnValidityAndExactIsBest) {
@@ -230,8 +344,8 @@ TEST(Partitioner, RewriteVisitsPartsConsumersFirst) {
   auto r = partition(g, {per_op("t")}, oracle);
   ASSERT_TRUE(r.ok());
   std::vector<std::string> seen;
-  rewrite_partitions(g, r->partitioning, [&](const Candidate& c, const ExtractionView& view) {
-    seen.push_back(c.sub_graph.label(g) + "(" + std::to_string(view.params.size()) + ")");
+  rewrite_partitions(g, r->partitioning, [&](const Candidate& c, const ExtractedFunction& fn) {
+    seen.push_back(c.sub_graph.label(g) + "(" + std::to_string(fn.params.size()) + ")");
   });
   EXPECT_EQ(seen, (std::vector<std::string>{"abs(1)", "relu(1)"}));
 }

@@ -54,7 +54,7 @@ struct Outcome {
 /// Runs one data set of a test: reads the model with the inputs it needs at load time bound to the
 /// data set's values, then runs every configuration. One Outcome per configuration.
 std::vector<Outcome> run_data_set(const std::string& model_bytes, const OnnxModel& model, const fs::path& data_dir,
-                                  const std::vector<Configuration>& configurations, const Tolerance& tolerance) {
+                                  const std::vector<ConformanceConfiguration>& configurations, const Tolerance& tolerance) {
   const auto all = [&](TestStatus status, const std::string& reason) {
     return std::vector<Outcome>(configurations.size(), Outcome{status, reason});
   };
@@ -103,7 +103,7 @@ std::vector<Outcome> run_data_set(const std::string& model_bytes, const OnnxMode
   const bool folded = std::none_of(graph->nodes().begin(), graph->nodes().end(),
                                    [](const Node& n) { return n.op != Op::input && n.op != Op::constant; });
   std::vector<Outcome> outcomes;
-  for (const Configuration& config : configurations) {
+  for (const ConformanceConfiguration& config : configurations) {
     collage::Result<std::vector<Tensor>> actual = config.run(*graph, inputs);
     Outcome outcome;
     if (!actual.ok()) {
@@ -113,7 +113,7 @@ std::vector<Outcome> run_data_set(const std::string& model_bytes, const OnnxMode
     } else {
       for (std::size_t k = 0; k < expected.size() && outcome.status == TestStatus::passed; ++k) {
         std::string worst;
-        if (!all_close((*actual)[k], expected[k], tolerance.rtol, tolerance.atol, &worst)) {
+        if (!all_close((*actual)[k], expected[k], tolerance.rtol, std::max(tolerance.atol, config.min_atol), &worst)) {
           outcome = Outcome{TestStatus::failed, "output '" + model.outputs[k].name + "': " + worst};
         }
       }
@@ -176,15 +176,15 @@ const char* to_string(TestStatus status) {
   return "failed";
 }
 
-Configuration reference_configuration() {
-  return Configuration{"reference", [](const Graph& graph, const std::vector<Tensor>& inputs) { return evaluate(graph, inputs); }};
+ConformanceConfiguration reference_configuration() {
+  return ConformanceConfiguration{"reference", [](const Graph& graph, const std::vector<Tensor>& inputs) { return evaluate(graph, inputs); }};
 }
 
-std::vector<TestResult> run_node_test(const std::string& dir, const std::vector<Configuration>& configurations,
+std::vector<TestResult> run_node_test(const std::string& dir, const std::vector<ConformanceConfiguration>& configurations,
                                       const Tolerance& tolerance) {
   const fs::path path(dir);
   std::vector<TestResult> rows;
-  for (const Configuration& config : configurations) {
+  for (const ConformanceConfiguration& config : configurations) {
     rows.push_back(TestResult{path.filename().string(), {}, config.name, TestStatus::passed, ""});
   }
   const auto all = [&](TestStatus status, const std::string& reason) {
@@ -221,7 +221,7 @@ std::vector<TestResult> run_node_test(const std::string& dir, const std::vector<
 }
 
 collage::Result<std::vector<TestResult>> run_conformance(const std::string& root,
-                                                         const std::vector<Configuration>& configurations,
+                                                         const std::vector<ConformanceConfiguration>& configurations,
                                                          const Tolerance& tolerance) {
   std::error_code ec;
   if (!fs::is_directory(root, ec)) return collage::Error{collage::ErrorCode::io, root + ": not a directory"};

@@ -564,16 +564,13 @@ class Importer {
         if (s.ok()) s = copy_int(attrs, "ceil_mode", a);
         if (s.ok() && *ir == Op::average_pool) s = copy_int(attrs, "count_include_pad", a);
         if (s.ok()) s = auto_pad(attrs, a);
-        if (s.ok()) s = only_outputs(node, 1);
         break;
-      case Op::batch_norm:
+      case Op::batch_norm: {
         operands = present_inputs(5);
-        s = copy_float(attrs, "epsilon", a);
-        if (s.ok()) s = copy_int(attrs, "training_mode", a);
-        if (s.ok() && a.get_int("training_mode") != 0) s = unsupported("training mode");
-        a.erase("training_mode");
-        if (s.ok()) s = only_outputs(node, 1);
+        Result<std::int64_t> training = attrs.get_int("training_mode", 0);
+        s = !training.ok() ? Status(training.error()) : *training != 0 ? Status(unsupported("training mode")) : copy_float(attrs, "epsilon", a);
         break;
+      }
       case Op::layer_norm:
         operands = present_inputs(3);
         s = copy_int(attrs, "axis", a);

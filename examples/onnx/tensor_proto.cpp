@@ -5,7 +5,6 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
-#include <sstream>
 
 #include "onnx/proto_tensor.hpp"
 
@@ -27,6 +26,13 @@ std::size_t element_bytes(ElemType type) {
     case ElemType::int64: case ElemType::uint64: case ElemType::float64: return 8;
     default: return 0;
   }
+}
+
+bool host_is_little_endian() {
+  const std::uint32_t one = 1;
+  unsigned char first = 0;
+  std::memcpy(&first, &one, 1);
+  return first == 1;
 }
 
 /// The little-endian unsigned integer of `bytes` bytes at `p`.
@@ -180,6 +186,11 @@ collage::Result<OnnxTensor> tensor_from_proto(const ::onnx::TensorProto& proto) 
       return parse_error("raw_data holds " + std::to_string(raw.size()) + " bytes for " + std::to_string(n) + " " +
                          elem_type_name(t.type) + " elements");
     }
+    if (t.type == ElemType::float32 && host_is_little_endian()) {  // the common case, copied whole
+      t.reals.resize(n);
+      if (n > 0) std::memcpy(t.reals.data(), raw.data(), raw.size());
+      return t;
+    }
     (is_real_type(t.type) ? t.reals.reserve(n) : t.ints.reserve(n));
     const auto* p = reinterpret_cast<const unsigned char*>(raw.data());
     for (std::size_t i = 0; i < n; ++i) append_bits(t.type, load_le(p + i * bytes, bytes), t);
@@ -251,12 +262,14 @@ collage::Status tensor_to_proto(const OnnxTensor& t, const std::string& name, ::
 }  // namespace detail
 
 collage::Result<std::string> read_file_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
+  std::ifstream in(path, std::ios::binary | std::ios::ate);
   if (!in) return Error{ErrorCode::io, path + ": cannot open"};
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad()) return Error{ErrorCode::io, path + ": read error"};
-  return std::move(buffer).str();
+  const std::streamoff size = in.tellg();
+  if (size < 0) return Error{ErrorCode::io, path + ": cannot read"};
+  std::string bytes(static_cast<std::size_t>(size), '\0');
+  in.seekg(0);
+  if (!in.read(bytes.data(), static_cast<std::streamsize>(size))) return Error{ErrorCode::io, path + ": read error"};
+  return bytes;
 }
 
 collage::Result<OnnxTensor> parse_tensor_proto(std::string_view bytes) {

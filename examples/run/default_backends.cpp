@@ -1,7 +1,9 @@
 #include "run/default_backends.hpp"
 
+#include "backends/gpu_backends.hpp"
 #include "backends/native/native_backend.hpp"
 #include "runtime/cpu_device.hpp"
+#include "runtime/cuda_device.hpp"
 #if defined(TC_HAVE_EIGEN)
 #include "backends/eigen/eigen_backend.hpp"
 #endif
@@ -14,6 +16,7 @@ namespace tc {
 DefaultDevices make_default_devices() {
   DefaultDevices d;
   d.owned.push_back(std::make_unique<CpuDevice>());
+  if (cuda_toolkit_built()) d.owned.push_back(make_cuda_device());
   for (const auto& device : d.owned) {
     if (device->available()) {
       d.set.add(*device);
@@ -25,7 +28,7 @@ DefaultDevices make_default_devices() {
 }
 
 BackendSet make_default_backends(const DeviceSet& devices, std::vector<std::string>* skipped) {
-  std::vector<std::unique_ptr<Backend>> candidates;
+  std::vector<std::unique_ptr<Backend>> candidates = make_cuda_backends();
 #if defined(TC_HAVE_ONEDNN)
   candidates.push_back(std::make_unique<OnednnBackend>());
 #endif

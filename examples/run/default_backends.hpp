@@ -22,8 +22,9 @@ struct DefaultDevices {
 /// Makes the devices: the CPU, and the CUDA device when the build has CUDA support.
 DefaultDevices make_default_devices();
 
-/// Every backend of this build whose device is available in `devices`, in priority order (vendor
-/// libraries first, `native` last); `skipped` receives one line per backend left out and why.
+/// Every backend of this build whose device is available in `devices`, in priority order (GPU
+/// libraries, then CPU libraries, `native` last); `skipped` receives one line per backend left out
+/// and why.
 BackendSet make_default_backends(const DeviceSet& devices, std::vector<std::string>* skipped = nullptr);
 
 }  // namespace tc

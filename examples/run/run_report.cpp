@@ -49,30 +49,41 @@ const ConfigurationResult* collage_result(const RunReport& report) {
   return nullptr;
 }
 
+/// The kernel node a part starts at: its first inside node that needs a kernel.
+std::size_t first_kernel_node(const collage::DataflowGraph<Graph>& dataflow, const collage::SubGraph& sg) {
+  for (std::size_t i : sg.inside()) {
+    if (dataflow.needs_kernel(i)) return i;
+  }
+  return sg.first_inside();
+}
+
 void explain(const collage::DataflowGraph<Graph>& dataflow, const collage::PartitionResult& result, std::string& out) {
-  out += "\nwhy collage chose each partition (the candidates that could cover its first node):\n";
+  out += "\nwhy collage chose each partition (the candidates that could cover its first kernel node):\n";
   const collage::Partitioning& p = result.partitioning;
   for (std::size_t k = 0; k < p.parts.size(); ++k) {
     const collage::Candidate& part = p.parts[k];
     out += "  " + std::to_string(k + 1) + ". " + std::string(part.target) + " [" + nodes_text(dataflow, part.sub_graph) +
            "] " + cost_text(part.cost) + "\n";
     if (k >= result.alternatives.size()) continue;
-    for (std::size_t index : result.alternatives[k]) {
-      const collage::Candidate& alt = result.candidates[index];
+    for (const collage::Alternative& a : result.alternatives[k]) {
+      const collage::Candidate& alt = result.candidates[a.candidate];
       if (alt.target == part.target && alt.sub_graph.inside() == part.sub_graph.inside()) continue;
       std::string why;
-      if (!alt.cost) {
-        why = "not estimated";
-      } else if (alt.cost->is_invalid()) {
-        why = "cannot run there";
-      } else if (alt.cost->is_unknown()) {
+      if (a.cost.is_unknown()) {
         why = "not measured (tuning budget spent)";
       } else if (alt.sub_graph.inside() == part.sub_graph.inside()) {
-        why = "slower: " + cost_text(alt.cost) + " vs " + cost_text(part.cost);
+        why = "slower: " + cost_text(a.cost) + " vs " + cost_text(part.cost);
       } else {
-        why = cost_text(alt.cost) + " for other nodes; the cheapest whole partitioning did not use it";
+        why = cost_text(a.cost) + " for other nodes; the cheapest whole partitioning did not use it";
       }
       out += "       - " + std::string(alt.target) + " [" + nodes_text(dataflow, alt.sub_graph) + "]: " + why + "\n";
+    }
+    const std::size_t first = first_kernel_node(dataflow, part.sub_graph);
+    for (const auto& [index, reason] : result.invalid_reasons) {
+      const collage::Candidate& bad = result.candidates[index];
+      if (!bad.sub_graph.inside().contains(first)) continue;
+      out += "       - " + std::string(bad.target) + " [" + nodes_text(dataflow, bad.sub_graph) + "]: cannot run there: " +
+             reason + "\n";
     }
   }
 }

@@ -39,3 +39,4 @@
 #include "collage/support/indexed_priority_queue.hpp"
 #include "collage/support/name_supply.hpp"
 #include "collage/support/result.hpp"
+#include "collage/trace.hpp"

@@ -2,15 +2,14 @@
 
 /// \file
 /// The partitioner: specs -> candidates -> costs -> search -> a partitioning, in one call; plus
-/// explanation, replayable traces and the rewrite hand-off.
+/// the explanation and the rewrite hand-off. (Traces and replay: collage/trace.hpp; reports:
+/// collage/report.hpp.)
 
 #include <algorithm>
 #include <chrono>
-#include <cstdio>
 #include <map>
 #include <memory>
 #include <optional>
-#include <sstream>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -24,6 +23,7 @@
 #include "collage/search/beam_search.hpp"
 #include "collage/search/exact_search.hpp"
 #include "collage/search/greedy_search.hpp"
+#include "collage/search/search_problem.hpp"
 
 namespace collage {
 
@@ -71,79 +71,142 @@ struct PhaseSeconds {
   double total = 0;
 };
 
+/// A candidate the search could have used to cover a chosen part's first kernel node.
+struct Alternative {
+  /// Index into PartitionResult::candidates.
+  std::size_t candidate = 0;
+  /// The cost the search compared: the oracle's estimate plus the target's penalty (Unknown when
+  /// the oracle could not tell).
+  Cost cost;
+};
+
 /// Everything partition() found out.
 struct PartitionResult {
   Partitioning partitioning;
-  /// Every candidate of every spec, in canonical order, with its cost (Invalid when the oracle
-  /// refused or failed).
+  /// Every candidate of every spec, in canonical order, with the oracle's cost (Invalid when the
+  /// oracle refused or failed; the target's penalty is not included).
   std::vector<Candidate> candidates;
-  /// For each chosen part (same order), the indexes into `candidates` of the candidates that
-  /// start at the same first node, cheapest first: what the search chose among.
-  std::vector<std::vector<std::size_t>> alternatives;
+  /// The explanation. For each chosen part (same order), the candidates that could cover the part's
+  /// first kernel node (its first inside node that needs a kernel; a part may begin with a constant
+  /// that needs none): every candidate holding that node whose cost is not Invalid, the part itself
+  /// among them. Each carries the cost the search compared (oracle + penalty, as the part's own
+  /// cost in `partitioning`); cheapest first, ties in candidate order.
+  std::vector<std::vector<Alternative>> alternatives;
   /// One line per oracle failure (the candidate became Invalid).
   std::vector<std::string> oracle_errors;
+  /// The same failures by candidate: (index into `candidates`, the oracle's error), ascending.
+  InvalidReasons invalid_reasons;
   OracleStats oracle;
   PhaseSeconds seconds;
   /// Per-target penalties used, by target.
   std::map<std::string, double> penalties;
   /// Target priority (spec order), used by the greedy searcher.
   std::vector<std::string> priority;
+  /// The search settings used (save_trace() records them, so replay() searches the same way).
   SearchAlgorithm algorithm = SearchAlgorithm::exact;
-  std::size_t beam_width = 0;
+  ExactSearchOptions exact;
+  BeamSearchOptions beam;
+  bool fall_back_to_beam = true;
 };
 
 namespace detail {
-
-/// Compares candidates with node indexes by first inside node (for searching canonical lists).
-struct FirstInsideOrder {
-  bool operator()(const Candidate& c, std::size_t node) const { return c.sub_graph.first_inside() < node; }
-  bool operator()(std::size_t node, const Candidate& c) const { return node < c.sub_graph.first_inside(); }
-};
 
 inline double seconds_since(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-/// Runs the chosen searcher over costed candidates.
+/// An invalid_argument Error naming the field when `options` are out of their domain.
+inline std::optional<Error> check_options(const PartitionerOptions& options) {
+  const bool beam_may_run = options.algorithm == SearchAlgorithm::beam ||
+                            (options.algorithm == SearchAlgorithm::exact && options.fall_back_to_beam);
+  if (beam_may_run) return check_beam_options(options.beam, "PartitionerOptions::beam.width");
+  return std::nullopt;
+}
+
+/// Runs the searcher `options` choose over `problem`.
 template <class G>
-Result<Partitioning> run_search(const DataflowGraph<G>& graph, const std::vector<Candidate>& candidates,
-                                const SearchCosts& costs, SearchAlgorithm algorithm, const PartitionerOptions& options,
+Result<Partitioning> run_search(const SearchProblem<G>& problem, const PartitionerOptions& options,
                                 const std::vector<std::string>& priority) {
-  auto problem = SearchProblem<G>::build_borrowed(graph, candidates, costs);
-  if (!problem.ok()) return problem.error();
-  switch (algorithm) {
-    case SearchAlgorithm::greedy: return greedy_search(*problem, priority);
-    case SearchAlgorithm::beam: return beam_search(*problem, options.beam);
+  switch (options.algorithm) {
+    case SearchAlgorithm::greedy: return greedy_search(problem, priority);
+    case SearchAlgorithm::beam: return beam_search(problem, options.beam);
     case SearchAlgorithm::exact: {
-      auto exact = exact_search(*problem, options.exact);
+      auto exact = exact_search(problem, options.exact);
       if (exact.ok() || !options.fall_back_to_beam || exact.error().code != ErrorCode::search_gave_up) {
         return exact;
       }
-      auto beam = beam_search(*problem, options.beam);
+      auto beam = beam_search(problem, options.beam);
       if (beam.ok()) beam->stats.algorithm = "beam (exact gave up)";
       return beam;
     }
   }
-  return Error{ErrorCode::invalid_argument, "unknown search algorithm"};
+  return Error{ErrorCode::invalid_argument, "PartitionerOptions::algorithm is not a SearchAlgorithm"};
+}
+
+/// The first inside node of `sub_graph` that needs a kernel (npos when none does).
+template <class G>
+std::size_t first_kernel_node(const DataflowGraph<G>& graph, const SubGraph& sub_graph) {
+  for (std::size_t i : sub_graph.inside()) {
+    if (graph.needs_kernel(i)) return i;
+  }
+  return npos;
+}
+
+/// PartitionResult::alternatives of `parts`, from the problem the search ran on (whose items point
+/// into `candidates`).
+template <class G>
+std::vector<std::vector<Alternative>> explain_parts(const SearchProblem<G>& problem,
+                                                   const std::vector<Candidate>& candidates,
+                                                   const std::vector<Candidate>& parts) {
+  std::vector<std::vector<Alternative>> out;
+  out.reserve(parts.size());
+  for (const Candidate& part : parts) {
+    std::vector<Alternative> list;
+    const std::size_t first = first_kernel_node(problem.graph(), part.sub_graph);
+    if (first != npos) {
+      auto [begin, end] = problem.covering(first);
+      for (auto id = begin; id != end; ++id) {
+        const auto& item = problem[*id];
+        list.push_back(Alternative{static_cast<std::size_t>(item.source - candidates.data()), item.cost});
+      }
+    }
+    std::sort(list.begin(), list.end(), [](const Alternative& a, const Alternative& b) {
+      return a.cost < b.cost || (!(b.cost < a.cost) && a.candidate < b.candidate);
+    });
+    out.push_back(std::move(list));
+  }
+  return out;
 }
 
 }  // namespace detail
 
 /// Phases 1-3 of collage: every spec's rule proposes candidates over `graph`; `oracle` costs
 /// them (through a structural cache and the budget of `options`); the chosen searcher picks the
-/// cheapest valid, acyclic partitioning. Fails (without aborting) when some node cannot be covered,
-/// naming it and the targets tried, or when the search fails. Oracle failures never fail the call:
-/// they make the candidate Invalid and are listed in `oracle_errors`.
+/// cheapest valid, acyclic partitioning, and each chosen part is explained by its alternatives.
+/// Fails (without aborting) with ErrorCode::invalid_argument, naming the field, on options or a
+/// spec penalty out of their domain (a beam width of 0 where the beam may run; a negative, NaN or
+/// infinite penalty); with ErrorCode::uncovered when some node cannot be covered, saying whether no
+/// rule proposed a candidate for it or all of its candidates are Invalid (with the first oracle
+/// error among them); or when the search fails. Oracle failures never fail the call by
+/// themselves: they make the candidate Invalid and are listed in `oracle_errors`.
 template <class G>
 Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vector<PartitionSpec<G>>& specs,
                                   CostOracle<G>& oracle, const PartitionerOptions& options = {}) {
+  if (auto error = detail::check_options(options)) return std::move(*error);
+  for (const PartitionSpec<G>& spec : specs) {
+    if (auto error = detail::check_penalty(spec.target, spec.penalty, "PartitionSpec::penalty")) {
+      return std::move(*error);
+    }
+  }
   const auto started = std::chrono::steady_clock::now();
   auto report = [&](std::string_view phase, std::size_t done, std::size_t total) {
     if (options.progress) options.progress(phase, done, total);
   };
   PartitionResult result;
   result.algorithm = options.algorithm;
-  result.beam_width = options.beam.width;
+  result.exact = options.exact;
+  result.beam = options.beam;
+  result.fall_back_to_beam = options.fall_back_to_beam;
 
   // Phase 2: candidates.
   auto phase = std::chrono::steady_clock::now();
@@ -181,42 +244,30 @@ Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vect
   std::vector<SafeEstimate> estimates = safe_estimate_batch(*front, graph, pending);
   for (std::size_t k = 0; k < pending.size(); ++k) {
     const_cast<Candidate*>(pending[k])->cost = estimates[k].cost;
-    if (estimates[k].failed()) result.oracle_errors.push_back(estimates[k].error);
+    if (!estimates[k].failed()) continue;
+    result.oracle_errors.push_back(estimates[k].error);
+    result.invalid_reasons.emplace_back(static_cast<std::size_t>(pending[k] - result.candidates.data()),
+                                        estimates[k].error);
   }
   result.oracle = front->stats();
   result.seconds.estimate = detail::seconds_since(phase);
 
-  // Phase 3: search.
+  // Phase 3: search, and the explanation from the same problem.
   phase = std::chrono::steady_clock::now();
   report("search", 0, 1);
-  auto found = detail::run_search(graph, result.candidates, costs, options.algorithm, options, result.priority);
+  auto problem = SearchProblem<G>::build_borrowed(graph, result.candidates, costs, result.invalid_reasons);
+  if (!problem.ok()) return problem.error();
+  auto found = detail::run_search(*problem, options, result.priority);
   if (!found.ok()) return found.error();
   result.partitioning = std::move(found).value();
   report("search", 1, 1);
   result.seconds.search = detail::seconds_since(phase);
-
-  // Explanation: the alternatives at each chosen part's first node.
-  // Canonical order sorts candidates by first inside node, so each part's are one run.
-  for (const Candidate& part : result.partitioning.parts) {
-    const std::size_t first = part.sub_graph.first_inside();
-    auto run = std::equal_range(result.candidates.begin(), result.candidates.end(), first, detail::FirstInsideOrder{});
-    std::vector<std::size_t> alternatives;
-    for (auto it = run.first; it != run.second; ++it) {
-      alternatives.push_back(static_cast<std::size_t>(it - result.candidates.begin()));
-    }
-    // Cheapest first, ties in candidate order (a stable sort's order, without its buffer).
-    std::sort(alternatives.begin(), alternatives.end(), [&](std::size_t a, std::size_t b) {
-      const Cost ca = result.candidates[a].cost.value_or(Cost::unknown());
-      const Cost cb = result.candidates[b].cost.value_or(Cost::unknown());
-      return ca < cb || (!(cb < ca) && a < b);
-    });
-    result.alternatives.push_back(std::move(alternatives));
-  }
+  result.alternatives = detail::explain_parts(*problem, result.candidates, result.partitioning.parts);
   result.seconds.total = detail::seconds_since(started);
   return result;
 }
 
-/// Phase 4: hands each chosen part to `rewrite(const Candidate&, const ExtractionView&)` in
+/// Phase 4: hands each chosen part to `rewrite(const Candidate&, const ExtractedFunction&)` in
 /// reverse dataflow order (consumers before producers), so that rewriting one part leaves the
 /// parts still pending valid.
 template <class G, class Rewrite>
@@ -224,145 +275,6 @@ void rewrite_partitions(const DataflowGraph<G>& graph, const Partitioning& parti
   for (auto it = partitioning.parts.rbegin(); it != partitioning.parts.rend(); ++it) {
     rewrite(*it, extract(graph, it->sub_graph));
   }
-}
-
-/// A saved search: the costed candidates and the search settings, as text. replay() repeats the
-/// search from it without any oracle and gets the same partitioning.
-///
-/// Format (one record per line, fields separated by tabs):
-///   collage-trace/1
-///   search <exact|beam|greedy> <beam width>
-///   priority <target>...
-///   penalty <target> <value>
-///   candidate <target> <rule> <cost> <inside indexes, comma-separated> [<group>...]
-/// where a cost is a number, "unknown" or "invalid", and a group is "<k=v;k=v>@<indexes>"
-/// (attribute text must not contain tabs, ';', '=' or '@').
-inline std::string save_trace(const PartitionResult& result) {
-  std::ostringstream out;
-  out.precision(17);
-  auto indexes = [](const IndexSet& s) {
-    std::string text;
-    for (std::size_t i : s) text += (text.empty() ? "" : ",") + std::to_string(i);
-    return text;
-  };
-  out << "collage-trace/1\n";
-  out << "search\t" << to_string(result.algorithm) << '\t' << result.beam_width << '\n';
-  out << "priority";
-  for (const std::string& t : result.priority) out << '\t' << t;
-  out << '\n';
-  for (const auto& [target, value] : result.penalties) out << "penalty\t" << target << '\t' << value << '\n';
-  for (const Candidate& c : result.candidates) {
-    const Cost cost = c.cost.value_or(Cost::unknown());
-    out << "candidate\t" << c.target << '\t' << c.rule_name << '\t';
-    if (cost.is_known()) {
-      out << cost.raw();
-    } else {
-      out << cost.to_string();
-    }
-    out << '\t' << indexes(c.sub_graph.inside());
-    for (const NestedSubGraph& n : c.sub_graph.nested()) {
-      out << '\t';
-      for (std::size_t k = 0; k < n.attrs.size(); ++k) out << (k ? ";" : "") << n.attrs[k].first << '=' << n.attrs[k].second;
-      out << '@' << indexes(n.sub_graph.inside());
-    }
-    out << '\n';
-  }
-  return out.str();
-}
-
-namespace detail {
-
-inline std::vector<std::string> split(std::string_view text, char sep) {
-  std::vector<std::string> parts;
-  std::size_t start = 0;
-  while (true) {
-    std::size_t end = text.find(sep, start);
-    parts.emplace_back(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
-    if (end == std::string_view::npos) return parts;
-    start = end + 1;
-  }
-}
-
-inline std::optional<double> parse_number(const std::string& text) {
-  if (text.empty()) return std::nullopt;
-  char* end = nullptr;
-  const double v = std::strtod(text.c_str(), &end);
-  if (end != text.c_str() + text.size()) return std::nullopt;
-  return v;
-}
-
-template <class G>
-std::optional<IndexSet> parse_indexes(const DataflowGraph<G>& graph, const std::string& text) {
-  IndexSet s(graph.size());
-  if (text.empty()) return s;
-  for (const std::string& item : split(text, ',')) {
-    auto v = parse_number(item);
-    if (!v || *v < 0 || *v >= static_cast<double>(graph.size()) || *v != static_cast<double>(static_cast<std::size_t>(*v))) {
-      return std::nullopt;
-    }
-    s.add(static_cast<std::size_t>(*v));
-  }
-  return s;
-}
-
-}  // namespace detail
-
-/// Repeats the search saved in `trace` (see save_trace) over `graph` without an oracle. Fails,
-/// naming the line, on a malformed trace or one that does not fit the graph.
-template <class G>
-Result<Partitioning> replay(const DataflowGraph<G>& graph, std::string_view trace) {
-  std::vector<std::string> lines = detail::split(trace, '\n');
-  if (lines.empty() || lines[0] != "collage-trace/1") return Error{ErrorCode::parse, "trace: line 1: expected 'collage-trace/1'"};
-  PartitionerOptions options;
-  SearchCosts costs;
-  std::vector<std::string> priority;
-  std::vector<Candidate> candidates;
-  for (std::size_t n = 1; n < lines.size(); ++n) {
-    if (lines[n].empty()) continue;
-    const std::string where = "trace: line " + std::to_string(n + 1) + ": ";
-    std::vector<std::string> f = detail::split(lines[n], '\t');
-    if (f[0] == "search" && f.size() == 3) {
-      auto algorithm = parse_search_algorithm(f[1]);
-      auto width = detail::parse_number(f[2]);
-      if (!algorithm || !width) return Error{ErrorCode::parse, where + "bad search line"};
-      options.algorithm = *algorithm;
-      options.beam.width = static_cast<std::size_t>(*width);
-    } else if (f[0] == "priority") {
-      priority.assign(f.begin() + 1, f.end());
-    } else if (f[0] == "penalty" && f.size() == 3) {
-      auto v = detail::parse_number(f[2]);
-      if (!v) return Error{ErrorCode::parse, where + "bad penalty"};
-      costs.penalty[f[1]] = *v;
-    } else if (f[0] == "candidate" && f.size() >= 5) {
-      Cost cost = f[3] == "unknown" ? Cost::unknown() : f[3] == "invalid" ? Cost::invalid() : Cost::invalid();
-      if (f[3] != "unknown" && f[3] != "invalid") {
-        auto v = detail::parse_number(f[3]);
-        if (!v) return Error{ErrorCode::parse, where + "bad cost '" + f[3] + "'"};
-        cost = Cost::value(*v);
-      }
-      auto inside = detail::parse_indexes(graph, f[4]);
-      if (!inside) return Error{ErrorCode::parse, where + "bad node indexes (does the trace belong to this graph?)"};
-      std::vector<NestedSubGraph> nested;
-      for (std::size_t g = 5; g < f.size(); ++g) {
-        const std::size_t at = f[g].find('@');
-        if (at == std::string::npos) return Error{ErrorCode::parse, where + "bad group '" + f[g] + "'"};
-        Attrs attrs;
-        for (const std::string& kv : detail::split(std::string_view(f[g]).substr(0, at), ';')) {
-          const std::size_t eq = kv.find('=');
-          if (eq == std::string::npos) return Error{ErrorCode::parse, where + "bad attribute '" + kv + "'"};
-          attrs.emplace_back(kv.substr(0, eq), kv.substr(eq + 1));
-        }
-        auto members = detail::parse_indexes(graph, f[g].substr(at + 1));
-        if (!members) return Error{ErrorCode::parse, where + "bad group indexes"};
-        nested.push_back(NestedSubGraph{SubGraph(graph, std::move(*members)), std::move(attrs)});
-      }
-      candidates.push_back(Candidate{SubGraph(graph, std::move(*inside), std::move(nested)), f[1], f[2], cost});
-    } else {
-      return Error{ErrorCode::parse, where + "unrecognised record '" + f[0] + "'"};
-    }
-  }
-  options.fall_back_to_beam = true;
-  return detail::run_search(graph, candidates, costs, options.algorithm, options, priority);
 }
 
 }  // namespace collage

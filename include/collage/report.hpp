@@ -1,28 +1,46 @@
 #pragma once
 
 /// \file
-/// Reports of a partitioning: JSON for tools, Graphviz DOT for people.
+/// Reports of a partitioning: the collage-partition/1 JSON document (the schema the `collage`
+/// tool writes and `collage check` reads; docs/formats.md) and a Graphviz DOT picture. Numbers are
+/// written through collage/support/numbers.hpp, so a report has the same bytes under any locale.
 
-#include <cstdio>
-#include <sstream>
+#include <algorithm>
+#include <cstddef>
+#include <functional>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collage/partitioner.hpp"
+#include "collage/support/numbers.hpp"
 
 namespace collage {
 
+/// The format tag of the JSON report of a partitioning.
+inline constexpr std::string_view kPartitionFormat = "collage-partition/1";
+/// The format tag of the JSON list of candidates.
+inline constexpr std::string_view kCandidatesFormat = "collage-candidates/1";
+
 /// What a report includes.
 struct ReportOptions {
-  /// Include wall-clock seconds (then two runs no longer give identical bytes).
+  /// JSON: include wall-clock seconds (then two runs no longer give identical bytes).
   bool timings = false;
-  /// Include each part's alternatives (the explanation).
+  /// JSON: include each part's alternatives (the explanation).
   bool alternatives = true;
+  /// JSON: the JSON value naming node `i` (a post-DFS index) in node lists; when empty, the node's
+  /// label as a JSON string. (The collage tool writes its graph's ids, integers as integers.)
+  std::function<std::string(std::size_t)> node_json;
+  /// DOT: the graph's name, for the digraph's name and title ("collage" and no title prefix when
+  /// empty).
+  std::string name;
 };
 
 namespace detail {
 
-inline std::string json_string(const std::string& s) {
+/// `s` as a JSON string (quotes, backslashes and control characters escaped).
+inline std::string json_string(std::string_view s) {
   std::string out = "\"";
   for (unsigned char ch : s) {
     switch (ch) {
@@ -33,9 +51,10 @@ inline std::string json_string(const std::string& s) {
       case '\r': out += "\\r"; break;
       default:
         if (ch < 0x20) {
-          char buf[8];
-          std::snprintf(buf, sizeof buf, "\\u%04x", ch);
-          out += buf;
+          static constexpr char kHex[] = "0123456789abcdef";
+          out += "\\u00";
+          out += kHex[ch >> 4];
+          out += kHex[ch & 0xF];
         } else {
           out += static_cast<char>(ch);
         }
@@ -44,91 +63,193 @@ inline std::string json_string(const std::string& s) {
   return out + "\"";
 }
 
-/// A cost as JSON: a number, or the string "unknown" / "invalid".
+/// A cost as JSON: a number with 12 significant digits, or the string "unknown" / "invalid".
 inline std::string json_cost(Cost c) {
   if (!c.is_known()) return "\"" + c.to_string() + "\"";
-  std::ostringstream os;
-  os.precision(12);
-  os << c.raw();
-  return os.str();
+  return c.to_string();
 }
 
+/// Writes the JSON report (see to_json()).
 template <class G>
-std::string json_labels(const DataflowGraph<G>& graph, const IndexSet& nodes) {
-  std::string out = "[";
-  for (std::size_t i : nodes) out += (out.size() > 1 ? ", " : "") + json_string(graph.label(i));
-  return out + "]";
-}
+class JsonReportWriter {
+ public:
+  JsonReportWriter(const DataflowGraph<G>& graph, const ReportOptions& options) : graph_(graph), options_(options) {}
 
-inline std::string dot_escape(const std::string& s) {
-  std::string out;
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') out += '\\';
-    out += ch;
+  std::string write(const PartitionResult& result) {
+    const Partitioning& p = result.partitioning;
+    out_ = "{\n  \"format\": " + json_string(kPartitionFormat);
+    out_ += ",\n  \"total_cost\": " + json_cost(p.total);
+    out_ += ",\n  \"effective_total_cost\": " + json_cost(p.effective_total);
+    out_ += ",\n  \"partitions\": [";
+    for (std::size_t k = 0; k < p.parts.size(); ++k) {
+      out_ += k ? ",\n    " : "\n    ";
+      part(result, k);
+    }
+    out_ += p.parts.empty() ? "]" : "\n  ]";
+    out_ += ",\n  \"host\": [";
+    for (std::size_t k = 0; k < p.host.size(); ++k) {
+      if (k) out_ += ", ";
+      out_ += node(p.host[k]);
+    }
+    out_ += "],\n  \"search\": {\"algorithm\": " + json_string(p.stats.algorithm);
+    count("candidates", result.candidates.size());
+    count("usable_candidates", p.stats.candidates);
+    count("states_expanded", p.stats.states_expanded);
+    count("states_generated", p.stats.states_generated);
+    count("oracle_calls", result.oracle.backend_calls);
+    count("cache_hits", result.oracle.cache_hits);
+    count("cache_misses", result.oracle.cache_misses);
+    count("oracle_errors", result.oracle_errors.size());
+    if (options_.timings) {
+      out_ += ", \"seconds\": " + collage::format_double(result.seconds.total, 6);
+      out_ += ", \"phases\": {\"candidates\": " + collage::format_double(result.seconds.candidates, 6) +
+              ", \"estimate\": " + collage::format_double(result.seconds.estimate, 6) +
+              ", \"search\": " + collage::format_double(result.seconds.search, 6) + "}";
+    }
+    out_ += "}\n}\n";
+    return std::move(out_);
   }
-  return out;
+
+  std::string write(const std::vector<Candidate>& candidates, const std::map<std::string, double>& penalties) {
+    out_ = "{\n  \"format\": " + json_string(kCandidatesFormat) + ",\n  \"candidates\": [";
+    for (std::size_t k = 0; k < candidates.size(); ++k) {
+      const Candidate& c = candidates[k];
+      Cost cost = c.cost.value_or(Cost::unknown());
+      if (auto pen = penalties.find(c.target); pen != penalties.end()) cost += Cost::value(pen->second);
+      out_ += k ? ",\n    {" : "\n    {";
+      summary(c, cost);
+      out_ += ", \"nested\": ";
+      groups(c.sub_graph.nested());
+      out_ += '}';
+    }
+    out_ += candidates.empty() ? "]\n}\n" : "\n  ]\n}\n";
+    return std::move(out_);
+  }
+
+ private:
+  std::string node(std::size_t i) const {
+    return options_.node_json ? options_.node_json(i) : json_string(graph_.label(i));
+  }
+
+  void count(const char* key, std::size_t n) {
+    out_ += ", \"";
+    out_ += key;
+    out_ += "\": " + std::to_string(n);
+  }
+
+  void nodes(const IndexSet& set) {
+    out_ += '[';
+    bool first = true;
+    for (std::size_t i : set) {
+      if (!first) out_ += ", ";
+      first = false;
+      out_ += node(i);
+    }
+    out_ += ']';
+  }
+
+  /// `"target": ..., "rule": ..., "cost": ..., "inside": [...]` of a candidate with `cost`.
+  void summary(const Candidate& c, Cost cost) {
+    out_ += "\"target\": " + json_string(c.target) + ", \"rule\": " + json_string(c.rule_name) +
+            ", \"cost\": " + json_cost(cost) + ", \"inside\": ";
+    nodes(c.sub_graph.inside());
+  }
+
+  /// The groups of `nested`, each with its attrs, inside nodes and (when it has any) own groups.
+  void groups(const NestedGroups& nested) {
+    out_ += '[';
+    for (std::size_t n = 0; n < nested.size(); ++n) {
+      const NestedSubGraph& group = nested[n];
+      if (n) out_ += ", ";
+      out_ += "{\"attrs\": {";
+      for (std::size_t a = 0; a < group.attrs.size(); ++a) {
+        if (a) out_ += ", ";
+        out_ += json_string(group.attrs[a].first) + ": " + json_string(group.attrs[a].second);
+      }
+      out_ += "}, \"inside\": ";
+      nodes(group.sub_graph.inside());
+      if (!group.sub_graph.nested().empty()) {
+        out_ += ", \"nested\": ";
+        groups(group.sub_graph.nested());
+      }
+      out_ += '}';
+    }
+    out_ += ']';
+  }
+
+  void part(const PartitionResult& result, std::size_t k) {
+    const Candidate& c = result.partitioning.parts[k];
+    out_ += '{';
+    summary(c, c.cost.value_or(Cost::unknown()));
+    out_ += ", \"nested\": ";
+    groups(c.sub_graph.nested());
+    if (options_.alternatives && k < result.alternatives.size()) {
+      out_ += ", \"alternatives\": [";
+      for (std::size_t a = 0; a < result.alternatives[k].size(); ++a) {
+        const Alternative& alt = result.alternatives[k][a];
+        out_ += a ? ", {" : "{";
+        summary(result.candidates[alt.candidate], alt.cost);
+        out_ += '}';
+      }
+      out_ += ']';
+    }
+    out_ += '}';
+  }
+
+  const DataflowGraph<G>& graph_;
+  const ReportOptions& options_;
+  std::string out_;
+};
+
+/// `s` as a DOT string: quoted, with quotes and backslashes escaped, line feeds as "\n" and other
+/// control characters dropped.
+inline std::string dot_quote(std::string_view s) {
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\') {
+      out += '\\';
+      out += ch;
+    } else if (ch == '\n') {
+      out += "\\n";
+    } else if (static_cast<unsigned char>(ch) >= 0x20) {
+      out += ch;
+    }
+  }
+  return out + "\"";
 }
 
 }  // namespace detail
 
-/// The partitioning as JSON: total cost, parts (target, rule, cost, inside nodes by label, nested
-/// groups, alternatives), host nodes, and statistics. Deterministic unless timings are asked for.
+/// The partitioning as a collage-partition/1 JSON document (docs/formats.md): format tag, total
+/// and effective total cost; the parts (target, rule, cost, inside nodes, nested groups at every
+/// depth, and, unless turned off, the alternatives with the costs the search compared); the host
+/// nodes; and the search's statistics (with wall-clock seconds when asked for). One top-level key
+/// per line and one part per line. Deterministic unless timings are asked for; the same bytes
+/// under any locale. `collage check` reads it.
 template <class G>
 std::string to_json(const DataflowGraph<G>& graph, const PartitionResult& result, const ReportOptions& options = {}) {
-  using detail::json_cost;
-  using detail::json_string;
-  const Partitioning& p = result.partitioning;
-  std::ostringstream out;
-  out << "{\n  \"total_cost\": " << json_cost(p.total) << ",\n";
-  out << "  \"effective_total_cost\": " << json_cost(p.effective_total) << ",\n";
-  out << "  \"partitions\": [";
-  for (std::size_t k = 0; k < p.parts.size(); ++k) {
-    const Candidate& c = p.parts[k];
-    out << (k ? "," : "") << "\n    {\"target\": " << json_string(c.target) << ", \"rule\": " << json_string(c.rule_name)
-        << ", \"cost\": " << json_cost(c.cost.value_or(Cost::unknown()))
-        << ", \"inside\": " << detail::json_labels(graph, c.sub_graph.inside()) << ", \"nested\": [";
-    for (std::size_t n = 0; n < c.sub_graph.nested().size(); ++n) {
-      const NestedSubGraph& group = c.sub_graph.nested()[n];
-      out << (n ? ", " : "") << "{\"attrs\": {";
-      for (std::size_t a = 0; a < group.attrs.size(); ++a) {
-        out << (a ? ", " : "") << json_string(group.attrs[a].first) << ": " << json_string(group.attrs[a].second);
-      }
-      out << "}, \"inside\": " << detail::json_labels(graph, group.sub_graph.inside()) << "}";
-    }
-    out << "]";
-    if (options.alternatives && k < result.alternatives.size()) {
-      out << ", \"alternatives\": [";
-      for (std::size_t a = 0; a < result.alternatives[k].size(); ++a) {
-        const Candidate& alt = result.candidates[result.alternatives[k][a]];
-        out << (a ? ", " : "") << "{\"target\": " << json_string(alt.target) << ", \"rule\": " << json_string(alt.rule_name)
-            << ", \"cost\": " << json_cost(alt.cost.value_or(Cost::unknown()))
-            << ", \"inside\": " << detail::json_labels(graph, alt.sub_graph.inside()) << "}";
-      }
-      out << "]";
-    }
-    out << "}";
-  }
-  out << "\n  ],\n  \"host\": [";
-  for (std::size_t k = 0; k < p.host.size(); ++k) out << (k ? ", " : "") << json_string(graph.label(p.host[k]));
-  out << "],\n  \"statistics\": {\"algorithm\": " << json_string(p.stats.algorithm)
-      << ", \"candidates\": " << result.candidates.size() << ", \"usable_candidates\": " << p.stats.candidates
-      << ", \"states_expanded\": " << p.stats.states_expanded << ", \"states_generated\": " << p.stats.states_generated
-      << ", \"oracle_calls\": " << result.oracle.backend_calls << ", \"cache_hits\": " << result.oracle.cache_hits
-      << ", \"cache_misses\": " << result.oracle.cache_misses << ", \"oracle_errors\": " << result.oracle_errors.size();
-  if (options.timings) {
-    out << ", \"seconds\": {\"candidates\": " << result.seconds.candidates << ", \"estimate\": " << result.seconds.estimate
-        << ", \"search\": " << result.seconds.search << ", \"total\": " << result.seconds.total << "}";
-  }
-  out << "}\n}\n";
-  return out.str();
+  return detail::JsonReportWriter<G>(graph, options).write(result);
 }
 
-/// The partitioning as a Graphviz digraph: one filled cluster per part, coloured by target, with
-/// the target, rule and cost in its label; host nodes outside any cluster.
+/// Costed `candidates` as a collage-candidates/1 JSON document (docs/formats.md): one per line,
+/// each with its target, rule, cost as the search sees it (the oracle's plus the target's penalty
+/// from `penalties`), inside nodes and nested groups at every depth. Uses `options.node_json`.
 template <class G>
-std::string to_dot(const DataflowGraph<G>& graph, const PartitionResult& result) {
+std::string candidates_to_json(const DataflowGraph<G>& graph, const std::vector<Candidate>& candidates,
+                               const std::map<std::string, double>& penalties, const ReportOptions& options = {}) {
+  return detail::JsonReportWriter<G>(graph, options).write(candidates, penalties);
+}
+
+/// The partitioning as a Graphviz digraph: one filled cluster per part, coloured by target (in
+/// priority order) and labelled with its number, target, rule and cost; nodes show their label
+/// and, when it differs, their op; nodes that need no kernel are ellipses; host nodes lie outside
+/// every cluster. The one DOT writer of the library and the tool.
+template <class G>
+std::string to_dot(const DataflowGraph<G>& graph, const PartitionResult& result, const ReportOptions& options = {}) {
+  using detail::dot_quote;
   static const char* const kPalette[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3",
                                          "#fdb462", "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd"};
+  constexpr std::size_t kColours = sizeof kPalette / sizeof kPalette[0];
   const Partitioning& p = result.partitioning;
   std::vector<std::string> targets = result.priority;
   auto colour = [&](const std::string& target) {
@@ -137,30 +258,36 @@ std::string to_dot(const DataflowGraph<G>& graph, const PartitionResult& result)
       targets.push_back(target);
       it = targets.end() - 1;
     }
-    return kPalette[static_cast<std::size_t>(it - targets.begin()) % (sizeof kPalette / sizeof kPalette[0])];
+    return kPalette[static_cast<std::size_t>(it - targets.begin()) % kColours];
   };
-  std::ostringstream out;
-  out << "digraph collage {\n  rankdir=TB;\n  node [shape=box, style=\"rounded,filled\", fillcolor=white];\n";
-  out << "  label=\"total cost " << detail::dot_escape(p.total.to_string()) << "\";\n";
-  auto node = [&](std::size_t i) {
-    out << "    n" << i << " [label=\"" << detail::dot_escape(graph.label(i)) << "\"";
-    if (!graph.needs_kernel(i)) out << ", shape=ellipse";
-    out << "];\n";
+  auto node = [&](std::size_t i, const char* indent) {
+    std::string label = graph.label(i);
+    if (graph.op_name(i) != label && !graph.op_name(i).empty()) label += "\n" + graph.op_name(i);
+    std::string line = std::string(indent) + "n" + std::to_string(i) + " [label=" + dot_quote(label);
+    if (!graph.needs_kernel(i)) line += ", shape=ellipse";
+    return line + "];\n";
   };
+  std::string out = "digraph " + dot_quote(options.name.empty() ? std::string("collage") : options.name) + " {\n";
+  out += "  rankdir=TB;\n  labelloc=t;\n";
+  out += "  label=" + dot_quote((options.name.empty() ? std::string() : options.name + ": ") + "total cost " +
+                                p.total.to_string()) + ";\n";
+  out += "  node [shape=box, style=\"rounded,filled\", fillcolor=white, fontname=\"Helvetica\"];\n";
+  out += "  graph [fontname=\"Helvetica\"];\n";
   for (std::size_t k = 0; k < p.parts.size(); ++k) {
     const Candidate& c = p.parts[k];
-    out << "  subgraph cluster_" << k << " {\n    style=filled; fillcolor=\"" << colour(c.target) << "\";\n";
-    out << "    label=\"" << detail::dot_escape(c.target + ": " + c.rule_name) << "\\ncost "
-        << detail::dot_escape(c.cost.value_or(Cost::unknown()).to_string()) << "\";\n";
-    for (std::size_t i : c.sub_graph.inside()) node(i);
-    out << "  }\n";
+    out += "  subgraph cluster_" + std::to_string(k) + " {\n";
+    out += "    style=\"filled,rounded\";\n    fillcolor=\"" + std::string(colour(c.target)) + "\";\n";
+    out += "    label=" + dot_quote(std::to_string(k + 1) + ". " + c.target + " (" + c.rule_name + ")\ncost " +
+                                   c.cost.value_or(Cost::unknown()).to_string()) + ";\n";
+    for (std::size_t i : c.sub_graph.inside()) out += node(i, "    ");
+    out += "  }\n";
   }
-  for (std::size_t i : p.host) node(i);
+  for (std::size_t i : p.host) out += node(i, "  ");
   for (std::size_t i = 0; i < graph.size(); ++i) {
-    for (std::size_t j : graph.inputs(i)) out << "  n" << j << " -> n" << i << ";\n";
+    for (std::size_t j : graph.inputs(i)) out += "  n" + std::to_string(j) + " -> n" + std::to_string(i) + ";\n";
   }
-  out << "}\n";
-  return out.str();
+  out += "}\n";
+  return out;
 }
 
 }  // namespace collage

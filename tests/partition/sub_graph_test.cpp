@@ -161,9 +161,9 @@ TEST(SubGraph, InlinableNodesAreNeverInputs) {
   f.build();
   SubGraph s = f.sub({m});
   EXPECT_EQ(s.input(), f.set({x}));
-  ExtractionView view = extract(*f.graph, s);
-  EXPECT_EQ(view.params, std::vector<std::size_t>{f.at(x)});
-  EXPECT_EQ(view.inlined, (std::vector<std::size_t>{f.at(two), f.at(ref)}));
+  ExtractedFunction fn = extract(*f.graph, s);
+  EXPECT_EQ(fn.params, std::vector<std::size_t>{f.at(x)});
+  EXPECT_EQ(fn.inlined, (std::vector<std::size_t>{f.at(two), f.at(ref)}));
   SubGraph only_scalar_input = f.sub({m});
   EXPECT_TRUE(only_scalar_input.entry().contains(f.at(m)));
 }
@@ -288,26 +288,6 @@ TEST(SubGraph, OrderAndHashAreConsistent) {
   EXPECT_EQ(ordered.begin()->first_inside(), d.at(d.conv));
   EXPECT_EQ(d.sub({d.conv}).hash(), d.sub({d.conv}).hash());
   EXPECT_FALSE(d.sub({d.conv}) < d.sub({d.conv}));
-}
-
-TEST(Extraction, ParamsInFirstUseOrderResultsInEvaluationOrder) {
-  Fixture f;
-  auto x = f.ir.var("x");
-  auto y = f.ir.var("y");
-  auto a = f.ir.call("add", {y, x});
-  auto b = f.ir.call("multiply", {a, x});
-  auto c = f.ir.call("relu", {a});
-  f.ir.output(b);
-  f.ir.output(c);
-  f.build();
-  SubGraph s = f.sub({a, b, c}).with_attrs(*f.graph, {{"Composite", "fused"}});
-  ExtractionView view = extract(*f.graph, s);
-  EXPECT_EQ(view.params, (std::vector<std::size_t>{f.at(y), f.at(x)}));
-  EXPECT_EQ(view.body, (std::vector<std::size_t>{f.at(a), f.at(b), f.at(c)}));
-  EXPECT_EQ(view.results, (std::vector<std::size_t>{f.at(b), f.at(c)}));
-  ASSERT_EQ(view.groups.size(), 1u);
-  EXPECT_EQ(view.groups[0].attrs, (Attrs{{"Composite", "fused"}}));
-  EXPECT_EQ(view.groups[0].body, view.body);
 }
 
 TEST(Candidate, IdentityAndOrder) {

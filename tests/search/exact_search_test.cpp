@@ -400,7 +400,7 @@ TEST(ExactSearch, UncoveredNodeIsAnErrorNamingIt) {
   auto candidates = op_kind<testing_ir::ExprGraph>(OpKind::anchor).all_candidates(*graph, "tvm");
   auto problem = SearchProblem<testing_ir::ExprGraph>::build(*graph, candidates);
   ASSERT_FALSE(problem.ok());
-  EXPECT_EQ(problem.error().message, "no candidate covers node 'softmax' (targets tried: tvm)");
+  EXPECT_EQ(problem.error().message, "no rule proposed a candidate for node 'softmax' (targets tried: tvm)");
 }
 
 TEST(ExactSearch, HostNodesAndTuplesAreLeftBehindAcyclically) {

@@ -7,7 +7,10 @@
 #include <limits>
 #include <queue>
 #include <random>
+#include <sstream>
 #include <vector>
+
+#include "common/comma_locale.hpp"
 
 namespace collage {
 namespace {
@@ -116,6 +119,22 @@ TEST(Cost, Printing) {
   EXPECT_EQ(Cost::value(12.5).to_string(), "12.5");
   EXPECT_EQ(Cost::unknown().to_string(), "unknown");
   EXPECT_EQ(Cost::invalid().to_string(), "invalid");
+  // 12 significant digits, as "%.12g" in the C locale.
+  EXPECT_EQ(Cost::value(2.1000000000000001).to_string(), "2.1");
+  EXPECT_EQ(Cost::value(1.0 / 3.0).to_string(), "0.333333333333");
+  EXPECT_EQ(Cost::value(1234567.0).to_string(), "1234567");
+  EXPECT_EQ(Cost::value(1e20).to_string(), "1e+20");
+  EXPECT_EQ(Cost::value(0.0).to_string(), "0");
+}
+
+TEST(Cost, PrintsTheSameUnderACommaLocale) {
+  testing_ir::CommaLocale comma;
+  if (!comma.active()) GTEST_SKIP() << testing_ir::CommaLocale::missing();
+  EXPECT_EQ(Cost::value(12.5).to_string(), "12.5");
+  EXPECT_EQ(Cost::value(1234567.0).to_string(), "1234567");
+  std::ostringstream os;
+  os << Cost::value(0.25);
+  EXPECT_EQ(os.str(), "0.25");
 }
 
 }  // namespace

@@ -1,28 +1,28 @@
 #pragma once
 
 /// \file
-/// The collage tool's outputs: collage-partition/1 and collage-candidates/1 JSON, a text summary
-/// and a Graphviz DOT picture of a partitioning.
+/// The collage tool's outputs: collage-partition/1 and collage-candidates/1 JSON and the Graphviz
+/// DOT picture, through the library's report writers (collage/report.hpp); and a text summary.
 
 #include <algorithm>
+#include <charconv>
 #include <cstddef>
-#include <cstdio>
+#include <map>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include "collage/graph/dataflow_graph.hpp"
 #include "collage/partition/candidate.hpp"
 #include "collage/partition/sub_graph.hpp"
 #include "collage/partitioner.hpp"
+#include "collage/report.hpp"
 #include "collage/support/cost.hpp"
+#include "collage/support/numbers.hpp"
 #include "json_graph.hpp"
 #include "json_util.hpp"
 
 namespace collage::cli {
-
-/// The format tags of the outputs.
-inline constexpr std::string_view kPartitionFormat = "collage-partition/1";
-inline constexpr std::string_view kCandidatesFormat = "collage-candidates/1";
 
 /// JSON with keys in insertion order, for outputs people read.
 using OrderedJson = nlohmann::ordered_json;
@@ -37,77 +37,37 @@ struct Timings {
   double total = 0;
 };
 
-/// A cost as JSON: a number, or "unknown" / "invalid".
-inline OrderedJson cost_json(Cost c) {
-  if (c.is_known()) return OrderedJson(c.raw());
-  return OrderedJson(c.to_string());
+/// The report options of the tool: nodes by their ids in `graph`'s file (integers stay integers).
+inline ReportOptions report_options(const DataflowGraph<JsonGraph>& graph) {
+  ReportOptions options;
+  options.node_json = [&graph](std::size_t i) { return graph.ir().id_json<OrderedJson>(graph.handle(i)).dump(); };
+  options.name = graph.ir().name;
+  return options;
 }
 
-/// The ids of `nodes` (post-DFS indexes of `graph`), ascending: a topological order.
-inline OrderedJson ids_json(const DataflowGraph<JsonGraph>& graph, const IndexSet& nodes) {
-  OrderedJson out = OrderedJson::array();
-  for (std::size_t i : nodes) out.push_back(graph.ir().id_json<OrderedJson>(graph.handle(i)));
-  return out;
-}
-
-/// The nested groups of `s`, each with its attrs, its inside ids and (when it has any) its own
-/// nested groups.
-inline OrderedJson nested_json(const DataflowGraph<JsonGraph>& graph, const SubGraph& s) {
-  OrderedJson out = OrderedJson::array();
-  for (const NestedSubGraph& n : s.nested()) {
-    OrderedJson attrs = OrderedJson::object();
-    for (const auto& [k, v] : n.attrs) attrs[k] = v;
-    OrderedJson group = {{"attrs", std::move(attrs)}, {"inside", ids_json(graph, n.sub_graph.inside())}};
-    if (!n.sub_graph.nested().empty()) group["nested"] = nested_json(graph, n.sub_graph);
-    out.push_back(std::move(group));
-  }
-  return out;
-}
-
-/// The collage-partition/1 document of `result`.
+/// The collage-partition/1 document of `result`: the library's report (to_json, without the
+/// alternatives) with the tool's timings, which add the build phase.
 inline OrderedJson partition_json(const DataflowGraph<JsonGraph>& graph, const PartitionResult& result,
                                   const Timings& t) {
-  const Partitioning& p = result.partitioning;
-  OrderedJson parts = OrderedJson::array();
-  for (const Candidate& c : p.parts) {
-    parts.push_back({{"target", c.target},
-                     {"rule", c.rule_name},
-                     {"inside", ids_json(graph, c.sub_graph.inside())},
-                     {"cost", cost_json(c.cost.value_or(Cost::unknown()))},
-                     {"nested", nested_json(graph, c.sub_graph)}});
-  }
-  OrderedJson host = OrderedJson::array();
-  for (std::size_t i : p.host) host.push_back(graph.ir().id_json<OrderedJson>(graph.handle(i)));
-  OrderedJson search = {{"algorithm", p.stats.algorithm},
-                        {"candidates", result.candidates.size()},
-                        {"states_expanded", p.stats.states_expanded},
-                        {"oracle_calls", result.oracle.backend_calls},
-                        {"seconds", t.total},
-                        {"phases",
-                         {{"build", t.build}, {"candidates", t.candidates}, {"estimate", t.estimate}, {"search", t.search}}}};
-  return OrderedJson{{"format", kPartitionFormat},
-                     {"total_cost", cost_json(p.total)},
-                     {"partitions", std::move(parts)},
-                     {"host", std::move(host)},
-                     {"search", std::move(search)}};
+  ReportOptions options = report_options(graph);
+  options.alternatives = false;
+  OrderedJson doc = OrderedJson::parse(to_json(graph, result, options));
+  OrderedJson& search = doc["search"];
+  search["seconds"] = t.total;
+  search["phases"] = {{"build", t.build}, {"candidates", t.candidates}, {"estimate", t.estimate}, {"search", t.search}};
+  return doc;
 }
 
-/// The collage-candidates/1 document of costed `candidates` (cost = the oracle's plus the
-/// target's penalty, as the search sees it).
+/// The partitioning as a Graphviz digraph: the library's to_dot(), named after the graph.
+inline std::string partition_dot(const DataflowGraph<JsonGraph>& graph, const PartitionResult& result) {
+  return to_dot(graph, result, report_options(graph));
+}
+
+/// The collage-candidates/1 document of costed `candidates` (the library's candidates_to_json:
+/// cost = the oracle's plus the target's penalty, as the search sees it).
 inline OrderedJson candidates_json(const DataflowGraph<JsonGraph>& graph, const std::vector<Candidate>& candidates,
                                    const std::map<std::string, double>& penalties) {
-  OrderedJson list = OrderedJson::array();
-  for (const Candidate& c : candidates) {
-    Cost cost = c.cost.value_or(Cost::unknown());
-    auto pen = penalties.find(c.target);
-    if (pen != penalties.end()) cost += Cost::value(pen->second);
-    list.push_back({{"target", c.target},
-                    {"rule", c.rule_name},
-                    {"inside", ids_json(graph, c.sub_graph.inside())},
-                    {"cost", cost_json(cost)},
-                    {"nested", nested_json(graph, c.sub_graph)}});
-  }
-  return OrderedJson{{"format", kCandidatesFormat}, {"candidates", std::move(list)}};
+  return OrderedJson::parse(candidates_to_json(graph, candidates, penalties, report_options(graph)));
 }
 
 namespace detail {
@@ -134,10 +94,11 @@ inline std::string pad_right(std::string text, std::size_t width) {
   return text;
 }
 
+/// `s` with three decimals ("0.004"), the same under every locale.
 inline std::string seconds_text(double s) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.3f", s);
-  return buf;
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, s, std::chars_format::fixed, 3);
+  return ec == std::errc() ? std::string(buf, end) : format_double(s);
 }
 
 }  // namespace detail
@@ -181,67 +142,6 @@ inline std::string partition_text(const DataflowGraph<JsonGraph>& graph, const P
   out += "total cost " + p.total.to_string() + " (" + p.stats.algorithm + " search: " +
          std::to_string(p.stats.states_expanded) + " states expanded, " +
          std::to_string(result.oracle.backend_calls) + " oracle calls, " + detail::seconds_text(t.total) + " s)\n";
-  return out;
-}
-
-namespace detail {
-
-inline std::string dot_quote(const std::string& s) {
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"' || ch == '\\') {
-      out += '\\';
-      out += ch;
-    } else if (ch == '\n') {
-      out += "\\n";
-    } else if (static_cast<unsigned char>(ch) >= 0x20) {
-      out += ch;
-    }
-  }
-  return out + "\"";
-}
-
-}  // namespace detail
-
-/// The partitioning as a Graphviz digraph: a filled cluster per partition, coloured by target
-/// (in spec order) and labelled with target, rule and cost; nodes show id and op; host nodes
-/// (ellipses) stay outside the clusters.
-inline std::string partition_dot(const DataflowGraph<JsonGraph>& graph, const PartitionResult& result) {
-  static const char* const kPalette[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3",
-                                         "#fdb462", "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd"};
-  constexpr std::size_t kColours = sizeof kPalette / sizeof kPalette[0];
-  const Partitioning& p = result.partitioning;
-  const JsonGraph& ir = graph.ir();
-  auto colour = [&](const std::string& target) {
-    auto it = std::find(result.priority.begin(), result.priority.end(), target);
-    return kPalette[static_cast<std::size_t>(it - result.priority.begin()) % kColours];
-  };
-  auto node = [&](std::size_t i, const char* indent) {
-    std::string line = std::string(indent) + "n" + std::to_string(i) + " [label=" +
-                       detail::dot_quote(graph.label(i) + "\n" + graph.op_name(i));
-    if (!graph.needs_kernel(i)) line += ", shape=ellipse";
-    return line + "];\n";
-  };
-  std::string out = "digraph " + detail::dot_quote(ir.name.empty() ? std::string("collage") : ir.name) + " {\n";
-  out += "  rankdir=TB;\n  labelloc=t;\n";
-  out += "  label=" + detail::dot_quote((ir.name.empty() ? std::string() : ir.name + ": ") + "total cost " +
-                                        p.total.to_string()) + ";\n";
-  out += "  node [shape=box, style=\"rounded,filled\", fillcolor=white, fontname=\"Helvetica\"];\n";
-  out += "  graph [fontname=\"Helvetica\"];\n";
-  for (std::size_t k = 0; k < p.parts.size(); ++k) {
-    const Candidate& c = p.parts[k];
-    out += "  subgraph cluster_" + std::to_string(k) + " {\n";
-    out += "    style=\"filled,rounded\";\n    fillcolor=\"" + std::string(colour(c.target)) + "\";\n";
-    out += "    label=" + detail::dot_quote(std::to_string(k + 1) + ". " + c.target + " (" + c.rule_name + ")\ncost " +
-                                           c.cost.value_or(Cost::unknown()).to_string()) + ";\n";
-    for (std::size_t i : c.sub_graph.inside()) out += node(i, "    ");
-    out += "  }\n";
-  }
-  for (std::size_t i : p.host) out += node(i, "  ");
-  for (std::size_t i = 0; i < graph.size(); ++i) {
-    for (std::size_t j : graph.inputs(i)) out += "  n" + std::to_string(j) + " -> n" + std::to_string(i) + ";\n";
-  }
-  out += "}\n";
   return out;
 }
 

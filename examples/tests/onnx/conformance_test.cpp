@@ -35,7 +35,7 @@ TEST(OnnxConformance, PassesFailsAndSaysWhatDoesNotApply) {
   make_test(root, "test_cos", "Cos", x, x);
   fs::create_directories(root / "not_a_test");
 
-  Configuration broken{"broken", [](const Graph&, const std::vector<Tensor>&) -> collage::Result<std::vector<Tensor>> {
+  ConformanceConfiguration broken{"broken", [](const Graph&, const std::vector<Tensor>&) -> collage::Result<std::vector<Tensor>> {
                          return collage::Error{collage::ErrorCode::internal, "no kernel"};
                        }};
   auto results = run_conformance(root.string(), {reference_configuration(), broken}, Tolerance{});

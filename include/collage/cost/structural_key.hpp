@@ -185,31 +185,14 @@ void write_structure(Writer& w, const DataflowGraph<G>& graph, const Candidate& 
   write_groups(w, candidate.sub_graph.nested(), 0, body);
 }
 
-/// write_structure() with the parameters and body laid out here as extract() would, in small
-/// buffers.
+/// write_structure() with the parameters and body laid out here by extract()'s layout
+/// (detail::lay_out_operands), in small buffers.
 template <class Writer, class G>
 void write_structure(Writer& w, const DataflowGraph<G>& graph, const Candidate& candidate) {
   const SubGraph& sub = candidate.sub_graph;
   boost::container::small_vector<std::size_t, 32> body(sub.inside().begin(), sub.inside().end());
-  constexpr std::size_t kLinearDedupe = 16;  // repeats found by a linear scan; beyond, through `seen`
-  boost::container::small_vector<std::size_t, kLinearDedupe> params;
-  IndexSet seen;
-  for (std::size_t i : body) {
-    for (std::size_t j : graph.inputs(i)) {
-      if (graph.is_inlinable(j) || sub.inside().contains(j)) continue;
-      if (params.size() < kLinearDedupe) {
-        if (std::find(params.begin(), params.end(), j) != params.end()) continue;
-      } else {
-        if (seen.universe() == 0) {
-          seen = IndexSet(graph.size());
-          for (std::size_t p : params) seen.add(p);
-        }
-        if (seen.contains(j)) continue;
-        seen.add(j);
-      }
-      params.push_back(j);
-    }
-  }
+  boost::container::small_vector<std::size_t, 16> params;
+  lay_out_operands(graph, sub.inside(), body, params, static_cast<NoInlined*>(nullptr));
   write_structure(w, graph, candidate, params, body, sub.exit());
 }
 
@@ -307,22 +290,23 @@ class KeyTokenWriter {
 /// nodes, their signatures; the results as body positions; and the nested groups (attributes and
 /// members as body positions, depth-first). Candidates with equal keys compute the same function
 /// on the same target, so one cost serves them all; a different op, signature (shape), wiring,
-/// target or nested attribute gives a different key. `view` must be extract(graph,
+/// target or nested attribute gives a different key. `function` must be extract(graph,
 /// candidate.sub_graph). The rule name is not part of the key.
 ///
 /// A parameter is written as its producer's signature, so with the default signature
 /// ("op_name/kind") two blocks fed by different ops get different keys.
 template <class G>
-std::string structural_key(const DataflowGraph<G>& graph, const Candidate& candidate, const ExtractionView& view) {
+std::string structural_key(const DataflowGraph<G>& graph, const Candidate& candidate,
+                           const ExtractedFunction& function) {
   std::string key;
-  key.reserve(32 * (view.params.size() + view.body.size() + 1) + 8 * candidate.sub_graph.nested().size());
+  key.reserve(32 * (function.params.size() + function.body.size() + 1) + 8 * candidate.sub_graph.nested().size());
   detail::KeyTextWriter<G> writer(graph, key);
-  detail::write_structure(writer, graph, candidate, view.params, view.body, view.results);
+  detail::write_structure(writer, graph, candidate, function.params, function.body, function.results);
   return key;
 }
 
-/// structural_key() without an extraction view: the parameters and body are laid out here as
-/// extract() would, in small buffers.
+/// structural_key() without an extracted function: the parameters and body are laid out here as
+/// extract() lays them out, in small buffers.
 template <class G>
 std::string structural_key(const DataflowGraph<G>& graph, const Candidate& candidate) {
   std::string key;

@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
+#include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -16,18 +19,30 @@ namespace collage {
 
 /// Options of the beam search.
 struct BeamSearchOptions {
-  /// States kept per step.
+  /// States kept per step; at least 1.
   std::size_t width = 64;
 };
+
+namespace detail {
+
+/// An invalid_argument Error naming `field` when the beam options are out of their domain.
+inline std::optional<Error> check_beam_options(const BeamSearchOptions& options, std::string_view field) {
+  if (options.width >= 1) return std::nullopt;
+  return Error{ErrorCode::invalid_argument, std::string(field) + " is 0: the beam must keep at least 1 state"};
+}
+
+}  // namespace detail
 
 /// A bounded-width search over the exact search's state space. States are layered by how many
 /// kernel nodes they cover and layers are processed in ascending order; of each layer the `width`
 /// best states (cost so far plus the A* bound) are expanded by every applicable candidate. Each
 /// expansion covers at least one more kernel node, so there are at most as many layers as kernel
 /// nodes. Results are acyclic and valid, optimal when the beam never drops the optimal path.
-/// Deterministic. Fails when no kept state can be completed.
+/// Deterministic. Fails when no kept state can be completed, and with
+/// ErrorCode::invalid_argument when `options.width` is 0.
 template <class G>
 Result<Partitioning> beam_search(const SearchProblem<G>& problem, const BeamSearchOptions& options = {}) {
+  if (auto error = detail::check_beam_options(options, "BeamSearchOptions::width")) return std::move(*error);
   const auto started = std::chrono::steady_clock::now();
   detail::Frontier<G> frontier(problem);
   double bound_total = 0;

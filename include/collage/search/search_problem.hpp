@@ -5,16 +5,19 @@
 /// share.
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "collage/graph/dataflow_graph.hpp"
 #include "collage/partition/candidate.hpp"
 #include "collage/support/cost.hpp"
+#include "collage/support/numbers.hpp"
 #include "collage/support/result.hpp"
 
 namespace collage {
@@ -27,8 +30,40 @@ namespace collage {
 /// candidates are used only where nothing known covers their nodes.
 struct SearchCosts {
   /// Added to every candidate of a target (a per-partition transition cost), by target name.
+  /// Each must be a finite number >= 0.
   std::map<std::string, double> penalty;
 };
+
+/// Why the oracle made some candidates Invalid, as (index into the candidate list, reason),
+/// ascending by index: what SearchProblem says when no usable candidate covers a node.
+using InvalidReasons = std::vector<std::pair<std::size_t, std::string>>;
+
+namespace detail {
+
+/// An invalid_argument Error when `penalty` (of `target`, set through `field`) is negative, NaN or
+/// infinite.
+inline std::optional<Error> check_penalty(const std::string& target, double penalty, std::string_view field) {
+  if (std::isfinite(penalty) && penalty >= 0) return std::nullopt;
+  return Error{ErrorCode::invalid_argument, std::string(field) + " of target '" + target + "' is " +
+                                                collage::format_double(penalty) +
+                                                ": it must be a finite number >= 0"};
+}
+
+/// The sorted, distinct targets of `candidates`, joined with ", " ("none" when there are none).
+template <class Candidates, class Keep>
+std::string target_list(const Candidates& candidates, Keep keep) {
+  std::vector<std::string_view> targets;
+  for (const Candidate& c : candidates) {
+    if (keep(c)) targets.push_back(c.target);
+  }
+  std::sort(targets.begin(), targets.end());
+  targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
+  std::string text;
+  for (std::string_view t : targets) text += (text.empty() ? "" : ", ") + std::string(t);
+  return text.empty() ? std::string("none") : text;
+}
+
+}  // namespace detail
 
 /// The searchers' view of a partitioning problem: every usable candidate with its effective cost,
 /// indexed by its first kernel node. Nodes that need no kernel are never required: a searcher may
@@ -37,22 +72,25 @@ template <class G>
 class SearchProblem {
  public:
   /// Builds the problem from costed candidates (a candidate without a cost counts as Unknown).
-  /// Invalid candidates and candidates without a kernel node are dropped. Fails, naming the node
-  /// and the targets tried, when some kernel node has no usable candidate.
+  /// Invalid candidates and candidates without a kernel node are dropped. Fails with
+  /// ErrorCode::invalid_argument on a negative, NaN or infinite penalty (naming the target), and
+  /// with ErrorCode::uncovered when some kernel node has no usable candidate, saying which case it
+  /// is: "no rule proposed a candidate for node 'X' (targets tried: ...)", or "no candidate covers
+  /// node 'X': N candidates from T, all Invalid: <the first of `reasons` among them>".
   static Result<SearchProblem> build(const DataflowGraph<G>& graph, std::vector<Candidate> candidates,
-                                     const SearchCosts& costs = {}) {
+                                     const SearchCosts& costs = {}, const InvalidReasons& reasons = {}) {
     SearchProblem p(graph);
     p.owned_ = std::move(candidates);
-    if (std::optional<Error> error = p.index(p.owned_, costs)) return std::move(*error);
+    if (std::optional<Error> error = p.index(p.owned_, costs, reasons)) return std::move(*error);
     return p;
   }
 
   /// build() without copying the candidates: the problem refers to `candidates`, which must
   /// outlive it unchanged.
   static Result<SearchProblem> build_borrowed(const DataflowGraph<G>& graph, const std::vector<Candidate>& candidates,
-                                              const SearchCosts& costs = {}) {
+                                              const SearchCosts& costs = {}, const InvalidReasons& reasons = {}) {
     SearchProblem p(graph);
-    if (std::optional<Error> error = p.index(candidates, costs)) return std::move(*error);
+    if (std::optional<Error> error = p.index(candidates, costs, reasons)) return std::move(*error);
     return p;
   }
 
@@ -102,7 +140,11 @@ class SearchProblem {
   explicit SearchProblem(const DataflowGraph<G>& graph) : graph_(&graph) {}
 
   /// Indexes the usable candidates of `candidates` (which the items point into).
-  std::optional<Error> index(const std::vector<Candidate>& candidates, const SearchCosts& costs) {
+  std::optional<Error> index(const std::vector<Candidate>& candidates, const SearchCosts& costs,
+                             const InvalidReasons& reasons) {
+    for (const auto& [target, value] : costs.penalty) {
+      if (auto error = detail::check_penalty(target, value, "SearchCosts::penalty")) return error;
+    }
     double known_sum = 0;
     items_.reserve(candidates.size());
     by_first_.assign(graph_->size() + 1, 0);
@@ -152,20 +194,42 @@ class SearchProblem {
     for (std::size_t i = 0; i < graph_->size(); ++i) {
       if (!graph_->needs_kernel(i)) continue;
       ++kernel_nodes_;
-      if (min_share_[i] < 0) {
-        std::vector<std::string> targets;
-        for (const Candidate& c : candidates) targets.push_back(c.target);
-        std::sort(targets.begin(), targets.end());
-        targets.erase(std::unique(targets.begin(), targets.end()), targets.end());
-        std::string tried;
-        for (const std::string& t : targets) tried += (tried.empty() ? "" : ", ") + t;
-        return Error{ErrorCode::uncovered, "no candidate covers node '" + graph_->label(i) + "' (targets tried: " +
-                     (tried.empty() ? std::string("none") : tried) + ")"};
-      }
+      if (min_share_[i] < 0) return uncovered(candidates, reasons, i);
     }
     mark_contested();
     index_covering();
     return std::nullopt;
+  }
+
+  /// The error for kernel node `node`, which no usable candidate covers: either no candidate holds
+  /// it, or every one that does is Invalid (after its penalty, which is finite: so the oracle said so).
+  Error uncovered(const std::vector<Candidate>& candidates, const InvalidReasons& reasons, std::size_t node) const {
+    const std::string name = "'" + graph_->label(node) + "'";
+    auto holds = [&](const Candidate& c) { return c.sub_graph.inside().contains(node); };
+    std::size_t holding = 0;
+    std::size_t first = npos;
+    for (std::size_t k = 0; k < candidates.size(); ++k) {
+      if (!holds(candidates[k])) continue;
+      if (holding++ == 0) first = k;
+    }
+    if (holding == 0) {
+      return Error{ErrorCode::uncovered, "no rule proposed a candidate for node " + name + " (targets tried: " +
+                                             detail::target_list(candidates, [](const Candidate&) { return true; }) +
+                                             ")"};
+    }
+    std::string message = "no candidate covers node " + name + ": " + std::to_string(holding) +
+                          (holding == 1 ? " candidate from " : " candidates from ") +
+                          detail::target_list(candidates, holds) + (holding == 1 ? ", Invalid" : ", all Invalid");
+    // The first reason given for a candidate that holds the node.
+    auto reason = std::lower_bound(reasons.begin(), reasons.end(), first,
+                                   [](const auto& entry, std::size_t k) { return entry.first < k; });
+    for (; reason != reasons.end(); ++reason) {
+      if (reason->first < candidates.size() && holds(candidates[reason->first])) {
+        message += ": " + reason->second;
+        break;
+      }
+    }
+    return Error{ErrorCode::uncovered, std::move(message)};
   }
 
   void mark_contested() {

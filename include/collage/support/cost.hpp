@@ -6,8 +6,9 @@
 #include <cmath>
 #include <limits>
 #include <ostream>
-#include <sstream>
 #include <string>
+
+#include "collage/support/numbers.hpp"
 
 namespace collage {
 
@@ -69,14 +70,12 @@ class Cost {
   friend bool operator<=(Cost a, Cost b) { return !(b < a); }
   friend bool operator>=(Cost a, Cost b) { return !(a < b); }
 
-  /// "12.5", "unknown" or "invalid"; known values print with 12 significant digits.
+  /// "12.5", "unknown" or "invalid"; known values print with 12 significant digits (as "%.12g"
+  /// in the C locale), the same under every locale.
   std::string to_string() const {
     if (is_unknown()) return "unknown";
     if (is_invalid()) return "invalid";
-    std::ostringstream os;
-    os.precision(12);
-    os << value_;
-    return os.str();
+    return format_double(value_, 12);
   }
   friend std::ostream& operator<<(std::ostream& os, Cost c) { return os << c.to_string(); }
 

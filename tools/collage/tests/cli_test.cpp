@@ -4,15 +4,21 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
-#include <random>
+#include <optional>
 #include <ostream>
+#include <random>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "../../../tests/common/comma_locale.hpp"
 #include "cli_test_support.hpp"
+#include "collage/report.hpp"
 #include "graph_gen.hpp"
+#include "json_graph.hpp"
+#include "outputs.hpp"
+#include "spec_reader.hpp"
 
 namespace collage_cli_test {
 namespace {
@@ -111,6 +117,69 @@ TEST(CliExample, ListsCandidatesWithCosts) {
   }
   EXPECT_TRUE(cudnn_conv) << r.out;
   EXPECT_TRUE(tvm_fused) << r.out;
+}
+
+/// A graph and spec read with the tool's readers and partitioned in this process.
+struct InProcess {
+  collage::cli::JsonGraph ir;
+  std::optional<collage::DataflowGraph<collage::cli::JsonGraph>> graph;
+  std::optional<collage::cli::ToolSpec<collage::cli::JsonGraph>> spec;
+  std::optional<collage::PartitionResult> result;
+
+  InProcess(const std::string& graph_file, const std::string& spec_file) {
+    const std::string graph_text = read_text(graph_file);
+    auto read = collage::cli::read_graph(graph_text, graph_file);
+    EXPECT_TRUE(read.ok()) << read.error().message;
+    ir = std::move(read).value();
+    auto built = collage::cli::build_graph(ir);
+    EXPECT_TRUE(built.ok()) << built.error().message;
+    graph.emplace(std::move(built).value());
+    const std::string spec_text = read_text(spec_file);
+    auto s = collage::cli::read_spec<collage::cli::JsonGraph>(std::string_view(spec_text), spec_file);
+    EXPECT_TRUE(s.ok()) << s.error().message;
+    spec.emplace(std::move(s).value());
+    auto oracle = spec->make_oracle();
+    auto r = collage::partition(*graph, spec->targets, *oracle, spec->options());
+    EXPECT_TRUE(r.ok()) << r.error().message;
+    result.emplace(std::move(r).value());
+  }
+};
+
+TEST(CliExample, CheckReadsTheLibrarysOwnReport) {
+  // One schema: a report written by collage::to_json (nodes by label, alternatives included) is a
+  // partitioning `collage check` accepts, as the tool's own output is.
+  const fs::path dir = scratch_dir();
+  InProcess p(example("graph.json"), example("spec.json"));
+  write_text(dir / "library.json", collage::to_json(*p.graph, *p.result));
+  for (bool with_spec : {true, false}) {
+    std::vector<std::string> args = {"check", "--graph", example("graph.json"), "--partition", "library.json"};
+    if (with_spec) args.insert(args.end(), {"--spec", example("spec.json")});
+    CliRun c = run_cli(dir, args);
+    EXPECT_EQ(c.status, 0) << c.err;
+    EXPECT_NE(c.out.find("library.json: valid: 10 partitions, 7 host nodes, total cost 29.5"), std::string::npos)
+        << c.out;
+  }
+}
+
+TEST(CliExample, OutputsAreTheSameBytesUnderACommaLocale) {
+  InProcess p(example("graph.json"), example("spec.json"));
+  collage::cli::Timings t;
+  t.build = 0.0125;
+  t.candidates = 0.25;
+  t.estimate = 0.5;
+  t.search = 1.75;
+  t.total = 2.5;
+  auto outputs = [&] {
+    return collage::cli::partition_text(*p.graph, *p.result, t) +
+           collage::cli::partition_json(*p.graph, *p.result, t).dump() +
+           collage::cli::partition_dot(*p.graph, *p.result) +
+           collage::cli::candidates_json(*p.graph, p.result->candidates, p.result->penalties).dump();
+  };
+  const std::string c_locale = outputs();
+  EXPECT_NE(c_locale.find("2.500 s)"), std::string::npos) << c_locale;
+  testing_ir::CommaLocale comma;
+  if (!comma.active()) GTEST_SKIP() << testing_ir::CommaLocale::missing();
+  EXPECT_EQ(outputs(), c_locale);
 }
 
 TEST(CliUsage, HelpForEachCommandHasAnExample) {

@@ -1,0 +1,30 @@
+#pragma once
+
+/// \file
+/// The cuBLASLt kernel of the cublas backend.
+
+#include <memory>
+
+#include <collage/support/result.hpp>
+
+#include "backends/backend.hpp"
+#include "backends/cublas/cublas_plan.hpp"
+#include "runtime/cuda_device.hpp"
+
+namespace tc {
+
+/// Whether this build has the cublas kernels (the CUDA toolkit with cuBLASLt was found).
+bool cublas_built();
+
+/// Opens cuBLASLt and finds the functions the kernels call (done once per process, when the first
+/// kernel is compiled; this needs no GPU). An error names the library or the missing functions.
+collage::Status load_cublaslt();
+
+/// Compiles `plan` (the call of `function`) for `device`: uploads the constants it reads, picks
+/// cuBLASLt's best algorithm by heuristic for the plan's shapes and epilogue (operands assumed
+/// 16-byte aligned, which run() checks), and reserves the device's workspace for it. Without cuBLASLt
+/// in the build, an error saying so.
+collage::Result<std::unique_ptr<Kernel>> compile_cublas_kernel(const Function& function, const MatmulPlan& plan,
+                                                               CudaDevice& device, const CublasOptions& options);
+
+}  // namespace tc

@@ -1,0 +1,112 @@
+#pragma once
+
+/// \file
+/// What the cublas backend computes for one call, worked out on the host with no GPU: a MatMul or
+/// Gemm with the epilogue cuBLASLt fuses into it (a scale, a bias vector, a same-shape addend as
+/// its C matrix, relu or GELU), as a row-major batched problem (MatmulPlan), and that problem in
+/// the column-major terms cuBLASLt takes (LtProblem).
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <collage/support/result.hpp>
+
+#include "tensor/graph.hpp"
+
+namespace tc {
+
+/// Choices of the cublas backend.
+struct CublasOptions {
+  /// Run erf GELU (the decomposed Div/Erf/Add/Mul/Mul exporters emit) as cuBLASLt's GELU epilogue,
+  /// which is the tanh approximation: it differs from erf GELU by up to 4.7e-4 absolute (near
+  /// x = -2.7), beyond the default output check (rtol 1e-3, atol 1e-4), so it is off by default.
+  bool approximate_gelu = false;
+  /// TF32 tensor cores (CUBLAS_COMPUTE_32F_FAST_TF32, 10-bit mantissa products) instead of full
+  /// FP32 arithmetic (CUBLAS_COMPUTE_32F).
+  bool tf32 = false;
+  /// The most scratch memory one matmul may use (the algorithm heuristic's limit).
+  std::size_t max_workspace_bytes = std::size_t{32} << 20;
+};
+
+/// The activation applied last by the epilogue.
+enum class MatmulActivation { none, relu, gelu_tanh };
+
+/// One call of the cublas backend, row-major: for each batch b,
+///
+///     D[b] = act(alpha * op(A[b]) * op(B[b]) + beta * C[b] + bias)
+///
+/// with op(A) of m x k, op(B) of k x n, D and C dense m x n, bias a length-n vector added to every
+/// row. Node ids are of the graph the plan was made from.
+struct MatmulPlan {
+  int a = -1;
+  int b = -1;
+  /// The same-shape addend, or -1 (beta is then 0).
+  int c = -1;
+  /// The bias vector, or -1.
+  int bias = -1;
+  /// The call's last node: its value is D.
+  int result = -1;
+  std::int64_t m = 0;
+  std::int64_t n = 0;
+  std::int64_t k = 0;
+  std::int64_t batch = 1;
+  /// A is stored k x m (B: n x k), as Gemm's transA (transB) says.
+  bool trans_a = false;
+  bool trans_b = false;
+  /// Elements between consecutive batches of A and of B; 0 when every batch reads the same matrix.
+  std::int64_t stride_a = 0;
+  std::int64_t stride_b = 0;
+  double alpha = 1.0;
+  double beta = 0.0;
+  MatmulActivation activation = MatmulActivation::none;
+
+  /// The nodes whose values the call reads (A, B, then C and the bias where present; -1 for
+  /// absent ones).
+  std::vector<int> operands() const { return {a, b, c, bias}; }
+};
+
+/// Plans the call made of `nodes` of `graph` (operator nodes, topological; shapes inferred): a
+/// MatMul or Gemm first, then in a chain, each reading the one before, optionally a scale by a
+/// scalar constant (Div or Mul), up to two Adds of a value from outside the call (a length-n
+/// vector becomes the bias, a tensor of the result's shape C; Gemm's own C counts as one), and
+/// last Relu or, with options.approximate_gelu, GELU in its erf forms. Fails naming what cuBLASLt
+/// cannot express: batch dims that broadcast other than "all" or "none", an addend of another
+/// shape, two biases, an operation it does not fuse.
+collage::Result<MatmulPlan> plan_matmul(const Graph& graph, const std::vector<int>& nodes, const CublasOptions& options);
+
+/// One matrix as cuBLASLt sees it: column-major, rows x cols with leading dimension ld, batches
+/// batch_stride elements apart.
+struct LtMatrix {
+  std::uint64_t rows = 0;
+  std::uint64_t cols = 0;
+  std::int64_t ld = 0;
+  std::int64_t batch_stride = 0;
+};
+
+/// A MatmulPlan as a column-major cuBLASLt problem. Row-major D = op(A) op(B) is column-major
+/// D^T = op(B)^T op(A)^T, so cuBLASLt's "A" is the plan's B and its "B" is the plan's A:
+///
+///     D'[b] (n x m) = act(alpha * opA'(A'[b]) * opB'(B'[b]) + beta * C'[b] + bias)
+///
+/// with the bias indexed by D's rows (the plan's n, as cuBLASLt's bias epilogue wants).
+struct LtProblem {
+  /// Whether cuBLASLt transposes its A (the plan's B) and its B (the plan's A).
+  bool trans_a = false;
+  bool trans_b = false;
+  LtMatrix a;
+  LtMatrix b;
+  /// The layout of C and of D.
+  LtMatrix d;
+  std::int64_t batch = 1;
+};
+
+/// The column-major problem of `plan`.
+LtProblem lt_problem(const MatmulPlan& plan);
+
+/// If the nodes `rest` (topological) are exactly GELU in one of the erf forms exporters emit,
+/// applied to `x` — x * (erf(x / sqrt 2) + 1) * 0.5 or (x * 0.5) * (erf(x / sqrt 2) + 1), operands
+/// of Add and Mul in either order, x * (1 / sqrt 2) for the division — its last node; else -1.
+int match_gelu_erf(const Graph& graph, int x, const std::vector<int>& rest);
+
+}  // namespace tc

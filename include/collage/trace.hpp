@@ -1,0 +1,396 @@
+#pragma once
+
+/// \file
+/// Traces: a partition() run saved as text (the costed candidates and the search settings), and
+/// replay(), which repeats the search from it without any oracle and gets the same partitioning.
+///
+/// Format: one record per line, fields separated by tabs.
+///
+///     collage-trace/2
+///     search <exact|beam|greedy> <beam width> <max states> <max memory MiB> <fall back to beam: 0|1>
+///     priority <target>...
+///     penalty <target> <value>
+///     candidate <target> <rule> <cost> <inside indexes> [<group>...]
+///
+/// - A cost is a number >= 0, "unknown" or "invalid"; costs and penalties are written in the
+///   shortest form that reads back to the same double (std::to_chars), so replay compares exactly
+///   what the search compared. The bytes are the same under every locale.
+/// - Indexes are post-DFS indexes of the graph, in decimal, comma-separated.
+/// - A group is "<depth>:<attributes>@<indexes>", the attributes "key=value;key=value". The groups
+///   of a candidate are listed depth-first: depth 0 for the candidate's own groups, depth d + 1 for
+///   a group nested in the nearest group of depth d before it (so a Composite group inside a
+///   Primitive one keeps its place).
+/// - In targets, rule names, attribute keys and values, the characters '%', tab, line feed,
+///   carriage return, ';', '=' and '@' are written as "%XX" (two upper-case hex digits).
+///
+/// replay() also reads collage-trace/1 (the first version: no group depths, so groups at depth 0
+/// only; no escapes; "search <algorithm> <beam width>").
+
+#include <cmath>
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "collage/graph/dataflow_graph.hpp"
+#include "collage/partition/candidate.hpp"
+#include "collage/partition/sub_graph.hpp"
+#include "collage/partitioner.hpp"
+#include "collage/search/search_problem.hpp"
+#include "collage/support/cost.hpp"
+#include "collage/support/index_set.hpp"
+#include "collage/support/numbers.hpp"
+#include "collage/support/result.hpp"
+
+namespace collage {
+
+/// The tag on the first line of the traces save_trace() writes.
+inline constexpr std::string_view kTraceFormat = "collage-trace/2";
+
+namespace detail {
+
+/// Deepest nesting of groups replay() accepts.
+inline constexpr std::size_t kMaxTraceGroupDepth = 64;
+
+/// Whether `ch` is written as "%XX" in a trace's text fields.
+constexpr bool trace_escaped(char ch) {
+  return ch == '%' || ch == '\t' || ch == '\n' || ch == '\r' || ch == ';' || ch == '=' || ch == '@';
+}
+
+/// `text` with the characters trace_escaped() names written as "%XX".
+inline std::string trace_escape(std::string_view text) {
+  static constexpr char kHex[] = "0123456789ABCDEF";
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    if (!trace_escaped(ch)) {
+      out += ch;
+      continue;
+    }
+    const auto byte = static_cast<unsigned char>(ch);
+    out += '%';
+    out += kHex[byte >> 4];
+    out += kHex[byte & 0xF];
+  }
+  return out;
+}
+
+/// The text trace_escape() wrote as `text`, or nothing on a malformed escape.
+inline std::optional<std::string> trace_unescape(std::string_view text) {
+  auto digit = [](char ch) -> int {
+    if (ch >= '0' && ch <= '9') return ch - '0';
+    if (ch >= 'A' && ch <= 'F') return ch - 'A' + 10;
+    return -1;
+  };
+  std::string out;
+  out.reserve(text.size());
+  for (std::size_t k = 0; k < text.size(); ++k) {
+    if (text[k] != '%') {
+      out += text[k];
+      continue;
+    }
+    if (k + 2 >= text.size()) return std::nullopt;
+    const int hi = digit(text[k + 1]);
+    const int lo = digit(text[k + 2]);
+    if (hi < 0 || lo < 0) return std::nullopt;
+    out += static_cast<char>(hi * 16 + lo);
+    k += 2;
+  }
+  return out;
+}
+
+/// The members of `s`, comma-separated.
+inline void append_trace_indexes(std::string& out, const IndexSet& s) {
+  bool first = true;
+  for (std::size_t i : s) {
+    if (!first) out += ',';
+    first = false;
+    out += std::to_string(i);
+  }
+}
+
+/// "\t<depth>:<attrs>@<indexes>" for each group of `nested` and, depth-first, its own groups.
+inline void append_trace_groups(std::string& out, const NestedGroups& nested, std::size_t depth) {
+  for (const NestedSubGraph& n : nested) {
+    out += '\t';
+    out += std::to_string(depth);
+    out += ':';
+    for (std::size_t k = 0; k < n.attrs.size(); ++k) {
+      if (k != 0) out += ';';
+      out += trace_escape(n.attrs[k].first);
+      out += '=';
+      out += trace_escape(n.attrs[k].second);
+    }
+    out += '@';
+    append_trace_indexes(out, n.sub_graph.inside());
+    append_trace_groups(out, n.sub_graph.nested(), depth + 1);
+  }
+}
+
+/// The fields of `text` between the separators `sep`.
+inline std::vector<std::string_view> trace_fields(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = text.find(sep, start);
+    parts.push_back(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (end == std::string_view::npos) return parts;
+    start = end + 1;
+  }
+}
+
+/// A finite number >= 0 spelled by all of `text`, or nothing.
+inline std::optional<double> parse_non_negative(std::string_view text) {
+  std::optional<double> v = collage::parse_double(text);
+  if (!v || !std::isfinite(*v) || *v < 0) return std::nullopt;
+  return v;
+}
+
+/// Reads one trace; see replay().
+template <class G>
+class TraceReader {
+ public:
+  explicit TraceReader(const DataflowGraph<G>& graph) : graph_(graph) {}
+
+  Result<Partitioning> run(std::string_view trace) {
+    std::vector<std::string_view> lines = trace_fields(trace, '\n');
+    if (lines[0] == "collage-trace/1") {
+      version_ = 1;
+    } else if (lines[0] != kTraceFormat) {
+      return Error{ErrorCode::parse, "trace: line 1: expected '" + std::string(kTraceFormat) + "'"};
+    }
+    for (std::size_t n = 1; n < lines.size(); ++n) {
+      if (lines[n].empty()) continue;
+      where_ = "trace: line " + std::to_string(n + 1) + ": ";
+      if (std::optional<Error> error = record(trace_fields(lines[n], '\t'))) return std::move(*error);
+    }
+    auto problem = SearchProblem<G>::build_borrowed(graph_, candidates_, costs_);
+    if (!problem.ok()) return Error{problem.error().code, "trace: " + problem.error().message};
+    return run_search(*problem, options_, priority_);
+  }
+
+ private:
+  /// A group as read: its depth, attributes and nodes.
+  struct Group {
+    std::size_t depth;
+    Attrs attrs;
+    IndexSet inside;
+  };
+
+  Error fail(const std::string& problem) const { return Error{ErrorCode::parse, where_ + problem}; }
+
+  std::optional<std::string> text(std::string_view field) const {
+    if (version_ == 1) return std::string(field);
+    return trace_unescape(field);
+  }
+
+  std::optional<Error> record(const std::vector<std::string_view>& f) {
+    if (f[0] == "search") return search(f);
+    if (f[0] == "priority") {
+      priority_.clear();
+      for (std::size_t k = 1; k < f.size(); ++k) {
+        std::optional<std::string> target = text(f[k]);
+        if (!target) return fail("bad escape in target '" + std::string(f[k]) + "'");
+        priority_.push_back(std::move(*target));
+      }
+      return std::nullopt;
+    }
+    if (f[0] == "penalty") {
+      if (f.size() != 3) return fail("expected 'penalty <target> <value>'");
+      std::optional<std::string> target = text(f[1]);
+      if (!target) return fail("bad escape in target '" + std::string(f[1]) + "'");
+      std::optional<double> v = parse_non_negative(f[2]);
+      if (!v) {
+        return fail("penalty of target '" + *target + "' is '" + std::string(f[2]) +
+                    "': it must be a finite number >= 0");
+      }
+      costs_.penalty[*target] = *v;
+      return std::nullopt;
+    }
+    if (f[0] == "candidate") {
+      if (f.size() < 5) return fail("expected 'candidate <target> <rule> <cost> <indexes> [<group>...]'");
+      return candidate(f);
+    }
+    return fail("unrecognised record '" + std::string(f[0]) + "'");
+  }
+
+  std::optional<Error> search(const std::vector<std::string_view>& f) {
+    if (f.size() != (version_ == 1 ? 3u : 6u)) {
+      return fail(version_ == 1 ? "expected 'search <algorithm> <beam width>'"
+                                : "expected 'search <algorithm> <beam width> <max states> <max memory MiB> "
+                                  "<fall back to beam>'");
+    }
+    std::optional<SearchAlgorithm> algorithm = parse_search_algorithm(f[1]);
+    if (!algorithm) return fail("unknown search algorithm '" + std::string(f[1]) + "'");
+    options_.algorithm = *algorithm;
+    std::optional<std::size_t> width = collage::parse_index(f[2]);
+    if (!width || *width == 0) return fail("beam width '" + std::string(f[2]) + "': it must be an integer >= 1");
+    options_.beam.width = *width;
+    if (version_ == 1) return std::nullopt;
+    std::optional<std::size_t> states = collage::parse_index(f[3]);
+    if (!states) return fail("max states '" + std::string(f[3]) + "': it must be an integer >= 0");
+    std::optional<std::size_t> memory = collage::parse_index(f[4]);
+    if (!memory) return fail("max memory '" + std::string(f[4]) + "': it must be an integer >= 0");
+    if (f[5] != "0" && f[5] != "1") return fail("fall back to beam '" + std::string(f[5]) + "': it must be 0 or 1");
+    options_.exact.max_states = *states;
+    options_.exact.max_memory_mib = *memory;
+    options_.fall_back_to_beam = f[5] == "1";
+    return std::nullopt;
+  }
+
+  /// The nodes `field` lists, or nothing when it is empty or not made of indexes of the graph.
+  std::optional<IndexSet> indexes(std::string_view field) const {
+    if (field.empty() || graph_.size() == 0) return std::nullopt;
+    IndexSet s(graph_.size());
+    for (std::string_view item : trace_fields(field, ',')) {
+      std::optional<std::size_t> i = collage::parse_index(item, graph_.size() - 1);
+      if (!i) return std::nullopt;
+      s.add(*i);
+    }
+    return s;
+  }
+
+  std::optional<Error> candidate(const std::vector<std::string_view>& f) {
+    std::optional<std::string> target = text(f[1]);
+    std::optional<std::string> rule = text(f[2]);
+    if (!target || !rule) return fail("bad escape in the target or rule name");
+    Cost cost = Cost::unknown();
+    if (f[3] == "invalid") {
+      cost = Cost::invalid();
+    } else if (f[3] != "unknown") {
+      std::optional<double> v = parse_non_negative(f[3]);
+      if (!v) return fail("cost '" + std::string(f[3]) + "': it must be a finite number >= 0, 'unknown' or 'invalid'");
+      cost = Cost::value(*v);
+    }
+    std::optional<IndexSet> inside = indexes(f[4]);
+    if (!inside) {
+      return fail("bad node indexes '" + std::string(f[4]) + "' (does the trace belong to this graph of " +
+                  std::to_string(graph_.size()) + " nodes?)");
+    }
+    std::vector<Group> groups;
+    if (std::optional<Error> error = read_groups(f, *inside, groups)) return error;
+    std::size_t next = 0;
+    std::vector<NestedSubGraph> nested = build(groups, next, 0);
+    candidates_.push_back(Candidate{SubGraph(graph_, std::move(*inside), std::move(nested)), *target, *rule, cost});
+    return std::nullopt;
+  }
+
+  /// The groups in fields 5.. of a candidate record, in order, each checked against the group it is
+  /// nested in (or the candidate): non-empty, inside it, disjoint from its siblings, and convex.
+  std::optional<Error> read_groups(const std::vector<std::string_view>& f, const IndexSet& inside,
+                                   std::vector<Group>& groups) const {
+    std::vector<IndexSet> parents{inside};                 // parents[d]: what a group of depth d lies in
+    std::vector<IndexSet> taken{IndexSet(graph_.size())};  // taken[d]: its earlier children's nodes
+    for (std::size_t k = 5; k < f.size(); ++k) {
+      auto fail_group = [&](const std::string& problem) {
+        return fail("group " + std::to_string(k - 4) + " '" + std::string(f[k]) + "': " + problem);
+      };
+      std::string_view field = f[k];
+      std::size_t depth = 0;
+      if (version_ != 1) {
+        const std::size_t colon = field.find(':');
+        std::optional<std::size_t> d =
+            colon == std::string_view::npos ? std::nullopt : collage::parse_index(field.substr(0, colon));
+        if (!d) return fail_group("expected '<depth>:<attributes>@<indexes>'");
+        depth = *d;
+        field.remove_prefix(colon + 1);
+      }
+      if (depth >= parents.size()) {
+        return fail_group("depth " + std::to_string(depth) + " without an enclosing group of depth " +
+                          std::to_string(depth - 1) + " before it");
+      }
+      if (depth >= kMaxTraceGroupDepth) {
+        return fail_group("groups nest more than " + std::to_string(kMaxTraceGroupDepth) + " levels deep");
+      }
+      const std::size_t at = field.find('@');
+      if (at == std::string_view::npos) return fail_group("expected '<attributes>@<indexes>'");
+      Group group{depth, {}, IndexSet()};
+      if (at != 0) {
+        for (std::string_view kv : trace_fields(field.substr(0, at), ';')) {
+          const std::size_t eq = kv.find('=');
+          std::optional<std::string> key = eq == std::string_view::npos ? std::nullopt : text(kv.substr(0, eq));
+          std::optional<std::string> value = key ? text(kv.substr(eq + 1)) : std::nullopt;
+          if (!value) return fail_group("bad attribute '" + std::string(kv) + "'");
+          group.attrs.emplace_back(std::move(*key), std::move(*value));
+        }
+      }
+      std::optional<IndexSet> members = indexes(field.substr(at + 1));
+      if (!members) return fail_group("bad node indexes");
+      parents.resize(depth + 1);
+      taken.resize(depth + 1);
+      const char* within = depth == 0 ? "its candidate" : "the group it is nested in";
+      if (!members->is_subset_of(parents[depth])) return fail_group("not inside " + std::string(within));
+      if (members->intersects(taken[depth])) return fail_group("overlaps another group in " + std::string(within));
+      if (!graph_.is_convex(*members)) return fail_group("not convex");
+      taken[depth] |= *members;
+      parents.push_back(*members);
+      taken.push_back(IndexSet(graph_.size()));
+      group.inside = std::move(*members);
+      groups.push_back(std::move(group));
+    }
+    return std::nullopt;
+  }
+
+  /// The groups of depth `depth` from groups[next] on (until a shallower one), with their own.
+  std::vector<NestedSubGraph> build(std::vector<Group>& groups, std::size_t& next, std::size_t depth) const {
+    std::vector<NestedSubGraph> out;
+    while (next < groups.size() && groups[next].depth == depth) {
+      Group& g = groups[next++];
+      std::vector<NestedSubGraph> inner = build(groups, next, depth + 1);
+      out.push_back(NestedSubGraph{SubGraph(graph_, std::move(g.inside), std::move(inner)), std::move(g.attrs)});
+    }
+    return out;
+  }
+
+  const DataflowGraph<G>& graph_;
+  int version_ = 2;
+  std::string where_;
+  PartitionerOptions options_;
+  SearchCosts costs_;
+  std::vector<std::string> priority_;
+  std::vector<Candidate> candidates_;
+};
+
+}  // namespace detail
+
+/// `result` as a trace (see the format above): its search settings, target priority, penalties,
+/// and every candidate with its oracle cost and its nested groups at every depth. Deterministic:
+/// the same result gives the same bytes, under any locale.
+inline std::string save_trace(const PartitionResult& result) {
+  std::string out(kTraceFormat);
+  out += "\nsearch\t";
+  out += to_string(result.algorithm);
+  out += '\t' + std::to_string(result.beam.width) + '\t' + std::to_string(result.exact.max_states) + '\t' +
+         std::to_string(result.exact.max_memory_mib) + '\t' + (result.fall_back_to_beam ? "1" : "0");
+  out += "\npriority";
+  for (const std::string& t : result.priority) out += '\t' + detail::trace_escape(t);
+  out += '\n';
+  for (const auto& [target, value] : result.penalties) {
+    out += "penalty\t" + detail::trace_escape(target) + '\t' + format_double(value) + '\n';
+  }
+  for (const Candidate& c : result.candidates) {
+    const Cost cost = c.cost.value_or(Cost::unknown());
+    out += "candidate\t" + detail::trace_escape(c.target) + '\t' + detail::trace_escape(c.rule_name) + '\t';
+    out += cost.is_known() ? format_double(cost.raw()) : cost.to_string();
+    out += '\t';
+    detail::append_trace_indexes(out, c.sub_graph.inside());
+    detail::append_trace_groups(out, c.sub_graph.nested(), 0);
+    out += '\n';
+  }
+  return out;
+}
+
+/// Repeats the search saved in `trace` (see save_trace) over `graph` without an oracle: the same
+/// partitioning, parts and nested groups as the run that was saved. Fails with ErrorCode::parse,
+/// naming the line and the field, on a malformed trace or one that does not fit the graph: an
+/// index that is not a node of the graph, a cost or penalty that is negative, NaN or not a number,
+/// a beam width of 0, a nested group outside the candidate or group it is nested in, overlapping
+/// a sibling, or not convex; and as partition() does when no usable candidate covers some node.
+template <class G>
+Result<Partitioning> replay(const DataflowGraph<G>& graph, std::string_view trace) {
+  return detail::TraceReader<G>(graph).run(trace);
+}
+
+}  // namespace collage
