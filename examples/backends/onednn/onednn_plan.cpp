@@ -288,9 +288,6 @@ collage::Result<CallPlan> plan_anchor(const Graph& g, const LibraryCall& call) {
   if (anchor.op == Op::conv) plan = plan_conv(g, chain->anchor);
   if (anchor.op == Op::matmul) plan = plan_matmul(g, chain->anchor);
   if (anchor.op == Op::gemm) plan = plan_gemm(g, chain->anchor);
-  if (anchor.op == Op::batch_norm) {
-    return unsupported("BatchNormalization takes no post-ops but a Relu (composite onednn.batch_norm_relu)");
-  }
   if (!plan.ok()) return plan;
   const bool vector_operand = anchor.op == Op::matmul && (g.node(anchor.inputs[0]).shape.size() == 1 ||
                                                           g.node(anchor.inputs[1]).shape.size() == 1);
