@@ -96,18 +96,6 @@ inline collage::Result<std::vector<LibraryCall>> library_calls(const Function& f
   return calls;
 }
 
-/// The operands of `call`: the values it reads that it does not compute (graph inputs,
-/// constants, other calls' roots), each once, in first-use order.
-inline std::vector<int> call_operands(const Graph& g, const LibraryCall& call) {
-  std::vector<int> out;
-  for (int n : call.nodes) {
-    for (int in : g.node(n).inputs) {
-      if (!call.contains(in) && std::find(out.begin(), out.end(), in) == out.end()) out.push_back(in);
-    }
-  }
-  return out;
-}
-
 /// The value of node `n` when it is a one-element constant.
 inline std::optional<float> scalar_constant(const Graph& g, int n) {
   const Node& node = g.node(n);
@@ -339,8 +327,8 @@ class ValueSlots {
       Slot& s = slot_[static_cast<std::size_t>(g.outputs()[k])];
       if (s.kind == Kind::none) {
         s = {Kind::result, k};
-      } else {  // a result returned twice is copied after the calls
-        repeats_.push_back({s.index, k, static_cast<std::size_t>(numel(g.node(g.outputs()[k]).shape))});
+      } else {  // a result returned twice, or an input or constant returned, is copied after the calls
+        copies_.push_back({g.outputs()[k], k, static_cast<std::size_t>(numel(g.node(g.outputs()[k]).shape))});
       }
     }
     for (const LibraryCall& call : calls) {
@@ -372,9 +360,14 @@ class ValueSlots {
     return nullptr;
   }
 
-  /// Copies each result returned more than once from its first output to the others.
-  void copy_repeats(const std::vector<float*>& outputs) const {
-    for (const Repeat& r : repeats_) std::copy(outputs[r.first], outputs[r.first] + r.floats, outputs[r.repeat]);
+  /// Fills the outputs no call writes: a result returned more than once (from its first output),
+  /// an input or a constant returned as is.
+  void copy_outputs(const std::vector<const float*>& inputs, const std::vector<float*>& outputs,
+                    const std::vector<float*>& temps) const {
+    for (const Copy& c : copies_) {
+      const float* from = address(c.node, inputs, outputs, temps);
+      std::copy(from, from + c.floats, outputs[c.output]);
+    }
   }
 
   /// Whether `n` is a constant of the Function (its value is known at compile time).
@@ -391,10 +384,12 @@ class ValueSlots {
   std::vector<Slot> slot_;
   std::vector<std::shared_ptr<const Tensor>> constants_;
   std::vector<std::size_t> temp_floats_;
-  struct Repeat {
-    std::size_t first, repeat, floats;
+  struct Copy {
+    int node;
+    std::size_t output;
+    std::size_t floats;
   };
-  std::vector<Repeat> repeats_;
+  std::vector<Copy> copies_;
 };
 
 }  // namespace tc

@@ -4,13 +4,6 @@
 #include <cstring>
 #include <utility>
 
-// GCC 12 reports its own AVX-512 intrinsics (inlined from Eigen's packet math) as reading
-// uninitialised values: a known false positive of the compiler's headers, not of this code.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wuninitialized"
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
-
 #include <Eigen/Core>
 #include <unsupported/Eigen/SpecialFunctions>
 
@@ -41,8 +34,6 @@ void gemm(const float* a, const float* b, float* out, std::int64_t m, std::int64
     c.noalias() = alpha * (ma.transpose() * mb);
   } else if (trans_b) {
     c.noalias() = alpha * (ma * mb.transpose());
-  } else if (alpha == 1.0f) {
-    c.noalias() = ma * mb;
   } else {
     c.noalias() = alpha * (ma * mb);
   }
@@ -148,7 +139,7 @@ class EigenKernel final : public Kernel {
         run_conv(p.conv, p.epilogue, addends, at(p.conv.x), at(p.conv.w), out);
       }
     }
-    slots_.copy_repeats(outputs);
+    slots_.copy_outputs(inputs, outputs, temps_);
     return collage::Status::success();
   }
 

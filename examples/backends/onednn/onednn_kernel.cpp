@@ -133,10 +133,12 @@ std::vector<float> broadcast_copy(const Tensor& value, const Shape& to, float sc
   return out;
 }
 
-/// A memory whose address is set from a node's value at each run.
+/// A memory whose address is set from a node's value at each run (when it moved: oneDNN's
+/// set_data_handle is not free).
 struct Binding {
   memory mem;
   int node;
+  void* bound = nullptr;
 };
 
 /// One primitive and everything it is executed with.
@@ -161,7 +163,7 @@ class OnednnKernel final : public Kernel {
     const OneThread one_thread;
     for (const CallPlan& plan : plans) {
       try {
-        steps_.push_back(make_step(plan));
+        add_steps(plan);
       } catch (const dnnl::error& e) {
         return collage::Error{collage::ErrorCode::invalid_argument,
                               "onednn: " + plan.name + " at " + describe(graph, plan.root) + ": " + e.what()};
@@ -174,14 +176,18 @@ class OnednnKernel final : public Kernel {
     const OneThread one_thread;
     try {
       for (Step& step : steps_) {
-        for (Binding& b : step.bindings) b.mem.set_data_handle(slots_.address(b.node, inputs, outputs, temps_));
+        for (Binding& b : step.bindings) {
+          void* address = slots_.address(b.node, inputs, outputs, temps_);
+          if (address != b.bound) b.mem.set_data_handle(address);
+          b.bound = address;
+        }
         step.primitive.execute(stream_, step.args);
       }
       stream_.wait();
     } catch (const dnnl::error& e) {
       return collage::Error{collage::ErrorCode::invalid_argument, std::string("onednn: ") + e.what()};
     }
-    slots_.copy_repeats(outputs);
+    slots_.copy_outputs(inputs, outputs, temps_);
     return collage::Status::success();
   }
 
@@ -232,11 +238,15 @@ class OnednnKernel final : public Kernel {
     }
   }
 
-  dnnl::primitive_attr post_op_attr(Step& step, const CallPlan& plan) {
+  /// The post-ops of `plan`, their operands bound in `step`; the one at `sum` (when >= 0) becomes
+  /// oneDNN's sum post-op, which adds what the destination holds before the primitive runs.
+  dnnl::primitive_attr post_op_attr(Step& step, const CallPlan& plan, int sum = -1) {
     dnnl::post_ops ops;
     for (std::size_t k = 0; k < plan.post_ops.size(); ++k) {
       const PostOp& po = plan.post_ops[k];
-      if (po.is_binary) {
+      if (static_cast<int>(k) == sum) {
+        ops.append_sum(1.0f);
+      } else if (po.is_binary) {
         const Md md = plain(po.operand.dims);
         ops.append_binary(binary_algorithm(po.binary), md);
         bind(step, DNNL_ARG_ATTR_MULTIPLE_POST_OP(static_cast<int>(k)) | DNNL_ARG_SRC_1, po.operand, md);
@@ -249,26 +259,91 @@ class OnednnKernel final : public Kernel {
     return attr;
   }
 
-  Step make_step(const CallPlan& p) {
+  /// A step reordering `from` (bound to `o`'s value, seen as `from_md`) into `to`.
+  Step reorder_from(const Operand& o, const Md& from_md, const memory& to) {
+    Step step;
+    bind(step, DNNL_ARG_FROM, o, from_md);
+    step.args[DNNL_ARG_TO] = to;
+    step.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, from_md, engine_, to.get_desc()));
+    return step;
+  }
+
+  /// A convolution in the activation layouts oneDNN picks for it (its blocked kernels run far
+  /// faster than its plain-layout ones), with reorders from and to the plain tensors around it
+  /// when it picks others. A residual sum (an added tensor of the output's shape) becomes the sum
+  /// post-op, as in TVM's DNNL conv2d_bias_sum: the residual is first reordered into the
+  /// destination, in its layout (a binary post-op would need the residual in that layout too, and
+  /// oneDNN's blocked kernels refuse a plain one).
+  void add_conv(const CallPlan& p) {
+    int sum = -1;
+    // oneDNN 2.6's brgconv crashes running a sum post-op when some window reads only padding (a
+    // pad as large as the kernel, or taps a dilation spreads over it); those keep the binary
+    // post-op.
+    const bool windows_touch_input = every_window_reads_input(p);
+    for (std::size_t k = 0; k < p.post_ops.size() && sum < 0 && windows_touch_input; ++k) {
+      const PostOp& po = p.post_ops[k];
+      if (po.is_binary && po.binary == Binary::add && po.operand.dims == p.dst) sum = static_cast<int>(k);
+    }
+    Step step;
+    const dnnl::primitive_attr attr = post_op_attr(step, p, sum);
+    const Md bias = p.bias.present() ? plain(p.bias.dims) : Md();
+    const Md src = plain(p.src.dims);
+    const Md dst = plain(p.dst);
+    auto make_pd = [&](const Md& s, const Md& d) {
+      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, s,
+                                           any(p.weights.dims), bias, d, p.strides, p.dilations, p.pad_l, p.pad_r);
+      return dnnl::convolution_forward::primitive_desc(desc, attr, engine_);
+    };
+    dnnl::convolution_forward::primitive_desc pd;
+    try {
+      pd = make_pd(any(p.src.dims), any(p.dst));
+    } catch (const dnnl::error&) {
+      pd = make_pd(src, dst);
+    }
+    if (pd.src_desc() != src) {
+      memory blocked(pd.src_desc(), engine_);
+      steps_.push_back(reorder_from(p.src, src, blocked));
+      step.args[DNNL_ARG_SRC] = blocked;
+    } else {
+      bind(step, DNNL_ARG_SRC, p.src, src);
+    }
+    bind_weights(step, p.weights, pd.weights_desc());
+    if (p.bias.present()) bind(step, DNNL_ARG_BIAS, p.bias, bias);
+    step.primitive = dnnl::convolution_forward(pd);
+    const bool plain_dst = pd.dst_desc() == dst;
+    if (plain_dst && sum < 0) {
+      bind_dst(step, p);
+      steps_.push_back(std::move(step));
+      return;
+    }
+    // The destination: the result itself when plain (its address set by the residual's reorder,
+    // the first step that writes it), else a buffer in the convolution's layout.
+    memory out(pd.dst_desc(), engine_, plain_dst ? DNNL_MEMORY_NONE : DNNL_MEMORY_ALLOCATE);
+    if (sum >= 0) {
+      Step residual = reorder_from(p.post_ops[static_cast<std::size_t>(sum)].operand, dst, out);
+      if (plain_dst) residual.bindings.push_back({out, p.root});
+      steps_.push_back(std::move(residual));
+    }
+    step.args[DNNL_ARG_DST] = out;
+    steps_.push_back(std::move(step));
+    if (!plain_dst) {
+      Step back;
+      back.args[DNNL_ARG_FROM] = out;
+      bind(back, DNNL_ARG_TO, Operand{p.root, p.dst, {}, 1.0f}, dst);
+      back.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, pd.dst_desc(), engine_, dst));
+      steps_.push_back(std::move(back));
+    }
+  }
+
+  /// Adds the steps of call `p`.
+  void add_steps(const CallPlan& p) {
     Step step;
     const dnnl::prop_kind inference = dnnl::prop_kind::forward_inference;
     switch (p.kind) {
-      case CallPlan::Kind::conv: {
-        const dnnl::primitive_attr attr = post_op_attr(step, p);
-        const Md bias = p.bias.present() ? plain(p.bias.dims) : Md();
-        dnnl::convolution_forward::desc d(inference, dnnl::algorithm::convolution_direct, plain(p.src.dims),
-                                          any(p.weights.dims), bias, plain(p.dst), p.strides, p.dilations, p.pad_l,
-                                          p.pad_r);
-        dnnl::convolution_forward::primitive_desc pd(d, attr, engine_);
-        bind(step, DNNL_ARG_SRC, p.src, plain(p.src.dims));
-        bind_weights(step, p.weights, pd.weights_desc());
-        if (p.bias.present()) bind(step, DNNL_ARG_BIAS, p.bias, bias);
-        bind_dst(step, p);
-        step.primitive = dnnl::convolution_forward(pd);
-        break;
-      }
+      case CallPlan::Kind::conv: return add_conv(p);
       case CallPlan::Kind::matmul: {
-        const dnnl::primitive_attr attr = post_op_attr(step, p);
+        dnnl::primitive_attr attr = post_op_attr(step, p);
+        if (p.output_scale != 1.0f) attr.set_output_scales(0, {p.output_scale});
         const Md bias = p.bias.present() ? plain(p.bias.dims) : Md();
         const Md weights = slots_.is_constant(p.weights.node) ? any(p.weights.dims) : plain(p.weights.dims, p.weights.strides);
         dnnl::matmul::desc d(plain(p.src.dims, p.src.strides), weights, bias, plain(p.dst));
@@ -362,7 +437,7 @@ class OnednnKernel final : public Kernel {
         break;
       }
     }
-    return step;
+    steps_.push_back(std::move(step));
   }
 
   dnnl::engine engine_;

@@ -88,6 +88,28 @@ PostOp eltwise_post_op(Eltwise alg, float alpha, float beta) {
   return p;
 }
 
+/// Appends eltwise `post` to `p`'s post-ops. A linear one right after a linear one is folded into
+/// it. oneDNN 2.6's matmul and convolution kernels apply the parameters of an algorithm's first
+/// eltwise post-op to every later one of the same algorithm, so a second one with other
+/// parameters is refused.
+collage::Status add_eltwise(CallPlan& p, const PostOp& post) {
+  if (!p.post_ops.empty() && !p.post_ops.back().is_binary && p.post_ops.back().eltwise == Eltwise::linear &&
+      post.eltwise == Eltwise::linear) {
+    PostOp& last = p.post_ops.back();  // a2 (a1 x + b1) + b2
+    last.beta = post.alpha * last.beta + post.beta;
+    last.alpha *= post.alpha;
+    return collage::Status::success();
+  }
+  for (const PostOp& q : p.post_ops) {
+    if (!q.is_binary && q.eltwise == post.eltwise && (q.alpha != post.alpha || q.beta != post.beta)) {
+      return unsupported("two eltwise post-ops of one algorithm with different parameters (oneDNN 2.6 applies the "
+                         "first one's to both)");
+    }
+  }
+  p.post_ops.push_back(post);
+  return collage::Status::success();
+}
+
 // ------------------------------------------------------------------------------------------------
 // Anchors: Conv, MatMul, Gemm, and the epilogue as bias + post-ops.
 
@@ -119,6 +141,7 @@ collage::Result<CallPlan> plan_conv(const Graph& g, int n) {
   const auto strides = node.attrs.get_ints("strides");
   const auto pads = node.attrs.get_ints("pads");
   const auto dilations = node.attrs.get_ints("dilations");
+  p.kernel = Dims(w.begin() + 2, w.end());
   p.strides = Dims(strides.begin(), strides.end());
   p.pad_l = Dims(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(k));
   p.pad_r = Dims(pads.begin() + static_cast<std::ptrdiff_t>(k), pads.end());
@@ -168,22 +191,20 @@ collage::Result<CallPlan> plan_gemm(const Graph& g, int n) {
   if (trans_a) p.src.strides = {1, m};
   p.weights = operand(node.inputs[1], {k, nn});
   if (trans_b) p.weights.strides = {1, k};
-  const bool constant_b = g.node(node.inputs[1]).op == Op::constant;
-  if (alpha != 1.0f) {
-    if (constant_b) {
-      p.weights.scale = alpha;
-    } else {
-      p.post_ops.push_back(eltwise_post_op(Eltwise::linear, alpha, 0.0f));
-    }
+  // alpha: folded into constant weights, else oneDNN's output scale (which scales the bias too).
+  if (g.node(node.inputs[1]).op == Op::constant) {
+    p.weights.scale = alpha;
+  } else {
+    p.output_scale = alpha;
   }
   if (node.inputs.size() == 3) {
     const int c = node.inputs[2];
     const bool constant_c = g.node(c).op == Op::constant;
     if (beta != 1.0f && !constant_c) return unsupported("Gemm with beta != 1 and C not a constant");
     const Dims cd = aligned(g.node(c).shape, 2);
-    if (p.post_ops.empty() && cd[0] == 1) {
+    if (cd[0] == 1 && p.output_scale != 0.0f && (constant_c || p.output_scale == 1.0f)) {
       p.bias = operand(c, cd);
-      p.bias.scale = beta;
+      p.bias.scale = beta / p.output_scale;
     } else {
       PostOp add;
       add.is_binary = true;
@@ -213,19 +234,16 @@ bool is_bias(const CallPlan& p, const Shape& shape) {
 collage::Status add_step(const Graph& g, const EpilogueStep& step, bool vector_operand, CallPlan& p) {
   switch (step.kind) {
     case EpilogueStep::Kind::gelu_erf:
-      p.post_ops.push_back(eltwise_post_op(Eltwise::gelu_erf, 0.0f, 0.0f));
       p.name += "_gelu";
-      return collage::Status::success();
+      return add_eltwise(p, eltwise_post_op(Eltwise::gelu_erf, 0.0f, 0.0f));
     case EpilogueStep::Kind::swish:
-      p.post_ops.push_back(eltwise_post_op(Eltwise::swish, 1.0f, 0.0f));
       p.name += "_swish";
-      return collage::Status::success();
+      return add_eltwise(p, eltwise_post_op(Eltwise::swish, 1.0f, 0.0f));
     case EpilogueStep::Kind::unary: {
       const std::optional<UnaryInfo> u = unary_info(g.node(step.node));
       if (!u) return unsupported(describe(g, step.node) + " is not a oneDNN eltwise post-op");
-      p.post_ops.push_back(eltwise_post_op(u->alg, u->alpha, u->beta));
       p.name += std::string("_") + u->label;
-      return collage::Status::success();
+      return add_eltwise(p, eltwise_post_op(u->alg, u->alpha, u->beta));
     }
     case EpilogueStep::Kind::binary: break;
   }
@@ -234,16 +252,15 @@ collage::Status add_step(const Graph& g, const EpilogueStep& step, bool vector_o
   const std::optional<float> scalar = scalar_constant(g, step.operand);
   const Op op = step.op;
   const bool bias = op == Op::add && constant && is_bias(p, shape);
-  if (bias && !p.bias.present() && p.post_ops.empty()) {
+  if (bias && !p.bias.present() && p.post_ops.empty() && p.output_scale == 1.0f) {
     const std::int64_t channels = p.dst[p.kind == CallPlan::Kind::conv ? 1 : p.dst.size() - 1];
     p.bias = operand(step.operand, p.kind == CallPlan::Kind::conv ? Dims{channels} : aligned({channels}, p.dst.size()));
     p.name += "_bias";
     return collage::Status::success();
   }
   if (scalar && (op == Op::mul || (op == Op::div && !step.operand_first && *scalar != 0.0f))) {
-    p.post_ops.push_back(eltwise_post_op(Eltwise::linear, op == Op::mul ? *scalar : 1.0f / *scalar, 0.0f));
     p.name += "_scale";
-    return collage::Status::success();
+    return add_eltwise(p, eltwise_post_op(Eltwise::linear, op == Op::mul ? *scalar : 1.0f / *scalar, 0.0f));
   }
   const std::optional<Binary> alg = binary_alg(op);
   if (!alg) return unsupported(describe(g, step.node) + " is not a oneDNN binary post-op");
@@ -257,9 +274,9 @@ collage::Status add_step(const Graph& g, const EpilogueStep& step, bool vector_o
   post.binary = *alg;
   post.operand = operand(step.operand, aligned(shape, p.dst.size()));
   p.post_ops.push_back(post);
-  if (step.operand_first && op == Op::sub) p.post_ops.push_back(eltwise_post_op(Eltwise::linear, -1.0f, 0.0f));
   // A second bias (after the anchor's own, or after other post-ops) is a per-channel binary add.
   p.name += bias ? "_bias" : op == Op::add ? (constant ? "_add" : "_sum") : "_" + std::string(op_name(op));
+  if (step.operand_first && op == Op::sub) return add_eltwise(p, eltwise_post_op(Eltwise::linear, -1.0f, 0.0f));
   return collage::Status::success();
 }
 
@@ -271,9 +288,6 @@ collage::Result<CallPlan> plan_anchor(const Graph& g, const LibraryCall& call) {
   if (anchor.op == Op::conv) plan = plan_conv(g, chain->anchor);
   if (anchor.op == Op::matmul) plan = plan_matmul(g, chain->anchor);
   if (anchor.op == Op::gemm) plan = plan_gemm(g, chain->anchor);
-  if (anchor.op == Op::batch_norm) {
-    return unsupported("BatchNormalization takes no post-ops but a Relu (composite onednn.batch_norm_relu)");
-  }
   if (!plan.ok()) return plan;
   const bool vector_operand = anchor.op == Op::matmul && (g.node(anchor.inputs[0]).shape.size() == 1 ||
                                                           g.node(anchor.inputs[1]).shape.size() == 1);
@@ -489,6 +503,9 @@ collage::Result<CallPlan> plan_pool(const Graph& g, int n) {
     }
     p.pad_r.push_back(pad_r);
   }
+  if (p.pooling == Pooling::max && !every_window_reads_input(p)) {
+    return unsupported("MaxPool with a window wholly in the padding (oneDNN gives it the lowest float, ONNX -inf)");
+  }
   return p;
 }
 
@@ -635,6 +652,21 @@ collage::Result<CallPlan> plan_activation(const Graph& g, const LibraryCall& cal
 }
 
 }  // namespace
+
+bool every_window_reads_input(const CallPlan& p) {
+  for (std::size_t d = 0; d < p.kernel.size(); ++d) {
+    const std::int64_t in = p.src.dims[2 + d];
+    for (std::int64_t o = 0; o < p.dst[2 + d]; ++o) {
+      bool reads = false;
+      for (std::int64_t t = 0; t < p.kernel[d] && !reads; ++t) {
+        const std::int64_t i = o * p.strides[d] - p.pad_l[d] + t * (p.dilations[d] + 1);
+        reads = i >= 0 && i < in;
+      }
+      if (!reads) return false;
+    }
+  }
+  return true;
+}
 
 collage::Result<CallPlan> plan_call(const Graph& g, const LibraryCall& call) {
   if (call.composite.empty() || call.nodes.size() == 1) {

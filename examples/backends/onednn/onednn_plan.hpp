@@ -69,7 +69,10 @@ struct CallPlan {
   /// the normalisations; mean and variance for batch norm).
   Operand src, weights, bias, scale, shift, mean, variance;
   std::vector<PostOp> post_ops;
-  /// conv / pooling windows (oneDNN's dilations count from 0).
+  /// matmul: oneDNN's output scale, applied to the product plus bias before the post-ops.
+  float output_scale = 1.0f;
+  /// conv / pooling windows: kernel spatial sizes, strides, dilations (oneDNN's, counting from
+  /// 0), padding.
   Dims kernel, strides, dilations, pad_l, pad_r;
   Pooling pooling = Pooling::max;
   Reduction reduction = Reduction::sum;
@@ -94,5 +97,10 @@ struct CallPlan {
 /// Sqrt, Abs, Clip, LeakyRelu, Neg, Reciprocal, Pow by a constant) and binary (Add, Sub, Mul, Div,
 /// Max, Min, one operand of the output's shape). Anything else is an error naming it.
 collage::Result<CallPlan> plan_call(const Graph& g, const LibraryCall& call);
+
+/// Whether every window of a convolution or pooling plan reads some element of its input (none
+/// lies wholly in the padding, as a pad as large as the kernel or a dilation spreading the taps
+/// over it can make one).
+bool every_window_reads_input(const CallPlan& p);
 
 }  // namespace tc::onednn

@@ -42,7 +42,7 @@ class GraphBuilder {
   int constant(const Shape& shape, float lo = -1.0f, float hi = 1.0f) {
     return g_.add_constant("c" + std::to_string(g_.size()), uniform(shape, rng_, lo, hi));
   }
-  int scalar(float value) { return g_.add_constant("s" + std::to_string(g_.size()), Tensor(Shape{}, value)); }
+  int scalar(float value) { return g_.add_constant("s" + std::to_string(g_.size()), Tensor(Shape{}, std::vector<float>{value})); }
   int op(Op op, std::vector<int> inputs, Attributes attrs = {}) {
     collage::Result<int> n = g_.add_op(op, std::move(inputs), std::move(attrs));
     if (!n.ok()) {
