@@ -16,7 +16,7 @@ constexpr const char* kNodeTests = "/usr/share/libonnx-testdata/data/node";
 
 TEST(NativeConformance, OnnxNodeTestsPass) {
   if (!std::filesystem::is_directory(kNodeTests)) GTEST_SKIP() << "libonnx-testdata not installed (" << kNodeTests << ")";
-  const Configuration native{"native", [](const Graph& graph, const std::vector<Tensor>& inputs) {
+  const ConformanceConfiguration native{"native", [](const Graph& graph, const std::vector<Tensor>& inputs) {
                                return native_testing::run_native(whole_model_function(graph), inputs);
                              }};
   // The runner's tolerances, with an absolute one for float (not double) accumulation.
