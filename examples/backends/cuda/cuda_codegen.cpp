@@ -466,8 +466,8 @@ class Generator {
 
   /// The header of a loop of `variable` over [0, count), one per block.
   static std::string block_loop(const std::string& variable, std::int64_t count) {
-    return "for (std::int64_t " + variable + " = blockIdx.x; " + variable + " < " + int_literal(count) + "; " + variable +
-           " += gridDim.x)";
+    return "for (std::int64_t " + variable + " = blockIdx.x; " + variable + " < " + int_literal(count) + "; " +
+           variable + " += gridDim.x)";
   }
 
   /// One thread per point of `program`, written to `dst`.
@@ -699,7 +699,9 @@ class Generator {
     code.line(max ? "acc = tc::cudagen::nan_max(acc, " + v + ");" : "acc += " + v + ";");
     code.close();
     if (by_block) code.line(std::string("acc = tc_block_reduce<") + boolean(max) + ">(acc);");
-    if (core.kind == native::ReduceKind::mean) code.line("acc = acc / " + float_literal(static_cast<float>(core.count)) + ";");
+    if (core.kind == native::ReduceKind::mean) {
+      code.line("acc = acc / " + float_literal(static_cast<float>(core.count)) + ";");
+    }
     if (per > 0) {
       code.line((by_block ? "for (std::int64_t e = threadIdx.x; e < " + int_literal(per) + "; e += " + b + ")"
                           : "for (std::int64_t e = 0; e < " + int_literal(per) + "; ++e)") +

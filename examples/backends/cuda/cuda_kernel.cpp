@@ -37,11 +37,9 @@ class Module {
  public:
   static Result<std::shared_ptr<Module>> load(const cudagen::CompiledCuda& compiled) {
     cudaLibrary_t library = nullptr;
-    if (Status st = check(cudaLibraryLoadData(&library, compiled.image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0),
-                          "loading the kernels compiled for " + compiled.target);
-        !st.ok()) {
-      return st.error();
-    }
+    const cudaError_t e =
+        cudaLibraryLoadData(&library, compiled.image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
+    if (Status st = check(e, "loading the kernels compiled for " + compiled.target); !st.ok()) return st.error();
     return std::shared_ptr<Module>(new Module(library));
   }
   ~Module() { (void)cudaLibraryUnload(library_); }
@@ -85,7 +83,8 @@ Result<std::shared_ptr<Module>> module_for(CudaDevice& device, const std::string
 
 class CudaKernel final : public Kernel {
  public:
-  static Result<std::unique_ptr<Kernel>> make(native::LoweredFunction lowered, CudaProgram program, CudaDevice& device) {
+  static Result<std::unique_ptr<Kernel>> make(native::LoweredFunction lowered, CudaProgram program,
+                                               CudaDevice& device) {
     std::unique_ptr<CudaKernel> k(new CudaKernel(std::move(lowered), std::move(program), device));
     if (Status st = k->prepare(); !st.ok()) return st.error();
     return std::unique_ptr<Kernel>(std::move(k));
@@ -123,20 +122,16 @@ class CudaKernel final : public Kernel {
       const dim3 grid(static_cast<unsigned>(launch.grid[0]), static_cast<unsigned>(launch.grid[1]),
                       static_cast<unsigned>(launch.grid[2]));
       const dim3 block(static_cast<unsigned>(launch.block));
-      if (Status st = check(cudaLaunchKernel(reinterpret_cast<const void*>(functions_[l]), grid, block, args.data(), 0, stream),
-                            "launching " + launch.kernel);
-          !st.ok()) {
-        return st;
-      }
+      const void* function = reinterpret_cast<const void*>(functions_[l]);
+      const cudaError_t e = cudaLaunchKernel(function, grid, block, args.data(), 0, stream);
+      if (Status st = check(e, "launching " + launch.kernel); !st.ok()) return st;
     }
     for (const auto& [to, from] : lowered_.output_copies) {
-      const auto bytes = static_cast<std::size_t>(lowered_.output_sizes[static_cast<std::size_t>(to)]) * sizeof(float);
-      if (Status st = check(cudaMemcpyAsync(outputs[static_cast<std::size_t>(to)], outputs[static_cast<std::size_t>(from)],
-                                            bytes, cudaMemcpyDeviceToDevice, stream),
-                            "copying an output");
-          !st.ok()) {
-        return st;
-      }
+      const auto t = static_cast<std::size_t>(to);
+      const auto bytes = static_cast<std::size_t>(lowered_.output_sizes[t]) * sizeof(float);
+      const cudaError_t e = cudaMemcpyAsync(outputs[t], outputs[static_cast<std::size_t>(from)], bytes,
+                                            cudaMemcpyDeviceToDevice, stream);
+      if (Status st = check(e, "copying an output"); !st.ok()) return st;
     }
     return Status::success();
   }

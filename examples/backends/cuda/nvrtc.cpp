@@ -131,12 +131,10 @@ Result<CompiledCuda> compile_cuda(const std::string& source, int capability) {
     header_names.push_back(h.name);
   }
   nvrtcProgram raw = nullptr;
-  if (Status st = check(nvrtc, nvrtc.create(&raw, source.c_str(), "collage_cuda.cu", static_cast<int>(header_texts.size()),
-                                            header_texts.data(), header_names.data()),
-                        "creating a program");
-      !st.ok()) {
-    return st.error();
-  }
+  const nvrtcResult created = nvrtc.create(&raw, source.c_str(), "collage_cuda.cu",
+                                           static_cast<int>(header_texts.size()), header_texts.data(),
+                                           header_names.data());
+  if (Status st = check(nvrtc, created, "creating a program"); !st.ok()) return st.error();
   auto destroy = [&nvrtc](nvrtcProgram* p) { (void)nvrtc.destroy(p); };
   std::unique_ptr<nvrtcProgram, decltype(destroy)> program(&raw, destroy);
   const std::string arch = "--gpu-architecture=" + target->first;
@@ -156,12 +154,16 @@ Result<CompiledCuda> compile_cuda(const std::string& source, int capability) {
   CompiledCuda out;
   out.target = target->first;
   out.ptx = target->second;
+  const char* what = out.ptx ? "PTX" : "CUBIN";
   std::size_t size = 0;
-  Status st = out.ptx ? check(nvrtc, nvrtc.ptx_size(raw, &size), "PTX size") : check(nvrtc, nvrtc.cubin_size(raw, &size), "CUBIN size");
-  if (!st.ok()) return st.error();
+  if (Status st = check(nvrtc, out.ptx ? nvrtc.ptx_size(raw, &size) : nvrtc.cubin_size(raw, &size), what); !st.ok()) {
+    return st.error();
+  }
   out.image.resize(size);
-  st = out.ptx ? check(nvrtc, nvrtc.ptx(raw, out.image.data()), "PTX") : check(nvrtc, nvrtc.cubin(raw, out.image.data()), "CUBIN");
-  if (!st.ok()) return st.error();
+  if (Status st = check(nvrtc, out.ptx ? nvrtc.ptx(raw, out.image.data()) : nvrtc.cubin(raw, out.image.data()), what);
+      !st.ok()) {
+    return st.error();
+  }
   return out;
 }
 

@@ -87,8 +87,8 @@ TEST_F(CudaGpu, LargeShapesMatchTheReference) {
   }
   {
     Builder b(2);
-    const int conv = b.op(Op::conv, {b.input({2, 64, 56, 56}), b.constant({64, 64, 3, 3}, -0.1f, 0.1f), b.constant({64})},
-                          ints_attr("pads", {1, 1, 1, 1}));
+    const int w = b.constant({64, 64, 3, 3}, -0.1f, 0.1f);
+    const int conv = b.op(Op::conv, {b.input({2, 64, 56, 56}), w, b.constant({64})}, ints_attr("pads", {1, 1, 1, 1}));
     testing::expect_kernel_matches_reference(*backend, testing::cuda_device(), b.finish(b.op(Op::relu, {conv})),
                                              "conv 64x56x56 3x3");
   }
@@ -121,8 +121,8 @@ TEST_F(CudaGpu, LargeShapesMatchTheReference) {
 TEST_F(CudaGpu, AKernelRunsAgainWithOtherInputs) {
   const Graph g = cuda_testing::encoder_layer();
   for (std::uint64_t seed : {1, 2, 3}) {
-    testing::expect_kernel_matches_reference(*make_cuda_backend(), testing::cuda_device(), g, "seed " + std::to_string(seed),
-                                             1e-3, 1e-4, seed);
+    testing::expect_kernel_matches_reference(*make_cuda_backend(), testing::cuda_device(), g,
+                                             "seed " + std::to_string(seed), 1e-3, 1e-4, seed);
   }
 }
 
@@ -138,12 +138,12 @@ TEST_F(CudaGpu, AModelRunsAcrossTheCpuAndTheGpu) {
   devices.add(cpu);
   devices.add(testing::cuda_device());
   // Convolutions are cheap on the GPU, everything else on the CPU.
-  auto oracle = collage::make_oracle<Graph>("convolutions on the gpu", [&model](const collage::DataflowGraph<Graph>& g,
-                                                                               const collage::Candidate& c, const auto&) {
+  auto estimate = [&model](const collage::DataflowGraph<Graph>& g, const collage::Candidate& c, const auto&) {
     bool conv = false;
     for (std::size_t i : c.sub_graph.inside()) conv = conv || model.node(g.handle(i)).op == Op::conv;
     return collage::Cost::value((conv == (c.target == "cuda")) ? 1.0 : 10.0);
-  });
+  };
+  auto oracle = collage::make_oracle<Graph>("convolutions on the gpu", estimate);
   const Configuration config{"collage", {"native", "cuda"}, collage::SearchAlgorithm::exact};
   auto partitioned = partition_model(*dataflow, backends, config, *oracle);
   ASSERT_TRUE(partitioned.ok()) << partitioned.error().message;

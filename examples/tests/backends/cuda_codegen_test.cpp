@@ -203,7 +203,8 @@ TEST(CudaCodegen, InjectiveMapsReadThroughStridesChecksAndTables) {
   Attributes reflect = ints_attr("pads", {0, 2, 0, 1});
   reflect.set("mode", std::int64_t{kPadReflect});
   Generated g;
-  EXPECT_EQ(launch_kinds(c.finish(c.op(Op::exp, {c.op(Op::pad, {c.input({3, 5})}, reflect)})), &g), (Kinds{"elementwise"}));
+  const int padded = c.op(Op::pad, {c.input({3, 5})}, reflect);
+  EXPECT_EQ(launch_kinds(c.finish(c.op(Op::exp, {padded})), &g), (Kinds{"elementwise"}));
   EXPECT_EQ(g.program.tables.size(), 1u);
   EXPECT_NE(g.program.source.find("const std::int64_t* __restrict__ t0"), std::string::npos);
   // An output that is a parameter: a copy kernel.

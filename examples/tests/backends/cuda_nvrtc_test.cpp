@@ -49,8 +49,8 @@ TEST(CudaNvrtc, CompilesForTheArchitectureOrItsNewestVirtualOne) {
 TEST(CudaNvrtc, CompileErrorsAreValuesWithTheLog) {
   auto bad = cudagen::compile_cuda("extern \"C\" __global__ void k() { undeclared = 1; }\n", kHopper);
   ASSERT_FALSE(bad.ok());
-  EXPECT_EQ(bad.error().message.rfind("cuda: NVRTC could not compile the generated kernels (NVRTC_ERROR_COMPILATION): ", 0), 0u)
-      << bad.error().message;
+  const std::string expected = "cuda: NVRTC could not compile the generated kernels (NVRTC_ERROR_COMPILATION): ";
+  EXPECT_EQ(bad.error().message.rfind(expected, 0), 0u) << bad.error().message;
   EXPECT_NE(bad.error().message.find("undeclared"), std::string::npos) << bad.error().message;
 }
 
@@ -168,7 +168,8 @@ TEST(CudaNvrtc, ModelGraphsCompileForSm90) {
   for (const auto& [name, graph] : cuda_testing::model_graphs()) {
     SCOPED_TRACE(name);
     BatchCompiler compiler;
-    cuda_testing::for_each_candidate(graph, [&](const std::string& label, const Function& f) { compiler.add(label, f); });
+    cuda_testing::for_each_candidate(graph,
+                                     [&](const std::string& label, const Function& f) { compiler.add(label, f); });
     // And the whole model as one function (several stages).
     compiler.add("whole", whole_model_function(graph));
     std::printf("%s: %s\n", name.c_str(), compiler.summary().c_str());

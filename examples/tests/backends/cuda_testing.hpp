@@ -28,6 +28,7 @@
 
 namespace tc::cuda_testing {
 
+using native::Affine;
 using native_testing::Builder;
 using Ints = std::vector<std::int64_t>;
 
@@ -79,7 +80,8 @@ inline Graph resnet_stage(std::uint64_t seed = 21) {
   const Attributes same = ints_attr("pads", {1, 1, 1, 1});
   const int c2 = b.op(Op::relu, {b.op(Op::conv, {p, b.constant({16, 16, 3, 3}), b.constant({16})}, same)});
   const int c3 = b.op(Op::conv, {c2, b.constant({16, 16, 3, 3})}, same);
-  const int bn = b.op(Op::batch_norm, {c3, b.constant({16}), b.constant({16}), b.constant({16}), b.constant({16}, 0.5f, 2.0f)});
+  const int bn =
+      b.op(Op::batch_norm, {c3, b.constant({16}), b.constant({16}), b.constant({16}), b.constant({16}, 0.5f, 2.0f)});
   const int r = b.op(Op::relu, {b.op(Op::add, {bn, p})});
   const int proj = b.op(Op::conv, {r, b.constant({24, 16, 1, 1}), b.constant({24})});
   const int gap = b.op(Op::global_average_pool, {b.op(Op::relu, {proj})});
@@ -132,8 +134,8 @@ inline int linear(Builder& b, int x, std::int64_t k, std::int64_t n) {
 /// Transpose, scaled scores with an additive mask, Softmax, heads merged, the output projection
 /// and residual, layer norm (decomposed), the GELU (erf form, decomposed) feed-forward, residual,
 /// layer norm.
-inline Graph encoder_layer(std::int64_t seq = 12, std::int64_t hidden = 32, std::int64_t heads = 4, std::int64_t ffn = 64,
-                           std::uint64_t seed = 23) {
+inline Graph encoder_layer(std::int64_t seq = 12, std::int64_t hidden = 32, std::int64_t heads = 4,
+                           std::int64_t ffn = 64, std::uint64_t seed = 23) {
   Builder b(seed);
   const std::int64_t d = hidden / heads;
   const int x = b.input({1, seq, hidden});
@@ -198,9 +200,10 @@ inline float evaluate_point(const native::TileProgram& program, const std::vecto
         if (leaf.source == substitute) {
           r = value;
         } else if (valid(leaf.access)) {
-          const std::int64_t at = leaf.access.table
-                                      ? (*leaf.access.table)[static_cast<std::size_t>(p)]
-                                      : native::affine_at(leaf.access.linear.offset, leaf.access.linear.coef.data(), c, rank);
+          const native::Access& access = leaf.access;
+          const Affine& linear = access.linear;
+          const std::int64_t at = access.table ? (*access.table)[static_cast<std::size_t>(p)]
+                                               : native::affine_at(linear.offset, linear.coef.data(), c, rank);
           r = buffers[static_cast<std::size_t>(leaf.source)][static_cast<std::size_t>(at)];
         }
         break;
@@ -269,19 +272,17 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
   }
   for (const cudagen::KernelLaunch& launch : program.launches) {
     const native::Stage& st = lowered.stages[static_cast<std::size_t>(launch.stage)];
+    auto data = [&](int source) { return buf[static_cast<std::size_t>(source)].data(); };
     auto store = [&](std::int64_t o, float v) {
       if (launch.fused_epilogue) {
-        buf[static_cast<std::size_t>(st.dst)][static_cast<std::size_t>(o)] = evaluate_point(st.epilogue, buf, o, st.core_dst, v);
+        data(st.dst)[o] = evaluate_point(st.epilogue, buf, o, st.core_dst, v);
       } else {
-        buf[static_cast<std::size_t>(st.core_dst)][static_cast<std::size_t>(o)] = v;
+        data(st.core_dst)[o] = v;
       }
     };
-    auto data = [&](int source) { return buf[static_cast<std::size_t>(source)].data(); };
     switch (launch.kind) {
       case cudagen::KernelKind::elementwise:
-        for (std::int64_t p = 0; p < st.size; ++p) {
-          buf[static_cast<std::size_t>(st.dst)][static_cast<std::size_t>(p)] = evaluate_point(st.epilogue, buf, p);
-        }
+        for (std::int64_t p = 0; p < st.size; ++p) data(st.dst)[p] = evaluate_point(st.epilogue, buf, p);
         break;
       case cudagen::KernelKind::gemm: {
         const auto& core = std::get<native::GemmCore>(st.core);
@@ -295,7 +296,8 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
             for (std::int64_t j = 0; j < geom->n; ++j) {
               float acc = 0.0f;
               for (std::int64_t k = 0; k < geom->k; ++k) {
-                acc += data(core.a)[a_base + i * geom->a_rs + k * geom->a_cs] * data(core.b)[b_base + k * geom->b_rs + j * geom->b_cs];
+                const float a = data(core.a)[a_base + i * geom->a_rs + k * geom->a_cs];
+                acc += a * data(core.b)[b_base + k * geom->b_rs + j * geom->b_cs];
               }
               store(cudagen::gemm_output_offset(*geom, z, i, j), acc);
             }
@@ -309,7 +311,9 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
         auto geom = cudagen::conv_geometry(core);
         if (!geom.ok()) return geom.error();
         if (launch.kind == cudagen::KernelKind::conv_direct) {
-          for (std::int64_t o = 0; o < numel(core.out_shape); ++o) store(o, cudagen::conv_direct(*geom, data(core.x), data(core.w), o));
+          for (std::int64_t o = 0; o < numel(core.out_shape); ++o) {
+            store(o, cudagen::conv_direct(*geom, data(core.x), data(core.w), o));
+          }
           break;
         }
         for (std::int64_t z = 0; z < geom->group; ++z) {
@@ -364,7 +368,10 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
           for (std::int64_t k = 0; k < core.axis; ++k) m = cudagen::nan_max(x[base + k * core.inner], m);
           float sum = 0.0f;
           for (std::int64_t k = 0; k < core.axis; ++k) sum += std::exp(x[base + k * core.inner] - m);
-          for (std::int64_t k = 0; k < core.axis; ++k) store(base + k * core.inner, std::exp(x[base + k * core.inner] - m) / sum);
+          const float inv = 1.0f / sum;
+          for (std::int64_t k = 0; k < core.axis; ++k) {
+            store(base + k * core.inner, std::exp(x[base + k * core.inner] - m) * inv);
+          }
         }
         break;
       }
@@ -397,9 +404,12 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
   std::vector<Tensor> outputs;
   for (int out : function.graph.outputs()) outputs.emplace_back(function.graph.node(out).shape);
   for (std::size_t i = 0; i < lowered.sources.size(); ++i) {
-    if (lowered.sources[i].kind == Source::Kind::output) outputs[static_cast<std::size_t>(lowered.sources[i].index)].data = buf[i];
+    const Source& s = lowered.sources[i];
+    if (s.kind == Source::Kind::output) outputs[static_cast<std::size_t>(s.index)].data = buf[i];
   }
-  for (const auto& [to, from] : lowered.output_copies) outputs[static_cast<std::size_t>(to)].data = outputs[static_cast<std::size_t>(from)].data;
+  for (const auto& [to, from] : lowered.output_copies) {
+    outputs[static_cast<std::size_t>(to)].data = outputs[static_cast<std::size_t>(from)].data;
+  }
   return outputs;
 }
 
