@@ -289,6 +289,15 @@ Access access_of(const CoordMap& map, const Shape& shape, std::size_t rank) {
   return access;
 }
 
+bool is_identity_access(const Access& access, const Shape& dims) {
+  if (access.has_holes() || access.linear.offset != 0) return false;
+  const Ints strides = row_major_strides(dims);
+  for (std::size_t d = 0; d < dims.size(); ++d) {
+    if (dims[d] > 1 && access.linear.coef[d] != strides[d]) return false;
+  }
+  return true;
+}
+
 Shape coalesce(const Shape& domain, const std::vector<Affine*>& exprs) {
   // Keep the dimensions of size > 1.
   std::vector<std::size_t> kept;

@@ -132,6 +132,9 @@ CoordMap to_table(const CoordMap& map, const Shape& shape, const Shape& domain);
 /// dimensions.
 Access access_of(const CoordMap& map, const Shape& shape, std::size_t rank);
 
+/// Whether `access`, over a domain of dimensions `dims`, reads element i at domain point i.
+bool is_identity_access(const Access& access, const Shape& dims);
+
 /// Drops the size-1 dimensions of `domain` and merges adjacent ones wherever every expression in
 /// `exprs` stays affine over the merged dimension (coef[d] == coef[d + 1] * dims[d + 1]), as
 /// NumPy's iterators do; rewrites `exprs` over the result, which has rank >= 1 and the same

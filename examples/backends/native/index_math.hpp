@@ -1,10 +1,11 @@
 #pragma once
 
 /// \file
-/// Index arithmetic shared by the native CPU loops and (later) CUDA kernels generated from the same
-/// tile programs: unravelling linear indexes, affine offsets over a domain, and the interval of a
-/// run along the innermost dimension where a bounds check holds. Plain functions over raw arrays,
-/// usable in host and device code.
+/// Index arithmetic shared by the native CPU loops and the CUDA kernels generated from the same
+/// tile programs (backends/cuda/, which compiles this header into every NVRTC program):
+/// unravelling linear indexes, affine offsets over a domain, and the interval of a run along the
+/// innermost dimension where a bounds check holds. Plain functions over raw arrays, usable in host
+/// and device code.
 
 #include <cstdint>
 

@@ -55,19 +55,9 @@ std::vector<std::size_t> kernel_operands(const Node& node) {
   }
 }
 
-/// Whether a program reading `access` over `dims` reads element i at domain point i.
-bool is_identity(const Access& access, const Shape& dims) {
-  if (access.has_holes() || access.linear.offset != 0) return false;
-  const Ints strides = row_major_strides(dims);
-  for (std::size_t d = 0; d < dims.size(); ++d) {
-    if (dims[d] > 1 && access.linear.coef[d] != strides[d]) return false;
-  }
-  return true;
-}
-
 /// Whether `access` over `dims` reads element floor(i / inner) at domain point i.
 bool is_row_broadcast(const Access& access, const Shape& dims, std::int64_t inner) {
-  if (inner == 1) return is_identity(access, dims);
+  if (inner == 1) return is_identity_access(access, dims);
   if (access.has_holes() || access.linear.offset != 0) return false;
   const Ints strides = row_major_strides(dims);
   std::int64_t tail = 1;
@@ -903,7 +893,7 @@ Status Lowering::build_stage(int n) {
   if (!p.ok()) return p.error();
   bool in_place = numel(shape(core)) == stage.size;
   for (const Leaf& leaf : p->leaves) {
-    if (leaf.source == stage.dst) in_place = in_place && is_identity(leaf.access, p->dims);
+    if (leaf.source == stage.dst) in_place = in_place && is_identity_access(leaf.access, p->dims);
   }
   if (in_place) {
     stage.core_dst = stage.dst;
