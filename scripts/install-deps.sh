@@ -5,6 +5,8 @@
 #   install-deps.sh [GROUP...]    the packages of the named groups (default: all groups)
 #     core    compiler, CMake, ccache, Boost, nlohmann-json, GoogleTest, Eigen: the library, its tests,
 #             examples and tool with g++
+#     examples  ONNX, protobuf, oneDNN, SQLite and the ONNX backend node tests: the example tensor
+#             compiler (examples/) and collage-run
 #     clang   clang (the clang configurations of scripts/test.sh, libFuzzer)
 #     bench   Google Benchmark
 #     pictures  Graphviz and gnuplot (the demo's picture, the benchmark plots)
@@ -12,13 +14,14 @@ set -euo pipefail
 
 declare -A groups=(
   [core]="cmake make g++ ccache locales libboost-dev libboost-graph-dev libeigen3-dev nlohmann-json3-dev googletest libgtest-dev"
+  [examples]="libonnx-dev libprotobuf-dev protobuf-compiler libdnnl-dev libsqlite3-dev libonnx-testdata"
   [clang]="clang"
   [bench]="libbenchmark-dev"
   [pictures]="graphviz gnuplot"
 )
 
 packages=()
-for group in "${@:-core clang bench pictures}"; do
+for group in "${@:-core examples clang bench pictures}"; do
   for name in $group; do
     if [[ -z ${groups[$name]+set} ]]; then
       echo "install-deps.sh: unknown group '$name' (known: ${!groups[*]})" >&2

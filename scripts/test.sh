@@ -9,13 +9,15 @@
 #
 # Configurations, each in build/test-<name>, all with -Werror, each compiling every header on its
 # own (except asan) and running ctest:
-#   gcc17          g++ C++17 -O1: tests, examples, the tool
+#   gcc17          g++ C++17 -O1: tests, examples with the example compiler, the tool
 #   clang20        clang++ C++20 -O1: tests, examples, the tool, the libFuzzer smoke run of its readers
 #   asan           g++ C++20 -O1, ASan + UBSan: tests, examples, the tool
-#   release-gcc    g++ C++20 Release (-O3): every target (benchmarks built, not run)
-#   release-clang  clang++ C++17 Release (-O3): every target but the fuzzer (clang20 runs it)
-# A part that is slow to build (a large example) goes into one configuration only: add its option
-# to that configuration's line in config_args below.
+#   release-gcc    g++ C++20 Release (-O3): every target, the example compiler included (benchmarks
+#                  built, not run)
+#   release-clang  clang++ C++17 Release (-O3): every target but the fuzzer (clang20 runs it) and the
+#                  example compiler
+# The example compiler (examples/: the tensor IR, ONNX, the backends, collage-run) takes most of the
+# build time, so it is built in gcc17 and release-gcc only (COLLAGE_BUILD_EXAMPLE_COMPILER).
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -28,17 +30,19 @@ quick_configs="gcc17"
 config_args() {
   local debug=(-DCMAKE_BUILD_TYPE= "-DCMAKE_CXX_FLAGS=-O1 -g1")
   local parts=(-DCOLLAGE_BUILD_TESTS=ON -DCOLLAGE_BUILD_EXAMPLES=ON -DCOLLAGE_BUILD_TOOLS=ON)
+  local compiler=(-DCOLLAGE_BUILD_EXAMPLE_COMPILER=ON)
+  local no_compiler=(-DCOLLAGE_BUILD_EXAMPLE_COMPILER=OFF)
   case $1 in
-    gcc17) args=(-DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_STANDARD=17 "${debug[@]}" "${parts[@]}"
+    gcc17) args=(-DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_STANDARD=17 "${debug[@]}" "${parts[@]}" "${compiler[@]}"
                  -DCOLLAGE_BUILD_BENCHMARKS=OFF) ;;
     clang20) args=(-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_STANDARD=20 "${debug[@]}" "${parts[@]}"
-                   -DCOLLAGE_BUILD_BENCHMARKS=OFF) ;;
-    asan) args=(-DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_STANDARD=20 "${debug[@]}" "${parts[@]}"
+                   "${no_compiler[@]}" -DCOLLAGE_BUILD_BENCHMARKS=OFF) ;;
+    asan) args=(-DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_STANDARD=20 "${debug[@]}" "${parts[@]}" "${no_compiler[@]}"
                 -DCOLLAGE_BUILD_BENCHMARKS=OFF -DCOLLAGE_SANITIZE=ON -DCOLLAGE_CHECK_HEADERS=OFF) ;;
     release-gcc) args=(-DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_STANDARD=20 -DCMAKE_BUILD_TYPE=Release "${parts[@]}"
-                       -DCOLLAGE_BUILD_BENCHMARKS=ON) ;;
+                       "${compiler[@]}" -DCOLLAGE_BUILD_BENCHMARKS=ON) ;;
     release-clang) args=(-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_STANDARD=17 -DCMAKE_BUILD_TYPE=Release
-                         "${parts[@]}" -DCOLLAGE_BUILD_BENCHMARKS=ON -DCOLLAGE_FUZZ=OFF) ;;
+                         "${parts[@]}" "${no_compiler[@]}" -DCOLLAGE_BUILD_BENCHMARKS=ON -DCOLLAGE_FUZZ=OFF) ;;
     *) return 1 ;;
   esac
   args+=(-DCOLLAGE_WERROR=ON)
@@ -71,6 +75,7 @@ for config in "${configs[@]}"; do
   fi
   [[ " ${args[*]} " == *" -DCMAKE_CXX_COMPILER=clang++ "* ]] && dep_groups+=(clang)
   [[ " ${args[*]} " == *" -DCOLLAGE_BUILD_BENCHMARKS=ON "* ]] && dep_groups+=(bench)
+  [[ " ${args[*]} " == *" -DCOLLAGE_BUILD_EXAMPLE_COMPILER=ON "* ]] && dep_groups+=(examples)
 done
 
 bash scripts/install-deps.sh "${dep_groups[@]}"

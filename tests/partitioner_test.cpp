@@ -336,6 +336,79 @@ TEST(Partitioner, AlgorithmsAgreeOnValidityAndExactIsBest) {
   EXPECT_LE(totals["exact"], totals["greedy"] + 1e-9);
 }
 
+/// x -> relu -> relu, each relu on "a" (cost 1) or "b" (cost 2, penalty 0.5): the per-part sum
+/// chooses a, a.
+struct RefineFixture {
+  ExprGraph ir;
+  Graph g;
+  std::vector<Spec> specs;
+  RefineFixture() : g(make()) {
+    Spec b = per_op("b");
+    b.penalty = 0.5;
+    specs = {per_op("a"), b};
+  }
+  Graph make() {
+    ir.output(ir.call("relu", {ir.call("relu", {ir.var("x")})}));
+    return build(ir);
+  }
+};
+
+TEST(Partitioner, RefineFindsWhatOnlyTheWholeGraphCostShows) {
+  RefineFixture f;
+  MockOracle<ExprGraph> oracle({{"a", 1.0}, {"b", 2.0}});
+  auto r = partition(f.g, f.specs, oracle);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(parts(*r), (std::vector<std::string>{"a:{1}", "a:{2}"}));
+  // End to end, both relus on b cost 0.5 (say, b keeps the tensor resident), a mix costs the most.
+  std::size_t calls = 0;
+  auto fitness = make_end_to_end_oracle<ExprGraph>("whole", [&](const Graph&, const Partitioning& p) {
+    ++calls;
+    std::size_t on_b = 0;
+    for (const Candidate& c : p.parts) on_b += c.target == "b";
+    if (on_b == p.parts.size()) return Cost::value(0.5);
+    return Cost::value(on_b == 0 ? 2.0 : 3.0);
+  });
+  EvolutionStats stats;
+  auto refined = refine(f.g, *r, *fitness, EvolutionOptions{}, &stats);
+  ASSERT_TRUE(refined.ok()) << refined.error().message;
+  std::vector<std::string> got;
+  for (const Candidate& c : refined->parts) got.push_back(c.target + ":" + c.sub_graph.inside().to_string());
+  EXPECT_EQ(got, (std::vector<std::string>{"b:{1}", "b:{2}"}));
+  EXPECT_TRUE(stats.improved);
+  EXPECT_EQ(stats.start_fitness, Cost::value(2.0));
+  EXPECT_EQ(stats.best_fitness, Cost::value(0.5));
+  EXPECT_EQ(stats.evaluations, calls);
+  // The parts keep the costs the search used: b's penalty included.
+  EXPECT_NEAR(refined->total.raw(), 2 * (2.0 + 0.5), 1e-9);
+}
+
+TEST(Partitioner, RefineKeepsTheStartWhenTheWholeGraphCostAgreesWithTheSum) {
+  RefineFixture f;
+  MockOracle<ExprGraph> oracle({{"a", 1.0}, {"b", 2.0}});
+  auto r = partition(f.g, f.specs, oracle);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto additive = make_end_to_end_oracle<ExprGraph>("sum", [](const Graph&, const Partitioning& p) { return p.total; });
+  EvolutionStats stats;
+  auto refined = refine(f.g, *r, *additive, EvolutionOptions{}, &stats);
+  ASSERT_TRUE(refined.ok()) << refined.error().message;
+  EXPECT_FALSE(stats.improved);
+  EXPECT_GT(stats.evaluations, 1u);
+  EXPECT_EQ(refined->total, r->partitioning.total);
+  EXPECT_EQ(refined->parts.size(), r->partitioning.parts.size());
+}
+
+TEST(Partitioner, RefineRejectsAResultOfAnotherGraph) {
+  RefineFixture f;
+  MockOracle<ExprGraph> oracle({{"a", 1.0}, {"b", 2.0}});
+  auto r = partition(f.g, f.specs, oracle);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ExprGraph other_ir;
+  other_ir.output(other_ir.call("relu", {other_ir.var("x")}));
+  Graph other = build(other_ir);
+  auto fitness = make_end_to_end_oracle<ExprGraph>("sum", [](const Graph&, const Partitioning& p) { return p.total; });
+  EXPECT_FALSE(refine(other, *r, *fitness).ok());
+}
+
 TEST(Partitioner, RewriteVisitsPartsConsumersFirst) {
   ExprGraph ir;
   ir.output(ir.call("abs", {ir.call("relu", {ir.var("x")})}));

@@ -5,7 +5,6 @@
 
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -54,7 +53,9 @@ const char* const kHelp =
     "  --cost measured|analytic   the cost model (default measured: each candidate compiled and timed)\n"
     "  --db FILE             keep measurements in this SQLite database (reused by later runs)\n"
     "  --tuning-budget SECONDS    stop measuring after this long; the rest are Unknown (default: none)\n"
-      "  --explain             for each partition, the alternatives the search had and why each lost\n"
+    "  --refine SECONDS      with --compare: refine collage's partitioning for this long by evolutionary\n"
+    "                        search with the whole model's measured latency as fitness (\"collage+evo\")\n"
+    "  --explain             for each partition, the alternatives the search had and why each lost\n"
     "  --profile             time each partition inside the running model against its cost measured alone\n"
     "                        (where the additive cost model's error comes from)\n"
     "  --json FILE           write the results as JSON\n"
@@ -77,6 +78,7 @@ struct Options {
   bool measured = true;
   std::string db;
   double tuning_budget = 0;
+  double refine = 0;
   bool explain = false;
   bool profile = false;
   std::string json;
@@ -133,13 +135,14 @@ std::optional<int> parse(int argc, char** argv, Options& out) {
         if (*v != "measured" && *v != "analytic") return usage("--cost must be 'measured' or 'analytic'");
         out.measured = *v == "measured";
       }
-    } else if (a == "--rtol" || a == "--atol" || a == "--tuning-budget") {
+    } else if (a == "--rtol" || a == "--atol" || a == "--tuning-budget" || a == "--refine") {
       const std::string* v = value();
       double d = 0;
       if (v == nullptr || !number(*v, d)) return usage("option '" + a + "' needs a non-negative number");
       if (a == "--rtol") out.rtol = d;
       if (a == "--atol") out.atol = d;
       if (a == "--tuning-budget") out.tuning_budget = d;
+      if (a == "--refine") out.refine = d;
     } else if (a == "--seed") {
       const std::string* v = value();
       auto s = v ? collage::parse_index(*v) : std::nullopt;
@@ -155,6 +158,7 @@ std::optional<int> parse(int argc, char** argv, Options& out) {
   }
   if (out.model.empty()) return usage("no model given");
   if (out.compare && !out.backend.empty()) return usage("--compare and --backend exclude each other");
+  if (out.refine > 0 && !out.compare) return usage("--refine needs --compare");
   return std::nullopt;
 }
 
@@ -271,6 +275,12 @@ int main(int argc, char** argv) {
   compare.partitioner.progress = progress.callback();
   if (options.profile) compare.profile_runs = 20;
   if (options.tuning_budget > 0) compare.partitioner.budget.max_seconds = options.tuning_budget;
+  compare.refine_seconds = options.refine;
+  compare.refine_timing.warmups = 1;
+  compare.refine_timing.min_repeats = 5;
+  compare.refine_timing.max_repeats = 30;
+  compare.refine_timing.max_seconds = 0.3;
+  compare.refine_seed = options.seed;
 
   std::vector<Configuration> configurations;
   if (options.compare) {
@@ -280,11 +290,12 @@ int main(int argc, char** argv) {
   } else {
     configurations.push_back(Configuration{"collage", backends.names(), collage::SearchAlgorithm::exact});
   }
-  const auto tuning_started = std::chrono::steady_clock::now();
   report.results = compare_configurations(*dataflow, data->inputs, data->expected, configurations, backends, devices.set,
                                           cost, compare);
   progress.finish();
-  report.tuning_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - tuning_started).count();
+  for (const ConfigurationResult& r : report.results) {
+    if (r.partition && !r.refinement) report.tuning_seconds += r.partition->seconds.total;
+  }
   if (measurements) {
     report.measurements = measurements->measured();
     report.db_hits = measurements->stored_hits();

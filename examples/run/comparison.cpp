@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <limits>
 
 #include "tensor/compare.hpp"
 
@@ -88,6 +90,48 @@ void time_prepared(std::vector<PreparedRun*> runs, const ComparisonOptions& opti
   }
 }
 
+namespace {
+
+/// "collage+evo": `start` (the collage configuration's result) refined with the whole model's
+/// measured latency as fitness; a partitioning that fails to compile or run, or whose outputs
+/// differ from `expected`, is Invalid to it.
+PreparedRun refine_collage(const collage::DataflowGraph<Graph>& dataflow, const collage::PartitionResult& start,
+                           const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
+                           const BackendSet& backends, const DeviceSet& devices, const ComparisonOptions& options) {
+  ComparisonOptions once = options;
+  once.rounds = 1;
+  once.profile_runs = 0;
+  once.timing = options.refine_timing;
+  auto fitness = collage::make_end_to_end_oracle<Graph>(
+      "whole-model latency", [&](const collage::DataflowGraph<Graph>&, const collage::Partitioning& p) -> collage::Result<collage::Cost> {
+        PreparedRun run = prepare_partitioning(dataflow, p, inputs, expected, backends, devices, once);
+        if (run.result.error.empty() && !run.result.matches) return collage::Cost::invalid();
+        if (run.result.error.empty()) time_prepared({&run}, once);
+        if (!run.result.error.empty()) return collage::Error{collage::ErrorCode::oracle, run.result.error};
+        return collage::Cost::value(run.result.latency_ms);
+      });
+  collage::EvolutionOptions evolution;
+  evolution.max_seconds = options.refine_seconds;
+  evolution.max_evaluations = 0;
+  evolution.generations = std::numeric_limits<std::size_t>::max();
+  evolution.seed = options.refine_seed;
+  collage::EvolutionStats stats;
+  collage::Result<collage::Partitioning> refined = collage::refine(dataflow, start, *fitness, evolution, &stats);
+  PreparedRun run;
+  if (refined.ok()) run = prepare_partitioning(dataflow, *refined, inputs, expected, backends, devices, options);
+  if (!refined.ok()) run.result.error = refined.error().message;
+  run.result.name = "collage+evo";
+  run.result.refinement = std::move(stats);
+  if (refined.ok()) {
+    collage::PartitionResult shown = start;
+    shown.partitioning = std::move(refined).value();
+    run.result.partition = std::move(shown);
+  }
+  return run;
+}
+
+}  // namespace
+
 std::vector<ConfigurationResult> compare_configurations(const collage::DataflowGraph<Graph>& dataflow,
                                                         const std::vector<Tensor>& inputs,
                                                         const std::vector<Tensor>& expected,
@@ -110,6 +154,12 @@ std::vector<ConfigurationResult> compare_configurations(const collage::DataflowG
       prepared[k].result.partition = std::move(partitioned).value();
     }
     prepared[k].result.name = config.name;
+  }
+  for (std::size_t k = 0; k < prepared.size() && options.refine_seconds > 0; ++k) {
+    if (configurations[k].name != "collage" || !prepared[k].result.partition || !prepared[k].executable) continue;
+    PreparedRun evo = refine_collage(dataflow, *prepared[k].result.partition, inputs, expected, backends, devices, options);
+    prepared.insert(prepared.begin() + static_cast<std::ptrdiff_t>(k) + 1, std::move(evo));
+    break;
   }
   std::vector<PreparedRun*> runs;
   for (PreparedRun& p : prepared) runs.push_back(&p);

@@ -4,6 +4,7 @@
 /// The end-to-end comparison: partition a model under each configuration, compile and run it,
 /// check its outputs against the expected ones, and time the whole model robustly.
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -11,6 +12,7 @@
 
 #include <collage/cost/robust_timer.hpp>
 #include <collage/partitioner.hpp>
+#include <collage/search/evolutionary_search.hpp>
 
 #include "run/backend_set.hpp"
 #include "run/configurations.hpp"
@@ -42,6 +44,9 @@ struct ConfigurationResult {
   /// what each step is (a partition or a copy).
   std::vector<double> step_ms;
   std::vector<StepInfo> steps;
+  /// For "collage+evo": what the evolutionary refinement of collage's partitioning did (its
+  /// fitness: the whole model's latency in ms, measured with ComparisonOptions::refine_timing).
+  std::optional<collage::EvolutionStats> refinement;
 };
 
 /// Settings of compare_configurations.
@@ -57,13 +62,19 @@ struct ComparisonOptions {
   double rtol = 1e-3;
   double atol = 1e-4;
   collage::PartitionerOptions partitioner;
+  /// Seconds for the evolutionary refinement of collage's partitioning (the paper's second level),
+  /// reported as the configuration "collage+evo" after "collage"; 0: none.
+  double refine_seconds = 0;
+  /// How the refinement times one candidate partitioning of the whole model.
+  collage::TimingOptions refine_timing;
+  std::uint64_t refine_seed = 1;
 };
 
 /// Runs every configuration on `dataflow`'s model with `inputs`, checking the outputs against
 /// `expected` and timing the whole model. The configuration named "collage" is partitioned first
 /// (it asks the oracle about every candidate, so the others find their costs cached); results are
-/// in `configurations` order. A configuration that cannot partition, compile or run reports why
-/// and the others go on.
+/// in `configurations` order, with "collage+evo" after "collage" when options.refine_seconds > 0.
+/// A configuration that cannot partition, compile or run reports why and the others go on.
 std::vector<ConfigurationResult> compare_configurations(const collage::DataflowGraph<Graph>& dataflow,
                                                         const std::vector<Tensor>& inputs,
                                                         const std::vector<Tensor>& expected,

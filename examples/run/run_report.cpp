@@ -42,6 +42,20 @@ std::string cost_text(const std::optional<collage::Cost>& c) {
   return c->to_string();
 }
 
+/// "refinement (collage+evo): ..." : what the evolutionary refinement tried and gained.
+std::string refinement_text(const collage::EvolutionStats& st) {
+  std::string out = "refinement (collage+evo): " + std::to_string(st.evaluations) + " whole-model evaluations in " +
+                    collage::format_double(st.seconds, 3) + " s";
+  if (st.errors + st.invalid_answers > 0) {
+    out += " (" + std::to_string(st.errors + st.invalid_answers) + " failed or mismatched)";
+  }
+  if (!st.start_fitness.is_known()) return out + "; collage's partitioning could not be evaluated: " + st.last_error + "\n";
+  out += "; collage's partitioning measured " + ms(st.start_fitness.raw()) + " ms in it, ";
+  if (!st.improved) return out + "and nothing faster was found\n";
+  const double gain = 1 - st.best_fitness.raw() / st.start_fitness.raw();
+  return out + "the best found " + ms(st.best_fitness.raw()) + " ms (" + collage::format_double(100 * gain, 3) + "% faster)\n";
+}
+
 const ConfigurationResult* collage_result(const RunReport& report) {
   for (const ConfigurationResult& r : report.results) {
     if (r.name == "collage" && r.partition) return &r;
@@ -151,6 +165,9 @@ std::string format_report(const collage::DataflowGraph<Graph>& dataflow, const R
     out += "additive error: the parts' measured costs sum to " + ms(c->estimated_ms) + " ms against " + ms(c->latency_ms) +
            " ms measured end to end (" + (additive >= 0 ? "+" : "") + collage::format_double(100 * additive, 3) + "%)\n";
   }
+  for (const ConfigurationResult& r : report.results) {
+    if (r.refinement) out += refinement_text(*r.refinement);
+  }
   out += "tuning: " + std::to_string(report.measurements) + " candidates measured, " + std::to_string(report.db_hits) +
          " from the database, " + collage::format_double(report.tuning_seconds, 3) + " s in all\n";
   if (with_explanation) {
@@ -227,6 +244,18 @@ std::string report_json(const collage::DataflowGraph<Graph>& dataflow, const Run
     c["partitions"] = total;
     c["partitions_by_backend"] = by_backend;
     c["estimated_ms"] = r.estimated_ms;
+    if (r.refinement) {
+      const collage::EvolutionStats& st = *r.refinement;
+      nlohmann::ordered_json refinement;
+      refinement["seconds"] = st.seconds;
+      refinement["evaluations"] = st.evaluations;
+      refinement["generations"] = st.generations;
+      refinement["improved"] = st.improved;
+      refinement["failed_evaluations"] = st.errors + st.invalid_answers;
+      if (st.start_fitness.is_known()) refinement["start_ms"] = st.start_fitness.raw();
+      if (st.best_fitness.is_known()) refinement["best_ms"] = st.best_fitness.raw();
+      c["refinement"] = refinement;
+    }
     if (!r.matches) c["mismatch"] = r.mismatch;
     if (r.partition) {
       nlohmann::ordered_json parts = nlohmann::ordered_json::array();
@@ -262,10 +291,6 @@ std::string report_json(const collage::DataflowGraph<Graph>& dataflow, const Run
       j["collage_speedup_over_best_single"] = best->latency_ms / c->latency_ms;
       j["additive_error"] = c->latency_ms > 0 ? (c->estimated_ms - c->latency_ms) / c->latency_ms : 0.0;
     }
-  }
-  if (report.refine_evaluations > 0) {
-    j["refine_seconds"] = report.refine_seconds;
-    j["refine_evaluations"] = report.refine_evaluations;
   }
   return j.dump(2) + "\n";
 }

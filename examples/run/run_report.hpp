@@ -27,10 +27,9 @@ struct RunReport {
   /// Candidates compiled and timed in this run, and answers served from the database.
   std::size_t measurements = 0;
   std::size_t db_hits = 0;
+  /// Seconds the configurations spent partitioning (proposing, measuring, searching); the
+  /// refinement's time is its configuration's own (ConfigurationResult::refinement).
   double tuning_seconds = 0;
-  /// Set when the evolutionary refinement ran: seconds it took and whole-model evaluations made.
-  double refine_seconds = 0;
-  std::size_t refine_evaluations = 0;
 };
 
 /// The single-backend configuration with the lowest latency that ran and matched, or nullptr.

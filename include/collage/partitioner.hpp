@@ -2,7 +2,8 @@
 
 /// \file
 /// The partitioner: specs -> candidates -> costs -> search -> a partitioning, in one call; plus
-/// the explanation and the rewrite hand-off. (Traces and replay: collage/trace.hpp; reports:
+/// the refinement of that partitioning by whole-graph cost (the paper's second level), the
+/// explanation and the rewrite hand-off. (Traces and replay: collage/trace.hpp; reports:
 /// collage/report.hpp.)
 
 #include <algorithm>
@@ -21,6 +22,7 @@
 #include "collage/partition/extraction.hpp"
 #include "collage/rules/partition_spec.hpp"
 #include "collage/search/beam_search.hpp"
+#include "collage/search/evolutionary_search.hpp"
 #include "collage/search/exact_search.hpp"
 #include "collage/search/greedy_search.hpp"
 #include "collage/search/search_problem.hpp"
@@ -265,6 +267,29 @@ Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vect
   result.alternatives = detail::explain_parts(*problem, result.candidates, result.partitioning.parts);
   result.seconds.total = detail::seconds_since(started);
   return result;
+}
+
+/// The paper's second level: refines `result.partitioning` (partition()'s answer for `graph`) by
+/// evolutionary_refinement over the same candidates, costs and penalties, with `fitness` costing a
+/// whole partitioning (e.g. the model's measured latency end to end), which sees what the sum of
+/// per-part costs misses. The answer is never worse than the start under `fitness`, and is the
+/// start itself when nothing better was found; `stats` says what was tried and gained. Fails as
+/// evolutionary_refinement does, or when `result` does not belong to `graph`.
+template <class G>
+Result<Partitioning> refine(const DataflowGraph<G>& graph, const PartitionResult& result, EndToEndOracle<G>& fitness,
+                            const EvolutionOptions& options = {}, EvolutionStats* stats = nullptr) {
+  for (const Candidate& c : result.candidates) {
+    if (c.sub_graph.inside().universe() != graph.size()) {
+      return Error{ErrorCode::invalid_argument, "refine: the partition result is over a graph of " +
+                                                    std::to_string(c.sub_graph.inside().universe()) +
+                                                    " nodes, not this one of " + std::to_string(graph.size())};
+    }
+  }
+  SearchCosts costs;
+  costs.penalty = result.penalties;
+  auto problem = SearchProblem<G>::build_borrowed(graph, result.candidates, costs, result.invalid_reasons);
+  if (!problem.ok()) return problem.error();
+  return evolutionary_refinement(*problem, result.partitioning, fitness, options, stats);
 }
 
 /// Phase 4: hands each chosen part to `rewrite(const Candidate&, const ExtractedFunction&)` in

@@ -219,6 +219,35 @@ TEST(EvolutionarySearch, TransferPenaltyBeatsTheAdditiveOptimum) {
   EXPECT_GT(stats.duplicates, 0u);
 }
 
+TEST(EvolutionarySearch, StopsWhenEveryReachablePartitioningIsSeen) {
+  HandMade h;
+  alternating_chain(h);
+  auto problem = SearchProblem<AdjacencyGraph>::build(*h.graph, h.candidates);
+  ASSERT_TRUE(problem.ok());
+  auto start = exact_search(*problem);
+  ASSERT_TRUE(start.ok());
+  TransferOracle<AdjacencyGraph> oracle(5.0);
+  EvolutionOptions options;
+  options.generations = 1000000;
+  options.max_evaluations = 0;
+  options.stall_generations = 5;
+  EvolutionStats stats;
+  auto refined = evolutionary_refinement(*problem, *start, oracle, options, &stats);
+  ASSERT_TRUE(refined.ok()) << refined.error().message;
+  EXPECT_TRUE(stats.stalled);
+  EXPECT_FALSE(stats.budget_exhausted);
+  EXPECT_LT(stats.generations, 1000000u);
+  EXPECT_LE(stats.evaluations, 16u);  // the 16 assignments of the chain
+  EXPECT_EQ(stats.best_fitness, Cost::value(5.5));
+  // Without the stall rule the generations bound the run.
+  options.generations = 200;
+  options.stall_generations = 0;
+  EvolutionStats unbounded;
+  ASSERT_TRUE(evolutionary_refinement(*problem, *start, oracle, options, &unbounded).ok());
+  EXPECT_FALSE(unbounded.stalled);
+  EXPECT_EQ(unbounded.generations, 200u);
+}
+
 TEST(EvolutionarySearch, MergesWhenLaunchesAreExpensive) {
   // a -> b. Per candidate, two singletons (1 + 1) beat the fused pair (2.5); end to end, every
   // part also pays a launch overhead of 1, so the fused pair (3.5) beats the singletons (4).

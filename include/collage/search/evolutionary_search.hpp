@@ -45,6 +45,9 @@ struct EvolutionOptions {
   /// The probability that an offspring is made by crossover of two parents rather than by
   /// mutating one (it may then still be mutated, with probability mutation_rate per mutation).
   double crossover_rate = 0.25;
+  /// Stop once this many generations in a row found no partitioning not seen before (the
+  /// reachable ones are used up, as on a small graph); 0 means never.
+  std::size_t stall_generations = 20;
 };
 
 /// What evolutionary_refinement() did.
@@ -69,6 +72,8 @@ struct EvolutionStats {
   std::string last_error;
   /// The run stopped because max_evaluations or max_seconds was reached.
   bool budget_exhausted = false;
+  /// The run stopped because stall_generations generations in a row found nothing new.
+  bool stalled = false;
   /// The result differs from the start (its fitness is strictly better).
   bool improved = false;
   /// The end-to-end cost of the start (Invalid when its evaluation failed).
@@ -178,12 +183,18 @@ Result<Partitioning> evolutionary_refinement(const SearchProblem<G>& problem, co
     return population[std::min(a, b)];  // the population is sorted best first
   };
 
+  std::size_t stalled_generations = 0;
   for (std::size_t generation = 0; generation < options.generations; ++generation) {
     if (!budget_left()) {
       st.budget_exhausted = true;
       break;
     }
+    if (options.stall_generations != 0 && stalled_generations >= options.stall_generations) {
+      st.stalled = true;
+      break;
+    }
     ++st.generations;
+    const std::size_t seen_before = seen.size();
     std::vector<Individual> offspring;
     for (std::size_t attempt = 0; attempt < 4 * options.population && offspring.size() < options.population;
          ++attempt) {
@@ -230,6 +241,7 @@ Result<Partitioning> evolutionary_refinement(const SearchProblem<G>& problem, co
     for (Individual& o : offspring) population.push_back(std::move(o));
     std::stable_sort(population.begin(), population.end(), better);
     if (population.size() > options.population) population.resize(options.population);
+    stalled_generations = seen.size() == seen_before ? stalled_generations + 1 : 0;
     if (st.budget_exhausted) break;
   }
 

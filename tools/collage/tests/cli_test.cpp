@@ -16,6 +16,7 @@
 #include "cli_test_support.hpp"
 #include "collage/report.hpp"
 #include "graph_gen.hpp"
+#include "graph_reader.hpp"
 #include "json_graph.hpp"
 #include "outputs.hpp"
 #include "spec_reader.hpp"
