@@ -12,24 +12,11 @@
 #include "run/persistent_measurements.hpp"
 #include "run/run_report.hpp"
 #include "tensor/reference.hpp"
+#include "refusing_backend.hpp"
 #include "test_models.hpp"
 
 namespace tc {
 namespace {
-
-/// A backend that proposes native's fusions and compiles none of them: an injected failure.
-class FailingBackend final : public Backend {
- public:
-  const std::string& name() const override { return name_; }
-  DeviceKind device() const override { return DeviceKind::cpu; }
-  collage::PartitionSpec<Graph> spec() const override { return collage::native_fusion_spec<Graph>(name_, 3); }
-  collage::Result<std::unique_ptr<Kernel>> compile(const Function&, Device&) const override {
-    return collage::Error{collage::ErrorCode::invalid_argument, "failing: injected compile failure"};
-  }
-
- private:
-  std::string name_ = "failing";
-};
 
 /// The residual block, its inputs and reference outputs, the default CPU backends and a
 /// measurement database in a fresh temporary file.
@@ -140,14 +127,14 @@ TEST_F(ComparisonFixture, AnExhaustedBudgetLeavesCandidatesUnknownAndEveryConfig
 }
 
 TEST_F(ComparisonFixture, AFailingBackendsCandidatesAreInvalidAndTheModelStillRuns) {
-  backends.add(std::make_unique<FailingBackend>());
+  backends.add(std::make_unique<testing::RefusingBackend>("failing", 3));
   auto measurements = session();
   std::vector<ConfigurationResult> results = compare(*measurements, quick_comparison());
   expect_all_ran_and_matched(results);
   const ConfigurationResult& collage = results.back();
   ASSERT_TRUE(collage.partition);
   ASSERT_FALSE(collage.partition->invalid_reasons.empty());
-  EXPECT_NE(collage.partition->invalid_reasons.front().second.find("injected compile failure"), std::string::npos);
+  EXPECT_NE(collage.partition->invalid_reasons.front().second.find("injected failure"), std::string::npos);
   EXPECT_EQ(collage.partitions.count("failing"), 0u);
 }
 

@@ -7,24 +7,11 @@
 #include "run/configurations.hpp"
 #include "run/reference_backend.hpp"
 #include "runtime/cpu_device.hpp"
+#include "refusing_backend.hpp"
 #include "test_models.hpp"
 
 namespace tc {
 namespace {
-
-/// A backend that compiles nothing: every candidate it proposes must become Invalid.
-class RefusingBackend final : public Backend {
- public:
-  const std::string& name() const override { return name_; }
-  DeviceKind device() const override { return DeviceKind::cpu; }
-  collage::PartitionSpec<Graph> spec() const override { return collage::native_fusion_spec<Graph>(name_, 2); }
-  collage::Result<std::unique_ptr<Kernel>> compile(const Function&, Device&) const override {
-    return collage::Error{collage::ErrorCode::invalid_argument, "refusing: cannot compile anything"};
-  }
-
- private:
-  std::string name_ = "refusing";
-};
 
 TEST(MeasuringOracle, TimesEveryCandidateAndRefusalsBecomeInvalid) {
   const Graph model = testing::residual_block();
@@ -32,7 +19,7 @@ TEST(MeasuringOracle, TimesEveryCandidateAndRefusalsBecomeInvalid) {
   ASSERT_TRUE(dataflow.ok());
   BackendSet backends;
   backends.add(make_reference_backend("general"));
-  backends.add(std::make_unique<RefusingBackend>());
+  backends.add(std::make_unique<testing::RefusingBackend>());
   CpuDevice cpu;
   DeviceSet devices;
   devices.add(cpu);
