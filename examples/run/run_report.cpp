@@ -63,6 +63,15 @@ const ConfigurationResult* collage_result(const RunReport& report) {
   return nullptr;
 }
 
+/// Candidates the configurations left Unknown because the tuning budget was spent.
+std::size_t unmeasured_candidates(const RunReport& report) {
+  std::size_t n = 0;
+  for (const ConfigurationResult& r : report.results) {
+    if (r.partition && !r.refinement) n += r.partition->oracle.budget_refusals;
+  }
+  return n;
+}
+
 /// The kernel node a part starts at: its first inside node that needs a kernel.
 std::size_t first_kernel_node(const collage::DataflowGraph<Graph>& dataflow, const collage::SubGraph& sg) {
   for (std::size_t i : sg.inside()) {
@@ -170,6 +179,10 @@ std::string format_report(const collage::DataflowGraph<Graph>& dataflow, const R
   }
   out += "tuning: " + std::to_string(report.measurements) + " candidates measured, " + std::to_string(report.db_hits) +
          " from the database, " + collage::format_double(report.tuning_seconds, 3) + " s in all\n";
+  if (const std::size_t unmeasured = unmeasured_candidates(report); unmeasured > 0) {
+    out += "tuning budget spent: " + std::to_string(unmeasured) +
+           " candidates not measured (Unknown); the search used them only where nothing measured covered a node\n";
+  }
   if (with_explanation) {
     if (const ConfigurationResult* c = collage_result(report)) explain(dataflow, *c->partition, out);
   }
@@ -285,6 +298,7 @@ std::string report_json(const collage::DataflowGraph<Graph>& dataflow, const Run
   j["measurements"] = report.measurements;
   j["database_hits"] = report.db_hits;
   j["tuning_seconds"] = report.tuning_seconds;
+  j["unmeasured_candidates"] = unmeasured_candidates(report);
   if (const ConfigurationResult* best = best_single(report)) {
     j["best_single"] = best->name;
     if (const ConfigurationResult* c = collage_result(report); c && c->error.empty()) {

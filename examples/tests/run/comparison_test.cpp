@@ -124,6 +124,10 @@ TEST_F(ComparisonFixture, AnExhaustedBudgetLeavesCandidatesUnknownAndEveryConfig
   std::size_t unknown = 0;
   for (const collage::Candidate& c : collage.partition->candidates) unknown += c.cost && c.cost->is_unknown();
   EXPECT_GT(unknown, 0u);
+  RunReport report;
+  report.results = results;
+  EXPECT_NE(format_report(dataflow, report, false).find("tuning budget spent: "), std::string::npos);
+  EXPECT_GT(nlohmann::json::parse(report_json(dataflow, report)).at("unmeasured_candidates").get<std::size_t>(), 0u);
 }
 
 TEST_F(ComparisonFixture, AFailingBackendsCandidatesAreInvalidAndTheModelStillRuns) {
