@@ -90,7 +90,7 @@ class TimingOracle final : public collage::CostOracle<Net> {
     return collage::measure_each(graph, candidates,
                                  [&](const Graph&, const collage::Candidate&, const collage::ExtractedFunction& fn) {
                                    const std::size_t n = 2000 * fn.body.size();
-                                   return collage::time_run([&] { sink_ += spin(n); }, timing);
+                                   return collage::time_run([&] { sink_ = sink_ + spin(n); }, timing);
                                  });
   }
   static double spin(std::size_t n) {
