@@ -1,0 +1,131 @@
+// docs/guide.md, "Explanation" and "Reports": why each part was chosen (alternatives), why
+// candidates became Invalid (invalid_reasons), and the JSON (collage-partition/1) and DOT reports.
+#include <collage/collage.hpp>
+#include <collage/report.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace {
+
+int failures = 0;
+
+void check(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "check failed: %s\n", what);
+    ++failures;
+  }
+}
+
+}  // namespace
+
+// A small IR: nodes in a vector, named ops, constants.
+struct Node {
+  std::string op;
+  std::vector<int> args;
+};
+struct Net {
+  std::vector<Node> nodes;
+  std::vector<int> results;
+};
+
+template <>
+struct collage::dataflow_traits<Net> {
+  using node_handle = int;
+  static const std::vector<int>& roots(const Net& g) { return g.results; }
+  static const std::vector<int>& inputs(const Net& g, int n) { return g.nodes[static_cast<std::size_t>(n)].args; }
+  static const std::string& op_name(const Net& g, int n) { return g.nodes[static_cast<std::size_t>(n)].op; }
+  static collage::OpKind kind(const Net& g, int n) {
+    const std::string& op = op_name(g, n);
+    if (op == "dense") return collage::OpKind::anchor;
+    if (op == "add") return collage::OpKind::broadcast;
+    if (op == "relu") return collage::OpKind::elemwise;
+    return collage::OpKind::opaque;
+  }
+  static bool is_constant(const Net& g, int n) { return op_name(g, n) == "const"; }
+  static bool needs_kernel(const Net& g, int n) { return op_name(g, n) != "input" && op_name(g, n) != "const"; }
+};
+
+using Graph = collage::DataflowGraph<Net>;
+
+int main() {
+  // x -> dense(., w) -> add(., b) -> relu
+  Net net{{{"input", {}}, {"const", {}}, {"dense", {0, 1}}, {"const", {}}, {"add", {2, 3}}, {"relu", {4}}}, {5}};
+  auto graph = Graph::build(net);
+  if (!graph) return std::fprintf(stderr, "%s\n", graph.error().message.c_str()), 1;
+
+  // "blas" runs dense and add; its compiler fails on regions of more than one operator (the
+  // oracle returns an Error, so those candidates become Invalid, with the reason kept).
+  auto blas_ops = [](const Graph& g, std::size_t i) { return g.op_name(i) == "dense" || g.op_name(i) == "add"; };
+  std::vector<collage::PartitionSpec<Net>> specs = {
+      collage::native_fusion_spec<Net>("native", 3, /*penalty=*/0.25),
+      {"blas", collage::op_predicate_byoc_rule<Net>("blas", blas_ops, 2)}};
+  auto oracle = collage::make_oracle<Net>(
+      "model", [](const Graph& g, const collage::Candidate& c,
+                  const collage::ExtractedFunction& fn) -> collage::Result<double> {
+        double ops = 0;
+        for (std::size_t i : fn.body) ops += g.needs_kernel(i) ? 1 : 0;
+        if (c.target == "blas" && ops > 1) return collage::Error{collage::ErrorCode::oracle, "blas: one operator only"};
+        if (c.target == "blas") return g.op_name(fn.body[0]) == "dense" ? 0.2 : 0.4;
+        return 0.5 + 0.3 * ops;
+      });
+  auto result = collage::partition(*graph, specs, *oracle);
+  if (!result) return std::fprintf(stderr, "%s\n", result.error().message.c_str()), 1;
+
+  // [explain]
+  // For each part, the candidates that could have covered its first kernel node, cheapest first,
+  // with the cost the search compared (the oracle's estimate plus the target's penalty).
+  for (std::size_t k = 0; k < result->partitioning.parts.size(); ++k) {
+    const collage::Candidate& part = result->partitioning.parts[k];
+    std::printf("part %zu: %s\n", k, part.to_string(*graph).c_str());
+    for (const collage::Alternative& alt : result->alternatives[k]) {
+      std::printf("    %-5s %s\n", alt.cost.to_string().c_str(),
+                  result->candidates[alt.candidate].to_string(*graph).c_str());
+    }
+  }
+  // Candidates the oracle failed on: Invalid, and why.
+  for (const auto& [index, why] : result->invalid_reasons) {
+    std::printf("invalid: %s\n    %s\n", result->candidates[index].to_string(*graph).c_str(), why.c_str());
+  }
+  // [explain]
+  const auto& parts = result->partitioning.parts;
+  check(parts.size() == 2 && parts[0].target == "blas" && parts[1].target == "native", "blas dense, native add+relu: the cheapest whole, not the cheapest per node");
+  check(result->alternatives.size() == parts.size(), "one list of alternatives per part");
+  for (std::size_t k = 0; k < result->alternatives.size(); ++k) {
+    const auto& alts = result->alternatives[k];
+    bool has_part = false, sorted = true;
+    for (std::size_t a = 0; a < alts.size(); ++a) {
+      // The part's own entry carries the cost the partitioning gives it (penalty included).
+      has_part = has_part || (result->candidates[alts[a].candidate] == parts[k] && alts[a].cost == *parts[k].cost);
+      if (a > 0 && alts[a].cost < alts[a - 1].cost) sorted = false;
+    }
+    check(has_part && sorted, "alternatives hold the part itself, cheapest first");
+  }
+  check(!result->invalid_reasons.empty() && result->invalid_reasons.size() == result->oracle_errors.size(),
+        "each oracle failure is kept by candidate");
+  for (const auto& [index, why] : result->invalid_reasons) {
+    check(result->candidates[index].target == "blas" && result->candidates[index].cost->is_invalid() &&
+              why.find("blas: one operator only") != std::string::npos,
+          "an invalid reason names the oracle's error");
+  }
+
+  // [reports]
+  collage::ReportOptions options;
+  options.name = "mlp";
+  const std::string json = collage::to_json(*graph, *result, options);
+  const std::string dot = collage::to_dot(*graph, *result, options);
+  const std::string candidates = collage::candidates_to_json(*graph, result->candidates, result->penalties);
+  std::printf("%s", json.c_str());
+  // [reports]
+  check(json.rfind("{\n  \"format\": \"collage-partition/1\",\n  \"total_cost\": 1.55,", 0) == 0, "the JSON header");
+  check(json.find("\"alternatives\": [") != std::string::npos, "alternatives are in the report");
+  check(json.find("\"host\": [\"input\", \"const\", \"const\"]") != std::string::npos, "host nodes by label");
+  check(dot.rfind("digraph", 0) == 0 && dot.find("mlp") != std::string::npos, "a named digraph");
+  check(candidates.find("\"format\": \"collage-candidates/1\"") != std::string::npos, "the candidates document");
+  check(json == collage::to_json(*graph, *result, options), "reports are deterministic");
+
+  if (failures != 0) return 1;
+  std::puts("guide reports: all checks passed");
+  return 0;
+}
