@@ -10,14 +10,15 @@
 # Configurations, each in build/test-<name>, all with -Werror, each compiling every header on its
 # own (except asan) and running ctest:
 #   gcc17          g++ C++17 -O1: tests, examples with the example compiler, the tool
-#   clang20        clang++ C++20 -O1: tests, examples, the tool, the libFuzzer smoke run of its readers
+#   clang20        clang++ C++20 -O1: tests, examples with the example compiler, the tool, the libFuzzer
+#                  smoke runs of the tool's readers and the ONNX reader
 #   asan           g++ C++20 -O1, ASan + UBSan: tests, examples, the tool
 #   release-gcc    g++ C++20 Release (-O3): every target, the example compiler included (benchmarks
 #                  built, not run)
 #   release-clang  clang++ C++17 Release (-O3): every target but the fuzzer (clang20 runs it) and the
 #                  example compiler
 # The example compiler (examples/: the tensor IR, ONNX, the backends, collage-run) takes most of the
-# build time, so it is built in gcc17 and release-gcc only (COLLAGE_BUILD_EXAMPLE_COMPILER).
+# build time, so it is built in gcc17, clang20 and release-gcc only (COLLAGE_BUILD_EXAMPLE_COMPILER).
 set -euo pipefail
 
 repo_root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -36,7 +37,7 @@ config_args() {
     gcc17) args=(-DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_STANDARD=17 "${debug[@]}" "${parts[@]}" "${compiler[@]}"
                  -DCOLLAGE_BUILD_BENCHMARKS=OFF) ;;
     clang20) args=(-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_STANDARD=20 "${debug[@]}" "${parts[@]}"
-                   "${no_compiler[@]}" -DCOLLAGE_BUILD_BENCHMARKS=OFF) ;;
+                   "${compiler[@]}" -DCOLLAGE_BUILD_BENCHMARKS=OFF) ;;
     asan) args=(-DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_STANDARD=20 "${debug[@]}" "${parts[@]}" "${no_compiler[@]}"
                 -DCOLLAGE_BUILD_BENCHMARKS=OFF -DCOLLAGE_SANITIZE=ON -DCOLLAGE_CHECK_HEADERS=OFF) ;;
     release-gcc) args=(-DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_STANDARD=20 -DCMAKE_BUILD_TYPE=Release "${parts[@]}"

@@ -59,7 +59,7 @@ int main() {
                                    {collage::Combiner<AdjacencyGraph>::all()}, {0})},
         {"single", collage::op_kind<AdjacencyGraph>(collage::OpKind::opaque)}};
     auto oracle = collage::make_oracle<AdjacencyGraph>(
-        "size", [](const Graph&, const collage::Candidate& c, const collage::ExtractionView& view) {
+        "size", [](const Graph&, const collage::Candidate& c, const collage::ExtractedFunction& view) {
           const double n = static_cast<double>(view.body.size());
           return collage::Cost::value(c.target == "fused" ? 1.0 + 0.5 * n : n);
         });

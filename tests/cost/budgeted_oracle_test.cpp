@@ -61,7 +61,7 @@ class CountingOracle final : public CostOracle<ExprGraph> {
  private:
   std::vector<Result<Measurement>> do_measure_batch(const Graph& g, const std::vector<const Candidate*>& cs) override {
     batch_sizes.push_back(cs.size());
-    return measure_each(g, cs, [&](const Graph&, const Candidate& c, const ExtractionView&) {
+    return measure_each(g, cs, [&](const Graph&, const Candidate& c, const ExtractedFunction&) {
       ++calls;
       if (clock != nullptr) *clock += seconds_per_call;
       return 1.0 + static_cast<double>(c.sub_graph.first_inside());
@@ -165,7 +165,7 @@ TEST(BudgetedOracle, ProgressJumpsToTheEndWhenTheBudgetRunsOut) {
 TEST(BudgetedOracle, ErrorsPassThroughAndAreCounted) {
   Chain f(3);
   std::size_t calls = 0;
-  auto failing = make_oracle<ExprGraph>("failing", [&](const Graph&, const Candidate&, const ExtractionView&) {
+  auto failing = make_oracle<ExprGraph>("failing", [&](const Graph&, const Candidate&, const ExtractedFunction&) {
     ++calls;
     return Result<Cost>(Error{ErrorCode::oracle, "out of device memory"});
   });
@@ -183,7 +183,7 @@ TEST(BudgetedOracle, ErrorsPassThroughAndAreCounted) {
 #if defined(__cpp_exceptions)
 TEST(BudgetedOracle, ExceptionsBecomeErrors) {
   Chain f(3);
-  auto throwing = make_oracle<ExprGraph>("throwing", [](const Graph&, const Candidate&, const ExtractionView&) -> Cost {
+  auto throwing = make_oracle<ExprGraph>("throwing", [](const Graph&, const Candidate&, const ExtractedFunction&) -> Cost {
     throw std::runtime_error("driver crashed");
   });
   BudgetedOracle<ExprGraph> oracle(*throwing, OracleBudget{});

@@ -66,7 +66,7 @@ class CountingOracle final : public CostOracle<ExprGraph> {
  private:
   std::vector<Result<Measurement>> do_measure_batch(const Graph& g, const std::vector<const Candidate*>& cs) override {
     batch_sizes.push_back(cs.size());
-    return measure_each(g, cs, [&](const Graph&, const Candidate&, const ExtractionView& view) {
+    return measure_each(g, cs, [&](const Graph&, const Candidate&, const ExtractedFunction& view) {
       ++calls;
       return static_cast<double>(view.body.size());
     });
@@ -145,7 +145,7 @@ TEST(CachingOracle, ErrorsAreCachedSoAFailingBackendIsAskedOnce) {
   Layers f(12);
   std::size_t calls = 0;
   CachingOracle<ExprGraph> cache(
-      make_oracle<ExprGraph>("broken", [&](const Graph&, const Candidate&, const ExtractionView&) {
+      make_oracle<ExprGraph>("broken", [&](const Graph&, const Candidate&, const ExtractedFunction&) {
         ++calls;
         return Result<Cost>(Error{ErrorCode::oracle, "cannot compile dense"});
       }));
@@ -165,7 +165,7 @@ TEST(CachingOracle, ErrorsAreCachedSoAFailingBackendIsAskedOnce) {
 TEST(CachingOracle, ExceptionsAreCachedAsErrors) {
   Layers f(12);
   std::size_t calls = 0;
-  auto thrower = make_oracle<ExprGraph>("thrower", [&](const Graph&, const Candidate&, const ExtractionView&) -> Cost {
+  auto thrower = make_oracle<ExprGraph>("thrower", [&](const Graph&, const Candidate&, const ExtractedFunction&) -> Cost {
     ++calls;
     throw std::runtime_error("segfault avoided");
   });
@@ -187,7 +187,7 @@ TEST(CachingOracle, UnknownIsNotCached) {
   Layers f(2);
   std::size_t calls = 0;
   CachingOracle<ExprGraph> cache(
-      make_oracle<ExprGraph>("unsure", [&](const Graph&, const Candidate&, const ExtractionView&) {
+      make_oracle<ExprGraph>("unsure", [&](const Graph&, const Candidate&, const ExtractedFunction&) {
         ++calls;
         return Cost::unknown();
       }));
@@ -210,7 +210,7 @@ TEST(CachingOracle, MeasurementsPassThroughTheCache) {
   Layers f(3);
   std::size_t calls = 0;
   CachingOracle<ExprGraph> cache(
-      make_oracle<ExprGraph>("meter", [&](const Graph&, const Candidate&, const ExtractionView&) {
+      make_oracle<ExprGraph>("meter", [&](const Graph&, const Candidate&, const ExtractedFunction&) {
         ++calls;
         return Measurement{Cost::value(2), 0.03, 11};
       }));

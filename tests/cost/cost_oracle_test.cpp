@@ -54,7 +54,7 @@ class BodySizeOracle final : public CostOracle<ExprGraph> {
  private:
   std::vector<Result<Measurement>> do_measure_batch(const Graph& g, const std::vector<const Candidate*>& cs) override {
     ++batches;
-    return measure_each(g, cs, [&](const Graph&, const Candidate&, const ExtractionView& view) {
+    return measure_each(g, cs, [&](const Graph&, const Candidate&, const ExtractedFunction& view) {
       ++calls;
       return static_cast<double>(view.body.size());
     });
@@ -80,7 +80,7 @@ class BodySizeMeter final : public CostOracle<ExprGraph> {
 TEST(CostOracle, MakeOracleFromCostCallableSeesTheView) {
   Fixture f;
   std::vector<std::size_t> seen_params;
-  auto oracle = make_oracle<ExprGraph>("size", [&](const Graph&, const Candidate& c, const ExtractionView& v) {
+  auto oracle = make_oracle<ExprGraph>("size", [&](const Graph&, const Candidate& c, const ExtractedFunction& v) {
     seen_params = v.params;
     return Cost::value(static_cast<double>(v.body.size()) + (c.target == "t" ? 0.5 : 0.0));
   });
@@ -95,7 +95,7 @@ TEST(CostOracle, MakeOracleFromCostCallableSeesTheView) {
 
 TEST(CostOracle, MakeOracleFromResultCallablePassesErrors) {
   Fixture f;
-  auto oracle = make_oracle<ExprGraph>("picky", [](const Graph&, const Candidate& c, const ExtractionView&) {
+  auto oracle = make_oracle<ExprGraph>("picky", [](const Graph&, const Candidate& c, const ExtractedFunction&) {
     return c.target == "ok" ? Result<Cost>(Cost::value(1)) : Result<Cost>(Error{ErrorCode::oracle, "unsupported target"});
   });
   Candidate good = f.candidate({f.relu}, "ok");
@@ -110,7 +110,7 @@ TEST(CostOracle, MakeOracleFromResultCallablePassesErrors) {
 
 TEST(CostOracle, MakeOracleFromMeasurementCallableKeepsSpread) {
   Fixture f;
-  auto oracle = make_oracle<ExprGraph>("meter", [](const Graph&, const Candidate&, const ExtractionView&) {
+  auto oracle = make_oracle<ExprGraph>("meter", [](const Graph&, const Candidate&, const ExtractedFunction&) {
     return Measurement{Cost::value(3), 0.125, 9};
   });
   Candidate c = f.candidate({f.relu});
@@ -202,7 +202,7 @@ TEST(CostOracle, MakeMeasurementChecksTheNumbers) {
 
 TEST(CostOracle, SafeEstimateTurnsAnErrorIntoInvalidWithAMessage) {
   Fixture f;
-  auto oracle = make_oracle<ExprGraph>("backend", [](const Graph&, const Candidate&, const ExtractionView&) {
+  auto oracle = make_oracle<ExprGraph>("backend", [](const Graph&, const Candidate&, const ExtractedFunction&) {
     return Result<Cost>(Error{ErrorCode::oracle, "cannot compile"});
   });
   Candidate c = f.candidate({f.relu}, "gpu");
@@ -216,7 +216,7 @@ TEST(CostOracle, SafeEstimateTurnsAnErrorIntoInvalidWithAMessage) {
 
 TEST(CostOracle, SafeEstimateNamesAnErrorWithoutMessage) {
   Fixture f;
-  auto oracle = make_oracle<ExprGraph>("mute", [](const Graph&, const Candidate&, const ExtractionView&) {
+  auto oracle = make_oracle<ExprGraph>("mute", [](const Graph&, const Candidate&, const ExtractedFunction&) {
     return Result<Cost>(Error{ErrorCode::oracle, ""});
   });
   SafeEstimate e = safe_estimate(*oracle, *f.graph, f.candidate({f.relu}));
@@ -227,7 +227,7 @@ TEST(CostOracle, SafeEstimateNamesAnErrorWithoutMessage) {
 TEST(CostOracle, SafeEstimatePassesKnownUnknownAndInvalidCosts) {
   Fixture f;
   Cost next = Cost::value(4.0);
-  auto oracle = make_oracle<ExprGraph>("seq", [&](const Graph&, const Candidate&, const ExtractionView&) {
+  auto oracle = make_oracle<ExprGraph>("seq", [&](const Graph&, const Candidate&, const ExtractedFunction&) {
     return next;
   });
   Candidate c = f.candidate({f.relu});
@@ -247,7 +247,7 @@ TEST(CostOracle, SafeEstimatePassesKnownUnknownAndInvalidCosts) {
 TEST(CostOracle, ANumberThatIsNotACostIsAnOracleErrorNamingIt) {
   Fixture f;
   double next = 0;
-  auto oracle = make_oracle<ExprGraph>("model", [&](const Graph&, const Candidate&, const ExtractionView&) {
+  auto oracle = make_oracle<ExprGraph>("model", [&](const Graph&, const Candidate&, const ExtractedFunction&) {
     return next;
   });
   Candidate c = f.candidate({f.relu}, "gpu");
@@ -293,7 +293,7 @@ TEST(CostOracle, PartitionListsANumberThatIsNotACostInOracleErrors) {
 
 TEST(CostOracle, AMeasurementWithABadSpreadFailsItsCandidate) {
   Fixture f;
-  auto oracle = make_oracle<ExprGraph>("noisy", [](const Graph&, const Candidate& c, const ExtractionView&) {
+  auto oracle = make_oracle<ExprGraph>("noisy", [](const Graph&, const Candidate& c, const ExtractedFunction&) {
     return Measurement{Cost::value(1), c.target == "nan" ? std::numeric_limits<double>::quiet_NaN() : 0.5, 4};
   });
   Candidate good = f.candidate({f.relu}, "ok");
@@ -307,7 +307,7 @@ TEST(CostOracle, AMeasurementWithABadSpreadFailsItsCandidate) {
 #if defined(__cpp_exceptions)
 TEST(CostOracle, SafeEstimateCatchesExceptions) {
   Fixture f;
-  auto oracle = make_oracle<ExprGraph>("thrower", [](const Graph&, const Candidate&, const ExtractionView&) -> Cost {
+  auto oracle = make_oracle<ExprGraph>("thrower", [](const Graph&, const Candidate&, const ExtractedFunction&) -> Cost {
     throw std::runtime_error("device lost");
   });
   Candidate c = f.candidate({f.relu});
@@ -316,7 +316,7 @@ TEST(CostOracle, SafeEstimateCatchesExceptions) {
   EXPECT_NE(e.error.find("device lost"), std::string::npos) << e.error;
   EXPECT_NE(e.error.find("thrower"), std::string::npos) << e.error;
 
-  auto odd = make_oracle<ExprGraph>("odd", [](const Graph&, const Candidate&, const ExtractionView&) -> Cost {
+  auto odd = make_oracle<ExprGraph>("odd", [](const Graph&, const Candidate&, const ExtractedFunction&) -> Cost {
     throw 42;
   });
   std::vector<SafeEstimate> batch = safe_estimate_batch(*odd, *f.graph, {&c, &c});

@@ -408,7 +408,7 @@ TEST(PersistentOracle, SecondRunMakesNoOracleCalls) {
 TEST(PersistentOracle, RecordsTheSpreadOfAMeasuringOracle) {
   Layers f;
   MeasurementDb db;
-  auto meter = make_oracle<ExprGraph>("meter", [](const Graph&, const Candidate& c, const ExtractionView&) {
+  auto meter = make_oracle<ExprGraph>("meter", [](const Graph&, const Candidate& c, const ExtractedFunction&) {
     return make_measurement(c.target == "tvm" ? 2.0 : 1.0, 0.04, 25);
   });
   PersistentOracle<ExprGraph> oracle(*meter, db, "gpu0");
@@ -450,7 +450,7 @@ TEST(PersistentOracle, ServesOnlyTheEntriesOfItsOwnOracleAndVersion) {
   EXPECT_EQ(mock.calls(), 2u);
   // ... and so is another oracle.
   auto other =
-      make_oracle<ExprGraph>("other", [](const Graph&, const Candidate&, const ExtractionView&) { return 5.0; });
+      make_oracle<ExprGraph>("other", [](const Graph&, const Candidate&, const ExtractedFunction&) { return 5.0; });
   PersistentOracle<ExprGraph> stranger(*other, db, "1");
   EXPECT_EQ(safe_estimate(stranger, *f.graph, f.candidates[1]).cost, Cost::value(5));
   EXPECT_EQ(stranger.stats().db_hits, 0u);
@@ -506,7 +506,7 @@ TEST(PersistentOracle, UnknownAndErrorsAreNotRecordedButInvalidIs) {
   Layers f;
   MeasurementDb db;
   std::size_t calls = 0;
-  auto oracle_fn = make_oracle<ExprGraph>("mixed", [&](const Graph&, const Candidate& c, const ExtractionView& v) {
+  auto oracle_fn = make_oracle<ExprGraph>("mixed", [&](const Graph&, const Candidate& c, const ExtractedFunction& v) {
     ++calls;
     if (c.target == "tvm") return Result<Cost>(Cost::unknown());
     if (v.body.size() == 3) return Result<Cost>(Error{ErrorCode::oracle, "flaky device"});

@@ -192,7 +192,7 @@ class TimingOracle final : public CostOracle<testing_ir::ExprGraph> {
  private:
   std::vector<Result<Measurement>> do_measure_batch(const DataflowGraph<testing_ir::ExprGraph>& graph,
                                                     const std::vector<const Candidate*>& candidates) override {
-    return measure_each(graph, candidates, [&](const auto&, const Candidate& c, const ExtractionView&) {
+    return measure_each(graph, candidates, [&](const auto&, const Candidate& c, const ExtractedFunction&) {
       Script& script = c.target == "fast" ? fast : slow;
       return time_run(script.kernel(), uncapped(), FakeClock{&script});
     });

@@ -57,7 +57,7 @@ class SyntheticOracle final : public CostOracle<G> {
 
   /// The synthetic cost of `candidate` (see SyntheticCost).
   Result<Measurement> cost(const DataflowGraph<G>& graph, const Candidate& candidate,
-                           const ExtractionView& view) const {
+                           const ExtractedFunction& view) const {
     auto it = targets_.find(candidate.target);
     if (it == targets_.end()) return Error{ErrorCode::oracle, "no synthetic cost for target '" + candidate.target + "'"};
     const SyntheticCost& model = it->second;

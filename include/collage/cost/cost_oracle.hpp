@@ -254,7 +254,7 @@ class OracleWrapper : public CostOracle<G> {
 
 template <class F, class G>
 inline constexpr bool is_oracle_callable_v =
-    std::is_invocable_v<F&, const DataflowGraph<G>&, const Candidate&, const ExtractionView&>;
+    std::is_invocable_v<F&, const DataflowGraph<G>&, const Candidate&, const ExtractedFunction&>;
 
 /// What a callable that is_oracle_callable_v returns (decayed), else void.
 template <class F, class G, class = void>
@@ -264,7 +264,7 @@ struct oracle_callable_result {
 template <class F, class G>
 struct oracle_callable_result<F, G, std::enable_if_t<is_oracle_callable_v<F, G>>> {
   using type =
-      std::decay_t<std::invoke_result_t<F&, const DataflowGraph<G>&, const Candidate&, const ExtractionView&>>;
+      std::decay_t<std::invoke_result_t<F&, const DataflowGraph<G>&, const Candidate&, const ExtractedFunction&>>;
 };
 
 /// Whether a callable's answer of type R is one make_oracle() and measure_each() take.
@@ -293,7 +293,7 @@ std::vector<Result<Measurement>> measure_each(const DataflowGraph<G>& graph,
                                               const std::vector<const Candidate*>& candidates, F&& f) {
   static_assert(detail::is_oracle_callable_v<F, G>,
                 "measure_each(graph, candidates, f): f must be callable as f(const DataflowGraph<G>&, "
-                "const Candidate&, const ExtractionView&)");
+                "const Candidate&, const ExtractedFunction&)");
   static_assert(!detail::is_oracle_callable_v<F, G> ||
                     detail::is_oracle_answer_v<typename detail::oracle_callable_result<F, G>::type>,
                 "measure_each(graph, candidates, f): f must return double, Cost, Measurement, or a Result of one "
@@ -328,13 +328,13 @@ class FunctionOracle final : public CostOracle<G> {
 }  // namespace detail
 
 /// An oracle named `name` over a callable `f(const DataflowGraph<G>&, const Candidate&, const
-/// ExtractionView&)` that answers one candidate with double, Cost, Measurement or a Result of one
+/// ExtractedFunction&)` that answers one candidate with double, Cost, Measurement or a Result of one
 /// of them (see measure_each()). The oracle owns `f`; the caller owns the oracle.
 template <class G, class F>
 std::unique_ptr<CostOracle<G>> make_oracle(std::string name, F f) {
   static_assert(detail::is_oracle_callable_v<F, G>,
                 "make_oracle<G>(name, f): f must be callable as f(const DataflowGraph<G>&, const Candidate&, "
-                "const ExtractionView&)");
+                "const ExtractedFunction&)");
   static_assert(!detail::is_oracle_callable_v<F, G> ||
                     detail::is_oracle_answer_v<typename detail::oracle_callable_result<F, G>::type>,
                 "make_oracle<G>(name, f): f must return double, Cost, Measurement, or a Result of one of them");

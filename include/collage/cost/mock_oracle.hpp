@@ -59,7 +59,7 @@ class MockOracle final : public CostOracle<G> {
   }
 
   /// The RFC cost of `candidate` (see the class comment).
-  Result<Measurement> cost(const DataflowGraph<G>& graph, const Candidate& candidate, const ExtractionView& view) {
+  Result<Measurement> cost(const DataflowGraph<G>& graph, const Candidate& candidate, const ExtractedFunction& view) {
     ++calls_;
     auto base = base_.find(candidate.target);
     const bool has_base = base != base_.end();
