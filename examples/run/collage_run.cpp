@@ -53,6 +53,8 @@ const char* const kHelp =
     "  --cost measured|analytic   the cost model (default measured: each candidate compiled and timed)\n"
     "  --db FILE             keep measurements in this SQLite database (reused by later runs)\n"
     "  --tuning-budget SECONDS    stop measuring after this long; the rest are Unknown (default: none)\n"
+    "  --cold-caches         evict the CPU caches before each timed run of a candidate (its cost inside a\n"
+    "                        model too large for the caches, rather than alone and warm)\n"
     "  --refine SECONDS      with --compare: refine collage's partitioning for this long by evolutionary\n"
     "                        search with the whole model's measured latency as fitness (\"collage+evo\")\n"
     "  --explain             for each partition, the alternatives the search had and why each lost\n"
@@ -79,6 +81,7 @@ struct Options {
   std::string db;
   double tuning_budget = 0;
   double refine = 0;
+  bool cold_caches = false;
   bool explain = false;
   bool profile = false;
   std::string json;
@@ -108,6 +111,8 @@ std::optional<int> parse(int argc, char** argv, Options& out) {
     }
     if (a == "--compare") {
       out.compare = true;
+    } else if (a == "--cold-caches") {
+      out.cold_caches = true;
     } else if (a == "--explain") {
       out.explain = true;
     } else if (a == "--profile") {
@@ -254,6 +259,7 @@ int main(int argc, char** argv) {
     timing.timing.min_repeats = 5;
     timing.timing.max_repeats = 50;
     timing.timing.max_seconds = 0.5;
+    timing.cold_caches = options.cold_caches;
     auto opened = MeasurementSession::open(backends, devices.set, timing, options.db);
     if (!opened.ok()) return fail(opened.error().message);
     measurements = std::move(opened).value();

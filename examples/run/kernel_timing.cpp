@@ -44,7 +44,9 @@ collage::Result<collage::Measurement> time_function(const Function& function, co
   };
   run();  // a first run outside the timer, so a failing kernel is not timed
   if (!failure.ok()) return failure.error();
-  collage::Measurement m = collage::time_run(run, options.timing);
+  collage::TimingOptions timing = options.timing;
+  if (options.cold_caches && device.kind() == DeviceKind::cpu) timing.before_each = [] { evict_caches(); };
+  collage::Measurement m = collage::time_run(run, timing);
   if (!failure.ok()) return failure.error();
   m.cost = collage::Cost::value(m.cost.raw() * 1e3);
   return m;

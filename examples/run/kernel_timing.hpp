@@ -18,6 +18,10 @@ struct KernelTimingOptions {
   collage::TimingOptions timing;
   /// Seed of the random inputs.
   std::uint64_t seed = 1;
+  /// Evict the CPU caches before every run of a CPU kernel (evict_caches), so that its cost is
+  /// the cold one it has inside a model whose weights do not fit the caches, not the warm one of
+  /// running it alone over and over.
+  bool cold_caches = false;
 };
 
 /// The cost in milliseconds of running `function` compiled by `backend` on `device`, with its

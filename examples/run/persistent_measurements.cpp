@@ -15,6 +15,7 @@ collage::Result<std::unique_ptr<MeasurementSession>> MeasurementSession::open(co
                                                                               const std::string& db_path) {
   std::unique_ptr<MeasurementSession> session(new MeasurementSession());
   MeasurementSession& s = *session;
+  s.cold_caches_ = timing.cold_caches;
   s.measuring_ = make_measuring_oracle(backends, devices, timing, &s.measured_);
   collage::CostOracle<Graph>* front = s.measuring_.get();
   if (!db_path.empty()) {
@@ -23,6 +24,7 @@ collage::Result<std::unique_ptr<MeasurementSession>> MeasurementSession::open(co
     s.store_ = std::make_unique<SqliteMeasurementStore>(std::move(store).value());
     // The identity names what the costs depend on: the method and the hardware.
     std::string version = kMeasuringOracleVersion;
+    if (timing.cold_caches) version += "|cold caches";
     for (DeviceKind kind : {DeviceKind::cpu, DeviceKind::cuda}) {
       if (const Device* device = devices.find(kind)) version += "|" + device->name();
     }
@@ -39,6 +41,7 @@ collage::CostOracle<Graph>& MeasurementSession::oracle() { return *cached_; }
 
 std::string MeasurementSession::describe() const {
   std::string out = "measured (each candidate compiled and timed";
+  if (cold_caches_) out += ", the caches evicted before each run";
   if (store_) {
     auto n = store_->size();
     out += "; SQLite database " + store_->path() + ", " + (n.ok() ? std::to_string(*n) : "?") + " entries";

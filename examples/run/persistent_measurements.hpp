@@ -55,6 +55,7 @@ class MeasurementSession {
   std::unique_ptr<collage::CostOracle<Graph>> persistent_;
   std::unique_ptr<collage::CostOracle<Graph>> cached_;
   std::size_t measured_ = 0;
+  bool cold_caches_ = false;
 };
 
 }  // namespace tc

@@ -1,5 +1,11 @@
 #include "runtime/cpu_state.hpp"
 
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -21,5 +27,34 @@ void clear_vector_upper_state() {
 #else
 void clear_vector_upper_state() {}
 #endif
+
+namespace {
+
+std::size_t default_eviction_bytes() {
+  long llc = -1;
+#if defined(_SC_LEVEL3_CACHE_SIZE)
+  llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+#endif
+  if (llc <= 0) return std::size_t{64} << 20;
+  return std::max<std::size_t>(2 * static_cast<std::size_t>(llc), std::size_t{8} << 20);
+}
+
+}  // namespace
+
+void evict_caches(std::size_t bytes) {
+  static const std::size_t kDefault = default_eviction_bytes();
+  thread_local std::vector<std::uint64_t> buffer;
+  const std::size_t words = (bytes == 0 ? kDefault : bytes) / sizeof(std::uint64_t);
+  if (buffer.size() < words) buffer.resize(words);
+  constexpr std::size_t kLine = 64 / sizeof(std::uint64_t);
+  volatile std::uint64_t sink = 0;
+  std::uint64_t sum = 0;
+  for (std::size_t i = 0; i < words; i += kLine) {
+    buffer[i] += 1;
+    sum += buffer[i];
+  }
+  sink = sum;
+  (void)sink;
+}
 
 }  // namespace tc

@@ -1,7 +1,10 @@
 #pragma once
 
+#include <cstddef>
+
 /// \file
-/// The x86 vector-register state between kernels of different libraries.
+/// CPU state between kernels: the x86 vector-register state between kernels of different
+/// libraries, and the caches before a kernel is timed.
 
 namespace tc {
 
@@ -12,5 +15,10 @@ namespace tc {
 /// machine of docs/kernels.md a native kernel ran 5x slower after an Eigen GELU call. The executor
 /// and the kernel timer call this before each CPU kernel.
 void clear_vector_upper_state();
+
+/// Evicts the CPU caches by writing and reading a buffer of `bytes` (twice the last-level cache as
+/// the system reports it when 0; 64 MiB when it reports none), so that a kernel timed next starts
+/// with its weights and inputs in memory, as inside a model too large for the caches.
+void evict_caches(std::size_t bytes = 0);
 
 }  // namespace tc

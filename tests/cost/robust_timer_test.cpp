@@ -47,6 +47,26 @@ TimingOptions uncapped() {
   return o;
 }
 
+TEST(RobustTimer, BeforeEachRunsBeforeEveryRunOutsideTheTimedInterval) {
+  Script s{{1.0}};
+  TimingOptions o = uncapped();
+  o.warmups = 2;
+  o.min_repeats = 4;
+  std::size_t calls = 0;
+  std::vector<std::size_t> runs_seen;
+  o.before_each = [&] {
+    ++calls;
+    runs_seen.push_back(s.runs);
+    s.now += 100.0;  // slow, but not part of any sample
+  };
+  Measurement m = time_script(s, o);
+  EXPECT_EQ(s.runs, 6u);
+  EXPECT_EQ(calls, 6u);
+  EXPECT_EQ(runs_seen, (std::vector<std::size_t>{0, 1, 2, 3, 4, 5}));
+  EXPECT_EQ(m.cost, Cost::value(1.0));
+  EXPECT_EQ(m.spread, 0.0);
+}
+
 TEST(RobustTimer, StableRunsStopAtMinRepeatsAfterUntimedWarmups) {
   Script s{{9.0, 9.0, 1.0}};  // two slow warm-ups, then steady
   TimingOptions o = uncapped();

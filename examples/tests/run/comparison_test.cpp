@@ -51,8 +51,10 @@ struct ComparisonFixture : ::testing::Test {
     o.refine_timing = o.timing;
     return o;
   }
-  std::unique_ptr<MeasurementSession> session() {
-    auto s = MeasurementSession::open(backends, devices.set, quick_kernels(), db);
+  std::unique_ptr<MeasurementSession> session(bool cold_caches = false) {
+    KernelTimingOptions timing = quick_kernels();
+    timing.cold_caches = cold_caches;
+    auto s = MeasurementSession::open(backends, devices.set, timing, db);
     EXPECT_TRUE(s.ok()) << s.error().message;
     return std::move(s).value();
   }
@@ -84,6 +86,22 @@ TEST_F(ComparisonFixture, EveryConfigurationMatchesAndTheSecondRunMeasuresNothin
   expect_all_ran_and_matched(compare(*second, quick_comparison()));
   EXPECT_EQ(second->measured(), 0u);
   EXPECT_GT(second->stored_hits(), 0u);
+}
+
+TEST_F(ComparisonFixture, ColdCacheMeasurementsAreKeptApartFromWarmOnes) {
+  auto warm = session();
+  expect_all_ran_and_matched(compare(*warm, quick_comparison()));
+  const std::size_t measured_warm = warm->measured();
+  warm.reset();
+  auto cold = session(true);
+  EXPECT_NE(cold->describe().find("caches evicted"), std::string::npos) << cold->describe();
+  expect_all_ran_and_matched(compare(*cold, quick_comparison()));
+  EXPECT_EQ(cold->measured(), measured_warm);  // nothing served from the warm entries
+  EXPECT_EQ(cold->stored_hits(), 0u);
+  cold.reset();
+  auto cold_again = session(true);
+  expect_all_ran_and_matched(compare(*cold_again, quick_comparison()));
+  EXPECT_EQ(cold_again->measured(), 0u);
 }
 
 TEST_F(ComparisonFixture, TheJsonReportHasTheDocumentedShape) {

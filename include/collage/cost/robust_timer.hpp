@@ -36,6 +36,10 @@ struct TimingOptions {
   /// Wall-clock cap in seconds for the whole measurement, warm-ups included; <= 0 means none.
   /// At least one timed run is always made.
   double max_seconds = 2.0;
+  /// Called before every run, warm-ups included, outside the timed interval (e.g. to evict the
+  /// caches, so that each run starts as cold as it would inside a larger program); empty: nothing.
+  /// Its time counts towards max_seconds.
+  std::function<void()> before_each;
 };
 
 namespace detail {
@@ -86,7 +90,11 @@ Measurement time_run(const std::function<void()>& run, const TimingOptions& opti
   const auto start = clock.now();
   auto seconds_since = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
   const bool timed_cap = options.max_seconds > 0;
+  auto prepare = [&] {
+    if (options.before_each) options.before_each();
+  };
   for (std::size_t w = 0; w < options.warmups; ++w) {
+    prepare();
     run();
     if (timed_cap && seconds_since(start, clock.now()) >= options.max_seconds) break;
   }
@@ -95,6 +103,7 @@ Measurement time_run(const std::function<void()>& run, const TimingOptions& opti
   std::vector<double> samples;
   samples.reserve(std::min<std::size_t>(max_repeats, 1024));
   while (true) {
+    prepare();
     const auto t0 = clock.now();
     run();
     const auto t1 = clock.now();
