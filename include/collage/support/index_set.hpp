@@ -16,6 +16,13 @@
 #include <string>
 #include <vector>
 
+// Forces inlining where g++'s growth limits stop it in the rules' and searchers' hot loops.
+#if defined(__GNUC__)
+#define COLLAGE_ALWAYS_INLINE inline __attribute__((always_inline))
+#else
+#define COLLAGE_ALWAYS_INLINE inline
+#endif
+
 namespace collage {
 
 /// Sentinel for "no index" returned by searches over an IndexSet or a graph.
@@ -232,7 +239,7 @@ class IndexSet {
     }
     return true;
   }
-  bool intersects(const IndexSet& that) const {
+  COLLAGE_ALWAYS_INLINE bool intersects(const IndexSet& that) const {
     check_same_universe(that);
     const std::size_t lo = std::max<std::size_t>(base_, that.base_);
     const std::size_t hi = std::min(end_word(), that.end_word());
