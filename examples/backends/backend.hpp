@@ -44,6 +44,9 @@ class Backend {
   /// Compiles `function` for `device` (of kind device()). An unsupported case is an error value
   /// naming it ("onednn: Conv with 3 spatial dims"), never a crash.
   virtual collage::Result<std::unique_ptr<Kernel>> compile(const Function& function, Device& device) const = 0;
+  /// What besides the device its kernels' speed depends on ("threads=4"), "" for the default:
+  /// part of the measurement database's identity, so that costs measured otherwise are not served.
+  virtual std::string configuration() const { return ""; }
 };
 
 }  // namespace tc

@@ -2,6 +2,8 @@
 // CachingOracle, BudgetedOracle, and the measurement database (MeasurementDb, PersistentOracle,
 // a MeasurementStore of one's own). Usage: collage_guide_oracles_and_db DATABASE_FILE (removed
 // first, so that the program starts from an empty database).
+#include "net_ir.hpp"
+
 #include <collage/collage.hpp>
 
 #include <cstdio>
@@ -13,48 +15,6 @@
 #include <string_view>
 #include <utility>
 #include <vector>
-
-namespace {
-
-int failures = 0;
-
-void check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "check failed: %s\n", what);
-    ++failures;
-  }
-}
-
-}  // namespace
-
-// A small IR: nodes in a vector, named ops, constants.
-struct Node {
-  std::string op;
-  std::vector<int> args;
-};
-struct Net {
-  std::vector<Node> nodes;
-  std::vector<int> results;
-};
-
-template <>
-struct collage::dataflow_traits<Net> {
-  using node_handle = int;
-  static const std::vector<int>& roots(const Net& g) { return g.results; }
-  static const std::vector<int>& inputs(const Net& g, int n) { return g.nodes[static_cast<std::size_t>(n)].args; }
-  static const std::string& op_name(const Net& g, int n) { return g.nodes[static_cast<std::size_t>(n)].op; }
-  static collage::OpKind kind(const Net& g, int n) {
-    const std::string& op = op_name(g, n);
-    if (op == "dense") return collage::OpKind::anchor;
-    if (op == "add") return collage::OpKind::broadcast;
-    if (op == "relu") return collage::OpKind::elemwise;
-    return collage::OpKind::opaque;
-  }
-  static bool is_constant(const Net& g, int n) { return op_name(g, n) == "const"; }
-  static bool needs_kernel(const Net& g, int n) { return op_name(g, n) != "input" && op_name(g, n) != "const"; }
-};
-
-using Graph = collage::DataflowGraph<Net>;
 
 // [function]
 // A cost model as a function of the candidate and its extracted function: 1 per operator on

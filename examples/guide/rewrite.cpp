@@ -1,53 +1,13 @@
 // docs/guide.md, "Rewriting": rewrite_partitions hands each chosen part to the caller's rewrite as
 // an ExtractedFunction, with its nested groups at every depth (a Composite inside a Primitive) and
 // every result of a multi-output part.
+#include "net_ir.hpp"
+
 #include <collage/collage.hpp>
 
 #include <cstdio>
 #include <string>
 #include <vector>
-
-namespace {
-
-int failures = 0;
-
-void check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "check failed: %s\n", what);
-    ++failures;
-  }
-}
-
-}  // namespace
-
-// A small IR: nodes in a vector, named ops, constants.
-struct Node {
-  std::string op;
-  std::vector<int> args;
-};
-struct Net {
-  std::vector<Node> nodes;
-  std::vector<int> results;
-};
-
-template <>
-struct collage::dataflow_traits<Net> {
-  using node_handle = int;
-  static const std::vector<int>& roots(const Net& g) { return g.results; }
-  static const std::vector<int>& inputs(const Net& g, int n) { return g.nodes[static_cast<std::size_t>(n)].args; }
-  static const std::string& op_name(const Net& g, int n) { return g.nodes[static_cast<std::size_t>(n)].op; }
-  static collage::OpKind kind(const Net& g, int n) {
-    const std::string& op = op_name(g, n);
-    if (op == "dense") return collage::OpKind::anchor;
-    if (op == "add" || op == "multiply") return collage::OpKind::broadcast;
-    if (op == "relu" || op == "tanh") return collage::OpKind::elemwise;
-    return collage::OpKind::opaque;
-  }
-  static bool is_constant(const Net& g, int n) { return op_name(g, n) == "const"; }
-  static bool needs_kernel(const Net& g, int n) { return op_name(g, n) != "input" && op_name(g, n) != "const"; }
-};
-
-using Graph = collage::DataflowGraph<Net>;
 
 namespace {
 

@@ -53,6 +53,7 @@ const char* const kHelp =
     "  --cost measured|analytic   the cost model (default measured: each candidate compiled and timed)\n"
     "  --db FILE             keep measurements in this SQLite database (reused by later runs)\n"
     "  --tuning-budget SECONDS    stop measuring after this long; the rest are Unknown (default: none)\n"
+    "  --threads N           oneDNN's kernels on N threads (default 1; the other CPU backends run on one)\n"
     "  --cold-caches         evict the CPU caches before each timed run of a candidate (its cost inside a\n"
     "                        model too large for the caches, rather than alone and warm)\n"
     "  --refine SECONDS      with --compare: refine collage's partitioning for this long by evolutionary\n"
@@ -82,6 +83,7 @@ struct Options {
   double tuning_budget = 0;
   double refine = 0;
   bool cold_caches = false;
+  int threads = 1;
   bool explain = false;
   bool profile = false;
   std::string json;
@@ -148,6 +150,11 @@ std::optional<int> parse(int argc, char** argv, Options& out) {
       if (a == "--atol") out.atol = d;
       if (a == "--tuning-budget") out.tuning_budget = d;
       if (a == "--refine") out.refine = d;
+    } else if (a == "--threads") {
+      const std::string* v = value();
+      auto n = v ? collage::parse_index(*v) : std::nullopt;
+      if (!n || *n < 1 || *n > 1024) return usage("option '--threads' needs an integer from 1 to 1024");
+      out.threads = static_cast<int>(*n);
     } else if (a == "--seed") {
       const std::string* v = value();
       auto s = v ? collage::parse_index(*v) : std::nullopt;
@@ -233,7 +240,7 @@ int main(int argc, char** argv) {
   DefaultDevices devices = make_default_devices();
   for (const std::string& line : devices.unavailable) std::fprintf(stderr, "collage-run: %s\n", line.c_str());
   std::vector<std::string> skipped;
-  BackendSet all_backends = make_default_backends(devices.set, &skipped);
+  BackendSet all_backends = make_default_backends(devices.set, &skipped, options.threads);
   for (const std::string& line : skipped) std::fprintf(stderr, "collage-run: %s\n", line.c_str());
   for (const std::string& name : options.backends) {
     if (all_backends.find(name) == nullptr) {

@@ -102,14 +102,15 @@ PreparedRun refine_collage(const collage::DataflowGraph<Graph>& dataflow, const 
   once.rounds = 1;
   once.profile_runs = 0;
   once.timing = options.refine_timing;
-  auto fitness = collage::make_end_to_end_oracle<Graph>(
-      "whole-model latency", [&](const collage::DataflowGraph<Graph>&, const collage::Partitioning& p) -> collage::Result<collage::Cost> {
-        PreparedRun run = prepare_partitioning(dataflow, p, inputs, expected, backends, devices, once);
-        if (run.result.error.empty() && !run.result.matches) return collage::Cost::invalid();
-        if (run.result.error.empty()) time_prepared({&run}, once);
-        if (!run.result.error.empty()) return collage::Error{collage::ErrorCode::oracle, run.result.error};
-        return collage::Cost::value(run.result.latency_ms);
-      });
+  auto measure_whole_model = [&](const collage::DataflowGraph<Graph>&,
+                                 const collage::Partitioning& p) -> collage::Result<collage::Cost> {
+    PreparedRun run = prepare_partitioning(dataflow, p, inputs, expected, backends, devices, once);
+    if (run.result.error.empty() && !run.result.matches) return collage::Cost::invalid();
+    if (run.result.error.empty()) time_prepared({&run}, once);
+    if (!run.result.error.empty()) return collage::Error{collage::ErrorCode::oracle, run.result.error};
+    return collage::Cost::value(run.result.latency_ms);
+  };
+  auto fitness = collage::make_end_to_end_oracle<Graph>("whole-model latency", measure_whole_model);
   collage::EvolutionOptions evolution;
   evolution.max_seconds = options.refine_seconds;
   evolution.max_evaluations = 0;
@@ -118,15 +119,16 @@ PreparedRun refine_collage(const collage::DataflowGraph<Graph>& dataflow, const 
   collage::EvolutionStats stats;
   collage::Result<collage::Partitioning> refined = collage::refine(dataflow, start, *fitness, evolution, &stats);
   PreparedRun run;
-  if (refined.ok()) run = prepare_partitioning(dataflow, *refined, inputs, expected, backends, devices, options);
-  if (!refined.ok()) run.result.error = refined.error().message;
-  run.result.name = "collage+evo";
-  run.result.refinement = std::move(stats);
   if (refined.ok()) {
+    run = prepare_partitioning(dataflow, *refined, inputs, expected, backends, devices, options);
     collage::PartitionResult shown = start;
     shown.partitioning = std::move(refined).value();
     run.result.partition = std::move(shown);
+  } else {
+    run.result.error = refined.error().message;
   }
+  run.result.name = "collage+evo";
+  run.result.refinement = std::move(stats);
   return run;
 }
 

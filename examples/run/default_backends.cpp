@@ -27,10 +27,10 @@ DefaultDevices make_default_devices() {
   return d;
 }
 
-BackendSet make_default_backends(const DeviceSet& devices, std::vector<std::string>* skipped) {
+BackendSet make_default_backends(const DeviceSet& devices, std::vector<std::string>* skipped, int cpu_threads) {
   std::vector<std::unique_ptr<Backend>> candidates = make_cuda_backends();
 #if defined(TC_HAVE_ONEDNN)
-  candidates.push_back(std::make_unique<OnednnBackend>());
+  candidates.push_back(std::make_unique<OnednnBackend>(cpu_threads));
 #endif
 #if defined(TC_HAVE_EIGEN)
   candidates.push_back(std::make_unique<EigenBackend>());

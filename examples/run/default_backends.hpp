@@ -24,7 +24,9 @@ DefaultDevices make_default_devices();
 
 /// Every backend of this build whose device is available in `devices`, in priority order (GPU
 /// libraries, then CPU libraries, `native` last); `skipped` receives one line per backend left out
-/// and why.
-BackendSet make_default_backends(const DeviceSet& devices, std::vector<std::string>* skipped = nullptr);
+/// and why. CPU backends that can use several threads (onednn) get `cpu_threads`; the others run
+/// on one.
+BackendSet make_default_backends(const DeviceSet& devices, std::vector<std::string>* skipped = nullptr,
+                                 int cpu_threads = 1);
 
 }  // namespace tc

@@ -28,6 +28,9 @@ collage::Result<std::unique_ptr<MeasurementSession>> MeasurementSession::open(co
     for (DeviceKind kind : {DeviceKind::cpu, DeviceKind::cuda}) {
       if (const Device* device = devices.find(kind)) version += "|" + device->name();
     }
+    for (const auto& backend : backends.all()) {
+      if (std::string c = backend->configuration(); !c.empty()) version += "|" + backend->name() + " " + c;
+    }
     s.persistent_ = std::make_unique<collage::PersistentOracle<Graph>>(*s.measuring_, *s.store_, version);
     front = s.persistent_.get();
   }

@@ -1,5 +1,6 @@
 #include "backends/onednn/onednn_backend.hpp"
 
+#include <algorithm>
 #include <utility>
 
 #include "backends/library_calls.hpp"
@@ -83,7 +84,9 @@ const std::vector<LabelledPattern>& onednn_pattern_table() {
   return table;
 }
 
-OnednnBackend::OnednnBackend() : name_("onednn") {}
+OnednnBackend::OnednnBackend(int threads) : name_("onednn"), threads_(std::max(threads, 1)) {}
+
+std::string OnednnBackend::configuration() const { return threads_ == 1 ? "" : "threads=" + std::to_string(threads_); }
 
 collage::PartitionSpec<Graph> OnednnBackend::spec() const {
   collage::Result<std::vector<collage::PartitionRule<Graph>>> composites =
@@ -108,7 +111,7 @@ collage::Result<std::unique_ptr<Kernel>> OnednnBackend::compile(const Function& 
     if (!plan.ok()) return plan.error();
     plans.push_back(std::move(plan).value());
   }
-  return onednn::make_kernel(function, *calls, plans, device);
+  return onednn::make_kernel(function, *calls, plans, device, threads_);
 }
 
 }  // namespace tc

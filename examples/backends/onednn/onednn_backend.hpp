@@ -8,7 +8,8 @@
 /// pattern table in the spirit of TVM's DNNL one (python/tvm/relay/op/contrib/dnnl.py): composites
 /// of one primitive + post-ops that recognise the decomposed forms exporters emit (GELU as
 /// Div/Erf/Add/Mul/Mul, SiLU as Sigmoid/Mul, LayerNorm as ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/
-/// Div/Mul/Add), plus a predicate for each operator oneDNN runs alone. Kernels run on one thread.
+/// Div/Mul/Add), plus a predicate for each operator oneDNN runs alone. Kernels run on one thread
+/// unless the backend is made with more.
 
 #include <memory>
 #include <string>
@@ -22,7 +23,8 @@ namespace tc {
 /// The onednn target.
 class OnednnBackend final : public Backend {
  public:
-  OnednnBackend();
+  /// Kernels run on `threads` OpenMP threads (at least 1).
+  explicit OnednnBackend(int threads = 1);
   const std::string& name() const override { return name_; }
   DeviceKind device() const override { return DeviceKind::cpu; }
   /// Each accepted match of onednn_pattern_table() and each operator oneDNN runs alone is one
@@ -33,9 +35,11 @@ class OnednnBackend final : public Backend {
   /// Creates a primitive per call of `function` (its Composite groups and the operators outside
   /// them), with constant weights reordered once.
   collage::Result<std::unique_ptr<Kernel>> compile(const Function& function, Device& device) const override;
+  std::string configuration() const override;
 
  private:
   std::string name_;
+  int threads_;
 };
 
 /// The onednn pattern table: "onednn.conv" and "onednn.dense" (MatMul or Gemm) with post-op

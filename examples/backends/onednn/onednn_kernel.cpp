@@ -36,15 +36,15 @@ const OmpFunctions& omp() {
 
 }  // namespace
 
-OneThread::OneThread() {
+ThreadLimit::ThreadLimit(int threads) {
   const OmpFunctions& f = omp();
   if (f.get == nullptr || f.set == nullptr) return;
   saved_ = f.get();
-  if (saved_ != 1) f.set(1);
+  if (saved_ != threads) f.set(threads);
 }
 
-OneThread::~OneThread() {
-  if (saved_ > 1) omp().set(saved_);
+ThreadLimit::~ThreadLimit() {
+  if (saved_ > 0) omp().set(saved_);
 }
 
 namespace {
@@ -150,8 +150,8 @@ struct Step {
 
 class OnednnKernel final : public Kernel {
  public:
-  OnednnKernel(const Function& function, const std::vector<LibraryCall>& calls)
-      : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), slots_(function, calls) {}
+  OnednnKernel(const Function& function, const std::vector<LibraryCall>& calls, int threads)
+      : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), slots_(function, calls), threads_(threads) {}
 
   collage::Status build(const Graph& graph, const std::vector<CallPlan>& plans, Device& device) {
     for (std::size_t floats : slots_.temp_floats()) {
@@ -160,7 +160,7 @@ class OnednnKernel final : public Kernel {
       temps_.push_back(b->floats());
       buffers_.push_back(std::move(b).value());
     }
-    const OneThread one_thread;
+    const ThreadLimit limit(threads_);
     for (const CallPlan& plan : plans) {
       try {
         add_steps(plan);
@@ -173,7 +173,7 @@ class OnednnKernel final : public Kernel {
   }
 
   collage::Status run(const std::vector<const float*>& inputs, const std::vector<float*>& outputs) override {
-    const OneThread one_thread;
+    const ThreadLimit limit(threads_);
     try {
       for (Step& step : steps_) {
         for (Binding& b : step.bindings) {
@@ -443,6 +443,7 @@ class OnednnKernel final : public Kernel {
   dnnl::engine engine_;
   dnnl::stream stream_;
   ValueSlots slots_;
+  int threads_;
   std::vector<Step> steps_;
   std::vector<OwnedBuffer> buffers_;
   std::vector<float*> temps_;
@@ -453,10 +454,10 @@ class OnednnKernel final : public Kernel {
 }  // namespace
 
 collage::Result<std::unique_ptr<Kernel>> make_kernel(const Function& function, const std::vector<LibraryCall>& calls,
-                                                     const std::vector<CallPlan>& plans, Device& device) {
+                                                     const std::vector<CallPlan>& plans, Device& device, int threads) {
   std::unique_ptr<OnednnKernel> kernel;
   try {
-    kernel = std::make_unique<OnednnKernel>(function, calls);
+    kernel = std::make_unique<OnednnKernel>(function, calls, threads);
   } catch (const dnnl::error& e) {
     return collage::Error{collage::ErrorCode::invalid_argument, std::string("onednn: no CPU engine: ") + e.what()};
   }

@@ -18,21 +18,22 @@ namespace tc::onednn {
 /// A kernel running `plans` (one per call of `function`, in execution order) on `device`, a CPU
 /// device: primitive descriptors and primitives created, constant weights reordered into the
 /// layout each primitive prefers, constants broadcast or scaled as planned, scratch buffers for
-/// the values passed between calls. oneDNN's errors become error values.
+/// the values passed between calls, on `threads` OpenMP threads. oneDNN's errors become error values.
 collage::Result<std::unique_ptr<Kernel>> make_kernel(const Function& function, const std::vector<LibraryCall>& calls,
-                                                     const std::vector<CallPlan>& plans, Device& device);
+                                                     const std::vector<CallPlan>& plans, Device& device,
+                                                     int threads = 1);
 
 /// While alive, oneDNN runs on one thread: libdnnl (Debian's, built for the OpenMP runtime) sizes
 /// its parallel regions from the calling thread's OpenMP limit when a primitive is created and
-/// when it runs; the guard sets that limit to 1 and restores it when it goes. The OpenMP functions
-/// are those of the runtime libdnnl loaded, looked up at run time, so the limit set is the one
-/// oneDNN reads whichever compiler (and OpenMP) built the caller.
-class OneThread {
+/// when it runs; the guard sets that limit to `threads` and restores it when it goes. The OpenMP
+/// functions are those of the runtime libdnnl loaded, looked up at run time, so the limit set is
+/// the one oneDNN reads whichever compiler (and OpenMP) built the caller.
+class ThreadLimit {
  public:
-  OneThread();
-  ~OneThread();
-  OneThread(const OneThread&) = delete;
-  OneThread& operator=(const OneThread&) = delete;
+  explicit ThreadLimit(int threads);
+  ~ThreadLimit();
+  ThreadLimit(const ThreadLimit&) = delete;
+  ThreadLimit& operator=(const ThreadLimit&) = delete;
 
  private:
   int saved_ = 0;

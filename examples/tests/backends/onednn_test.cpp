@@ -62,7 +62,7 @@ TEST(OnednnBackend, PatternTableParses) {
   EXPECT_EQ(onednn_pattern_table().size(), 27u + 55u + 6u);
 }
 
-TEST(OnednnBackend, OneThreadLimitsOpenMpAndRestoresIt) {
+TEST(OnednnBackend, ThreadLimitSetsOpenMpAndRestoresIt) {
   using Get = int (*)();
   using Set = void (*)(int);
   const auto get = reinterpret_cast<Get>(dlsym(RTLD_DEFAULT, "omp_get_max_threads"));
@@ -72,8 +72,13 @@ TEST(OnednnBackend, OneThreadLimitsOpenMpAndRestoresIt) {
   const int before = get();
   set(3);
   {
-    const onednn::OneThread one;
+    const onednn::ThreadLimit one(1);
     EXPECT_EQ(get(), 1);
+  }
+  EXPECT_EQ(get(), 3);
+  {
+    const onednn::ThreadLimit two(2);
+    EXPECT_EQ(get(), 2);
   }
   EXPECT_EQ(get(), 3);
   set(before);

@@ -104,6 +104,21 @@ TEST_F(ComparisonFixture, ColdCacheMeasurementsAreKeptApartFromWarmOnes) {
   EXPECT_EQ(cold_again->measured(), 0u);
 }
 
+TEST_F(ComparisonFixture, OnednnOnSeveralThreadsMatchesAndIsMeasuredApart) {
+  auto one_thread = session();
+  expect_all_ran_and_matched(compare(*one_thread, quick_comparison()));
+  const std::size_t measured_on_one = one_thread->measured();
+  one_thread.reset();
+  backends = make_default_backends(devices.set, nullptr, 2);
+  const Backend* onednn = backends.find("onednn");
+  if (onednn == nullptr) GTEST_SKIP() << "this build has no onednn backend";
+  EXPECT_EQ(onednn->configuration(), "threads=2");
+  auto two_threads = session();
+  expect_all_ran_and_matched(compare(*two_threads, quick_comparison()));
+  EXPECT_EQ(two_threads->measured(), measured_on_one);
+  EXPECT_EQ(two_threads->stored_hits(), 0u);
+}
+
 TEST_F(ComparisonFixture, TheJsonReportHasTheDocumentedShape) {
   auto measurements = session();
   RunReport report;

@@ -1,0 +1,52 @@
+#pragma once
+
+// The small IR most of the guide's programs share (docs/guide.md, "Adapting your IR", shows its
+// traits; ir_adapter.cpp adapts a pointer-handle IR instead): nodes in a vector, named ops,
+// constants. Also the programs' check(): a failed check prints "check failed: ..." and counts.
+
+#include <collage/collage.hpp>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace {
+
+int failures = 0;
+
+void check(bool ok, const char* what) {
+  if (!ok) {
+    std::fprintf(stderr, "check failed: %s\n", what);
+    ++failures;
+  }
+}
+
+}  // namespace
+
+struct Node {
+  std::string op;
+  std::vector<int> args;
+};
+struct Net {
+  std::vector<Node> nodes;
+  std::vector<int> results;
+};
+
+template <>
+struct collage::dataflow_traits<Net> {
+  using node_handle = int;
+  static const std::vector<int>& roots(const Net& g) { return g.results; }
+  static const std::vector<int>& inputs(const Net& g, int n) { return g.nodes[static_cast<std::size_t>(n)].args; }
+  static const std::string& op_name(const Net& g, int n) { return g.nodes[static_cast<std::size_t>(n)].op; }
+  static collage::OpKind kind(const Net& g, int n) {
+    const std::string& op = op_name(g, n);
+    if (op == "conv2d" || op == "dense") return collage::OpKind::anchor;
+    if (op == "add" || op == "multiply") return collage::OpKind::broadcast;
+    if (op == "relu" || op == "tanh") return collage::OpKind::elemwise;
+    return collage::OpKind::opaque;
+  }
+  static bool is_constant(const Net& g, int n) { return op_name(g, n) == "const"; }
+  static bool needs_kernel(const Net& g, int n) { return op_name(g, n) != "input" && op_name(g, n) != "const"; }
+};
+
+using Graph = collage::DataflowGraph<Net>;
