@@ -1,24 +1,13 @@
 // docs/guide.md, "Adapting your IR": dataflow_traits over a pointer-handle SSA IR with a
 // multi-result operation, detected_traits, and the errors DataflowGraph::build reports.
+#include "check.hpp"
+
 #include <collage/collage.hpp>
 
 #include <cstdio>
 #include <deque>
 #include <string>
 #include <vector>
-
-namespace {
-
-int failures = 0;
-
-void check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "check failed: %s\n", what);
-    ++failures;
-  }
-}
-
-}  // namespace
 
 // [ir]
 // An SSA IR as compilers have them: each value is made by one operation and names its operands by

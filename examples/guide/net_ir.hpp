@@ -1,27 +1,14 @@
 #pragma once
 
-// The small IR most of the guide's programs share (docs/guide.md, "Adapting your IR", shows its
-// traits; ir_adapter.cpp adapts a pointer-handle IR instead): nodes in a vector, named ops,
-// constants. Also the programs' check(): a failed check prints "check failed: ..." and counts.
+// The small IR the guide's programs share (all but ir_adapter.cpp, which adapts a pointer-handle
+// IR): nodes in a vector, named ops, constants. Includes the programs' check().
 
 #include <collage/collage.hpp>
 
-#include <cstdio>
+#include "check.hpp"
+
 #include <string>
 #include <vector>
-
-namespace {
-
-int failures = 0;
-
-void check(bool ok, const char* what) {
-  if (!ok) {
-    std::fprintf(stderr, "check failed: %s\n", what);
-    ++failures;
-  }
-}
-
-}  // namespace
 
 struct Node {
   std::string op;
