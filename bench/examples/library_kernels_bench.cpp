@@ -272,7 +272,7 @@ enum class Layout {
 };
 
 void onednn_conv(benchmark::State& state, const ConvCase& c, Layout layout) {
-  const tc::onednn::OneThread one_thread;
+  const tc::onednn::ThreadLimit one_thread(1);
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
   const memory::dims src_dims{1, c.channels, c.size, c.size}, w_dims{c.out_channels, c.channels, c.kernel, c.kernel},
@@ -316,7 +316,7 @@ void onednn_conv(benchmark::State& state, const ConvCase& c, Layout layout) {
 }
 
 void onednn_dense(benchmark::State& state, const DenseCase& d) {
-  const tc::onednn::OneThread one_thread;
+  const tc::onednn::ThreadLimit one_thread(1);
   dnnl::engine engine(dnnl::engine::kind::cpu, 0);
   dnnl::stream stream(engine);
   const memory::dims a_dims{d.batch, d.m, d.k}, b_dims{d.weights ? 1 : d.batch, d.k, d.n}, c_dims{d.batch, d.m, d.n};
