@@ -37,3 +37,18 @@ struct collage::dataflow_traits<Net> {
 };
 
 using Graph = collage::DataflowGraph<Net>;
+
+/// Two identical layers sharing their weights: x -> dense(., w) -> add(., b) -> relu -> dense(., w)
+/// -> add(., b) -> relu.
+inline Net two_dense_layers() {
+  return Net{{{"input", {}},
+              {"const", {}},
+              {"dense", {0, 1}},
+              {"const", {}},
+              {"add", {2, 3}},
+              {"relu", {4}},
+              {"dense", {5, 1}},
+              {"add", {6, 3}},
+              {"relu", {7}}},
+             {8}};
+}

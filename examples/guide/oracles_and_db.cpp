@@ -86,17 +86,7 @@ int main(int argc, char** argv) {
   const std::string db_path = argv[1];
   std::remove(db_path.c_str());
 
-  // Two identical layers: x -> dense(., w) -> add(., b) -> relu -> dense(., w) -> add(., b) -> relu.
-  Net net{{{"input", {}},
-           {"const", {}},
-           {"dense", {0, 1}},
-           {"const", {}},
-           {"add", {2, 3}},
-           {"relu", {4}},
-           {"dense", {5, 1}},
-           {"add", {6, 3}},
-           {"relu", {7}}},
-          {8}};
+  const Net net = two_dense_layers();
   auto graph = Graph::build(net);
   if (!graph) return std::fprintf(stderr, "%s\n", graph.error().message.c_str()), 1;
   auto is_op = [](const Graph& g, std::size_t i) { return g.needs_kernel(i); };

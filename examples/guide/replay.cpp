@@ -10,17 +10,7 @@
 #include <vector>
 
 int main() {
-  // x -> dense(., w) -> add(., b) -> relu -> dense(., w) -> add(., b) -> relu
-  Net net{{{"input", {}},
-           {"const", {}},
-           {"dense", {0, 1}},
-           {"const", {}},
-           {"add", {2, 3}},
-           {"relu", {4}},
-           {"dense", {5, 1}},
-           {"add", {6, 3}},
-           {"relu", {7}}},
-          {8}};
+  const Net net = two_dense_layers();
   auto graph = Graph::build(net);
   if (!graph) return std::fprintf(stderr, "%s\n", graph.error().message.c_str()), 1;
 
