@@ -6,6 +6,8 @@
 
 #if TC_HAVE_CUDA
 #include <cuda_runtime_api.h>
+
+#include "runtime/cuda_check.hpp"
 #endif
 
 namespace tc {
@@ -63,15 +65,6 @@ bool cuda_toolkit_built() { return true; }
 
 namespace {
 
-/// The error of a failed CUDA call. A failure that leaves the context usable (a failed
-/// allocation, a bad argument) is cleared, so that the next call does not report it again.
-Error cuda_failure(const std::string& what, cudaError_t e) {
-  (void)cudaGetLastError();
-  return Error{ErrorCode::io, "cuda: " + what + ": " + cudaGetErrorString(e)};
-}
-
-Status check(cudaError_t e, const std::string& what) { return e == cudaSuccess ? Status::success() : cuda_failure(what, e); }
-
 /// Whether [offset, offset + bytes) lies in `buffer`, a buffer of a CUDA device.
 Status check_range(const char* what, const Buffer& buffer, std::size_t offset, std::size_t bytes) {
   if (buffer.device != DeviceKind::cuda || buffer.data == nullptr) {
@@ -106,11 +99,12 @@ CudaDevice::CudaDevice(int ordinal) : state_(std::make_unique<State>()) {
     return;
   }
   cudaDeviceProp prop{};
-  Status st = check(cudaGetDeviceProperties(&prop, ordinal), "reading the properties of GPU " + std::to_string(ordinal));
-  if (st.ok()) st = check(cudaSetDevice(ordinal), "selecting GPU " + std::to_string(ordinal));
-  if (st.ok()) st = check(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "creating a stream");
-  if (st.ok()) st = check(cudaEventCreate(&s.start), "creating an event");
-  if (st.ok()) st = check(cudaEventCreate(&s.stop), "creating an event");
+  Status st =
+      cuda_check(cudaGetDeviceProperties(&prop, ordinal), "reading the properties of GPU " + std::to_string(ordinal));
+  if (st.ok()) st = cuda_check(cudaSetDevice(ordinal), "selecting GPU " + std::to_string(ordinal));
+  if (st.ok()) st = cuda_check(cudaStreamCreateWithFlags(&s.stream, cudaStreamNonBlocking), "creating a stream");
+  if (st.ok()) st = cuda_check(cudaEventCreate(&s.start), "creating an event");
+  if (st.ok()) st = cuda_check(cudaEventCreate(&s.stop), "creating an event");
   if (!st.ok()) {
     s.reason = st.message();
     return;
@@ -148,15 +142,17 @@ void CudaDevice::release(Buffer buffer) {
 Status CudaDevice::upload(const Buffer& dst, std::size_t offset, const void* src, std::size_t bytes) {
   if (!available()) return state_->unavailable();
   if (Status st = check_range("upload", dst, offset, bytes); !st.ok() || bytes == 0) return st;
-  Status st = check(cudaMemcpyAsync(at(dst, offset), src, bytes, cudaMemcpyHostToDevice, state_->stream), "upload");
-  return st.ok() ? check(cudaStreamSynchronize(state_->stream), "upload") : st;
+  Status st =
+      cuda_check(cudaMemcpyAsync(at(dst, offset), src, bytes, cudaMemcpyHostToDevice, state_->stream), "upload");
+  return st.ok() ? cuda_check(cudaStreamSynchronize(state_->stream), "upload") : st;
 }
 
 Status CudaDevice::download(void* dst, const Buffer& src, std::size_t offset, std::size_t bytes) {
   if (!available()) return state_->unavailable();
   if (Status st = check_range("download", src, offset, bytes); !st.ok() || bytes == 0) return st;
-  Status st = check(cudaMemcpyAsync(dst, at(src, offset), bytes, cudaMemcpyDeviceToHost, state_->stream), "download");
-  return st.ok() ? check(cudaStreamSynchronize(state_->stream), "download") : st;
+  Status st =
+      cuda_check(cudaMemcpyAsync(dst, at(src, offset), bytes, cudaMemcpyDeviceToHost, state_->stream), "download");
+  return st.ok() ? cuda_check(cudaStreamSynchronize(state_->stream), "download") : st;
 }
 
 Status CudaDevice::copy(const Buffer& dst, std::size_t dst_offset, const Buffer& src, std::size_t src_offset,
@@ -164,24 +160,27 @@ Status CudaDevice::copy(const Buffer& dst, std::size_t dst_offset, const Buffer&
   if (!available()) return state_->unavailable();
   if (Status st = check_range("copy", dst, dst_offset, bytes); !st.ok()) return st;
   if (Status st = check_range("copy", src, src_offset, bytes); !st.ok() || bytes == 0) return st;
-  return check(cudaMemcpyAsync(at(dst, dst_offset), at(src, src_offset), bytes, cudaMemcpyDeviceToDevice, state_->stream),
-               "copy");
+  return cuda_check(
+      cudaMemcpyAsync(at(dst, dst_offset), at(src, src_offset), bytes, cudaMemcpyDeviceToDevice, state_->stream),
+      "copy");
 }
 
 Status CudaDevice::synchronize() {
   if (!available()) return state_->unavailable();
-  return check(cudaStreamSynchronize(state_->stream), "synchronize");
+  return cuda_check(cudaStreamSynchronize(state_->stream), "synchronize");
 }
 
 Result<double> CudaDevice::time_ms(const std::function<Status()>& region) {
   if (!available()) return state_->unavailable();
   State& s = *state_;
-  if (Status st = check(cudaEventRecord(s.start, s.stream), "recording an event"); !st.ok()) return st.error();
+  if (Status st = cuda_check(cudaEventRecord(s.start, s.stream), "recording an event"); !st.ok()) return st.error();
   if (Status st = region(); !st.ok()) return st.error();
-  if (Status st = check(cudaEventRecord(s.stop, s.stream), "recording an event"); !st.ok()) return st.error();
-  if (Status st = check(cudaEventSynchronize(s.stop), "waiting for the timed region"); !st.ok()) return st.error();
+  if (Status st = cuda_check(cudaEventRecord(s.stop, s.stream), "recording an event"); !st.ok()) return st.error();
+  if (Status st = cuda_check(cudaEventSynchronize(s.stop), "waiting for the timed region"); !st.ok()) return st.error();
   float ms = 0.0f;
-  if (Status st = check(cudaEventElapsedTime(&ms, s.start, s.stop), "reading the timer"); !st.ok()) return st.error();
+  if (Status st = cuda_check(cudaEventElapsedTime(&ms, s.start, s.stop), "reading the timer"); !st.ok()) {
+    return st.error();
+  }
   return static_cast<double>(ms);
 }
 

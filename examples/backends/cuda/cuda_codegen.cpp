@@ -464,6 +464,17 @@ class Generator {
            " < " + int_literal(count) + "; " + variable + " += (std::int64_t)gridDim.x * " + b + ")";
   }
 
+  /// A kernel of one thread per output element o in [0, size), storing `value` (an expression of
+  /// o) after the lines already in `code`.
+  void per_output_kernel(const std::string& name, KernelKind kind, KernelParams& params, Code& code, std::int64_t size,
+                         const std::string& value) {
+    emit_store(code, params);
+    code.open(thread_loop("o", size, kThreads));
+    code.line("store(o, " + value + ");");
+    code.close();
+    add_kernel(name, kind, params, code, kThreads, {blocks_for(size, kThreads), 1, 1});
+  }
+
   /// The header of a loop of `variable` over [0, count), one per block.
   static std::string block_loop(const std::string& variable, std::int64_t count) {
     return "for (std::int64_t " + variable + " = blockIdx.x; " + variable + " < " + int_literal(count) + "; " +
@@ -631,11 +642,8 @@ class Generator {
     const std::string x = params.buffer(core.x);
     const std::string w = params.buffer(core.w);
     if (runs_direct(*geom)) {
-      emit_store(code, params);
-      code.open(thread_loop("o", size, kThreads));
-      code.line("store(o, tc::cudagen::conv_direct(geom, " + x + ", " + w + ", o));");
-      code.close();
-      add_kernel(name, KernelKind::conv_direct, params, code, kThreads, {blocks_for(size, kThreads), 1, 1});
+      per_output_kernel(name, KernelKind::conv_direct, params, code, size,
+                        "tc::cudagen::conv_direct(geom, " + x + ", " + w + ", o)");
       return Status::success();
     }
     GemmShape g;
@@ -663,11 +671,7 @@ class Generator {
     Code code;
     code.line(to_source(*geom));
     const std::string x = params.buffer(core.x);
-    emit_store(code, params);
-    code.open(thread_loop("o", size, kThreads));
-    code.line("store(o, tc::cudagen::pool_value(geom, " + x + ", o));");
-    code.close();
-    add_kernel(name, KernelKind::pool, params, code, kThreads, {blocks_for(size, kThreads), 1, 1});
+    per_output_kernel(name, KernelKind::pool, params, code, size, "tc::cudagen::pool_value(geom, " + x + ", o)");
     return Status::success();
   }
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "backends/cuda/nvrtc.hpp"
+#include "runtime/cuda_check.hpp"
 
 namespace tc {
 
@@ -25,12 +26,6 @@ using native::Source;
 /// Scratch buffers start at multiples of this in the device's workspace.
 constexpr std::size_t kScratchAlignment = 256;
 
-Status check(cudaError_t e, const std::string& what) {
-  if (e == cudaSuccess) return Status::success();
-  (void)cudaGetLastError();
-  return Error{ErrorCode::io, "cuda: " + what + ": " + cudaGetErrorString(e)};
-}
-
 /// A compiled program loaded on the device (through the runtime's library API: context
 /// independent, loaded into the device's primary context when first launched).
 class Module {
@@ -39,7 +34,7 @@ class Module {
     cudaLibrary_t library = nullptr;
     const cudaError_t e =
         cudaLibraryLoadData(&library, compiled.image.data(), nullptr, nullptr, 0, nullptr, nullptr, 0);
-    if (Status st = check(e, "loading the kernels compiled for " + compiled.target); !st.ok()) return st.error();
+    if (Status st = cuda_check(e, "loading the kernels compiled for " + compiled.target); !st.ok()) return st.error();
     return std::shared_ptr<Module>(new Module(library));
   }
   ~Module() { (void)cudaLibraryUnload(library_); }
@@ -48,7 +43,7 @@ class Module {
 
   Result<cudaKernel_t> kernel(const std::string& name) const {
     cudaKernel_t k = nullptr;
-    if (Status st = check(cudaLibraryGetKernel(&k, library_, name.c_str()), "finding kernel " + name); !st.ok()) {
+    if (Status st = cuda_check(cudaLibraryGetKernel(&k, library_, name.c_str()), "finding kernel " + name); !st.ok()) {
       return st.error();
     }
     return k;
@@ -124,14 +119,14 @@ class CudaKernel final : public Kernel {
       const dim3 block(static_cast<unsigned>(launch.block));
       const void* function = reinterpret_cast<const void*>(functions_[l]);
       const cudaError_t e = cudaLaunchKernel(function, grid, block, args.data(), 0, stream);
-      if (Status st = check(e, "launching " + launch.kernel); !st.ok()) return st;
+      if (Status st = cuda_check(e, "launching " + launch.kernel); !st.ok()) return st;
     }
     for (const auto& [to, from] : lowered_.output_copies) {
       const auto t = static_cast<std::size_t>(to);
       const auto bytes = static_cast<std::size_t>(lowered_.output_sizes[t]) * sizeof(float);
       const cudaError_t e = cudaMemcpyAsync(outputs[t], outputs[static_cast<std::size_t>(from)], bytes,
                                             cudaMemcpyDeviceToDevice, stream);
-      if (Status st = check(e, "copying an output"); !st.ok()) return st;
+      if (Status st = cuda_check(e, "copying an output"); !st.ok()) return st;
     }
     return Status::success();
   }

@@ -80,6 +80,22 @@ COLLAGE_TC_HOST_DEVICE inline std::int64_t gemm_output_offset(const GemmGeom& g,
   return (z * g.m + i) * g.n + j;
 }
 
+/// An index into a row-major [..., extent[0], extent[1], extent[2]] as the coordinates of its
+/// three innermost dimensions and the index over the leading ones.
+struct SpatialIndex {
+  std::int64_t outer;
+  std::int64_t at[3];
+};
+
+/// Index p of a row-major [..., extent[0], extent[1], extent[2]] split into a SpatialIndex.
+COLLAGE_TC_HOST_DEVICE inline SpatialIndex split_spatial(std::int64_t p, const std::int64_t (&extent)[3]) {
+  const std::int64_t at2 = p % extent[2];
+  p /= extent[2];
+  const std::int64_t at1 = p % extent[1];
+  p /= extent[1];
+  return SpatialIndex{p / extent[0], {p % extent[0], at1, at2}};
+}
+
 /// A convolution over three spatial dimensions (leading ones of size 1 when it has fewer): input
 /// [n, c, in...], weights [m, c / group, k...], output [n, m, out...].
 struct ConvGeom {
@@ -120,16 +136,11 @@ COLLAGE_TC_HOST_DEVICE inline std::int64_t conv_image_offset(const ConvGeom& g, 
   t /= g.k[2];
   const std::int64_t t1 = t % g.k[1];
   const std::int64_t t0 = t / g.k[1];
-  std::int64_t p = j;
-  const std::int64_t o2 = p % g.out[2];
-  p /= g.out[2];
-  const std::int64_t o1 = p % g.out[1];
-  p /= g.out[1];
-  const std::int64_t o0 = p % g.out[0];
-  const std::int64_t batch = p / g.out[0];
-  const std::int64_t i0 = o0 * g.stride[0] - g.pad[0] + t0 * g.dil[0];
-  const std::int64_t i1 = o1 * g.stride[1] - g.pad[1] + t1 * g.dil[1];
-  const std::int64_t i2 = o2 * g.stride[2] - g.pad[2] + t2 * g.dil[2];
+  const SpatialIndex pos = split_spatial(j, g.out);
+  const std::int64_t batch = pos.outer;
+  const std::int64_t i0 = pos.at[0] * g.stride[0] - g.pad[0] + t0 * g.dil[0];
+  const std::int64_t i1 = pos.at[1] * g.stride[1] - g.pad[1] + t1 * g.dil[1];
+  const std::int64_t i2 = pos.at[2] * g.stride[2] - g.pad[2] + t2 * g.dil[2];
   if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1] || i2 < 0 || i2 >= g.in[2]) return -1;
   return (((batch * g.c + channel) * g.in[0] + i0) * g.in[1] + i1) * g.in[2] + i2;
 }
@@ -145,15 +156,9 @@ COLLAGE_TC_HOST_DEVICE inline std::int64_t conv_output_offset(const ConvGeom& g,
 /// Output element o of the convolution computed directly (the depthwise kernel: one thread per
 /// output, summing its group's channels and taps).
 COLLAGE_TC_HOST_DEVICE inline float conv_direct(const ConvGeom& g, const float* x, const float* w, std::int64_t o) {
-  std::int64_t p = o;
-  const std::int64_t o2 = p % g.out[2];
-  p /= g.out[2];
-  const std::int64_t o1 = p % g.out[1];
-  p /= g.out[1];
-  const std::int64_t o0 = p % g.out[0];
-  p /= g.out[0];
-  const std::int64_t feature = p % g.m;
-  const std::int64_t batch = p / g.m;
+  const SpatialIndex pos = split_spatial(o, g.out);
+  const std::int64_t feature = pos.outer % g.m;
+  const std::int64_t batch = pos.outer / g.m;
   const std::int64_t channels = conv_group_channels(g);
   const std::int64_t first = feature / conv_group_features(g) * channels;
   float acc = 0.0f;
@@ -161,15 +166,15 @@ COLLAGE_TC_HOST_DEVICE inline float conv_direct(const ConvGeom& g, const float* 
     const float* image = x + (batch * g.c + first + c) * g.in[0] * g.in[1] * g.in[2];
     const float* taps = w + (feature * channels + c) * conv_window(g);
     for (std::int64_t t0 = 0; t0 < g.k[0]; ++t0) {
-      const std::int64_t i0 = o0 * g.stride[0] - g.pad[0] + t0 * g.dil[0];
+      const std::int64_t i0 = pos.at[0] * g.stride[0] - g.pad[0] + t0 * g.dil[0];
       if (i0 < 0 || i0 >= g.in[0]) continue;
       for (std::int64_t t1 = 0; t1 < g.k[1]; ++t1) {
-        const std::int64_t i1 = o1 * g.stride[1] - g.pad[1] + t1 * g.dil[1];
+        const std::int64_t i1 = pos.at[1] * g.stride[1] - g.pad[1] + t1 * g.dil[1];
         if (i1 < 0 || i1 >= g.in[1]) continue;
         const float* line = image + (i0 * g.in[1] + i1) * g.in[2];
         const float* row = taps + (t0 * g.k[1] + t1) * g.k[2];
         for (std::int64_t t2 = 0; t2 < g.k[2]; ++t2) {
-          const std::int64_t i2 = o2 * g.stride[2] - g.pad[2] + t2 * g.dil[2];
+          const std::int64_t i2 = pos.at[2] * g.stride[2] - g.pad[2] + t2 * g.dil[2];
           if (i2 < 0 || i2 >= g.in[2]) continue;
           acc += line[i2] * row[t2];
         }
@@ -191,24 +196,18 @@ struct PoolGeom {
 /// Output element o of the pooling: padding never wins a max; an average divides by the taps
 /// inside the input, or with count_include_pad by those inside the padded input (NaN for none).
 COLLAGE_TC_HOST_DEVICE inline float pool_value(const PoolGeom& g, const float* x, std::int64_t o) {
-  std::int64_t p = o;
-  const std::int64_t o2 = p % g.out[2];
-  p /= g.out[2];
-  const std::int64_t o1 = p % g.out[1];
-  p /= g.out[1];
-  const std::int64_t o0 = p % g.out[0];
-  const std::int64_t plane = p / g.out[0];
-  const float* image = x + plane * g.in[0] * g.in[1] * g.in[2];
+  const SpatialIndex pos = split_spatial(o, g.out);
+  const float* image = x + pos.outer * g.in[0] * g.in[1] * g.in[2];
   float best = -infinity();
   float sum = 0.0f;
   std::int64_t inside = 0;
   std::int64_t padded = 0;
   for (std::int64_t t0 = 0; t0 < g.k[0]; ++t0) {
-    const std::int64_t i0 = o0 * g.stride[0] - g.pad[0] + t0 * g.dil[0];
+    const std::int64_t i0 = pos.at[0] * g.stride[0] - g.pad[0] + t0 * g.dil[0];
     for (std::int64_t t1 = 0; t1 < g.k[1]; ++t1) {
-      const std::int64_t i1 = o1 * g.stride[1] - g.pad[1] + t1 * g.dil[1];
+      const std::int64_t i1 = pos.at[1] * g.stride[1] - g.pad[1] + t1 * g.dil[1];
       for (std::int64_t t2 = 0; t2 < g.k[2]; ++t2) {
-        const std::int64_t i2 = o2 * g.stride[2] - g.pad[2] + t2 * g.dil[2];
+        const std::int64_t i2 = pos.at[2] * g.stride[2] - g.pad[2] + t2 * g.dil[2];
         if (i0 < g.in[0] + g.pad_end[0] && i1 < g.in[1] + g.pad_end[1] && i2 < g.in[2] + g.pad_end[2]) ++padded;
         if (i0 < 0 || i0 >= g.in[0] || i1 < 0 || i1 >= g.in[1] || i2 < 0 || i2 >= g.in[2]) continue;
         const float v = image[(i0 * g.in[1] + i1) * g.in[2] + i2];

@@ -158,18 +158,7 @@ TEST_F(CudaGpu, AModelRunsAcrossTheCpuAndTheGpu) {
   EXPECT_GE(gpu_parts, 3u);
   EXPECT_GE(cpu_parts, 2u);
   EXPECT_GE(copies, 2u);
-  for (std::uint64_t seed : {1, 2}) {
-    const std::vector<Tensor> inputs = testing::random_inputs(model, seed);
-    auto expected = evaluate(model, inputs);
-    ASSERT_TRUE(expected.ok()) << expected.error().message;
-    auto got = exe->run(inputs);
-    ASSERT_TRUE(got.ok()) << got.error().message;
-    ASSERT_EQ(got->size(), expected->size());
-    for (std::size_t k = 0; k < got->size(); ++k) {
-      std::string worst;
-      EXPECT_TRUE(all_close((*got)[k], (*expected)[k], 1e-3, 1e-4, &worst)) << "output " << k << ": " << worst;
-    }
-  }
+  testing::expect_executable_matches_reference(*exe, model);
 }
 
 }  // namespace

@@ -3,7 +3,8 @@
 /// \file
 /// What the GPU backends' tests share: the candidates a rule proposes for a graph, written as
 /// (composite label, model nodes); the process's CUDA device; and running a graph as one kernel
-/// of a backend on it, checked against the reference interpreter.
+/// of a backend on it, or a partitioned model's Executable, checked against the reference
+/// interpreter.
 
 #include <gtest/gtest.h>
 
@@ -19,6 +20,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/gpu_backends.hpp"
+#include "run/executable.hpp"
 #include "run/test_models.hpp"
 #include "runtime/cpu_device.hpp"
 #include "runtime/cuda_device.hpp"
@@ -156,6 +158,23 @@ inline void expect_kernel_matches_reference(const Backend& backend, Device& devi
     ASSERT_TRUE(device.download(got.data.data(), b, 0, got.bytes()).ok());
     std::string worst;
     EXPECT_TRUE(all_close(got, (*expected)[k], rtol, atol, &worst)) << worst;
+  }
+}
+
+/// Runs `exe`, compiled from `model`, on the seeded random inputs of seeds 1 and 2 and expects the
+/// reference interpreter's outputs within rtol 1e-3, atol 1e-4.
+inline void expect_executable_matches_reference(Executable& exe, const Graph& model) {
+  for (std::uint64_t seed : {1, 2}) {
+    const std::vector<Tensor> inputs = random_inputs(model, seed);
+    auto expected = evaluate(model, inputs);
+    ASSERT_TRUE(expected.ok()) << expected.error().message;
+    auto got = exe.run(inputs);
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    ASSERT_EQ(got->size(), expected->size());
+    for (std::size_t k = 0; k < got->size(); ++k) {
+      std::string worst;
+      EXPECT_TRUE(all_close((*got)[k], (*expected)[k], 1e-3, 1e-4, &worst)) << "output " << k << ": " << worst;
+    }
   }
 }
 
