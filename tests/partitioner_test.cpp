@@ -7,6 +7,7 @@
 
 #include "collage/cost/mock_oracle.hpp"
 #include "collage/rules/pattern_rule.hpp"
+#include "common/build_graph.hpp"
 #include "common/expr_ir.hpp"
 #include "common/models.hpp"
 
@@ -18,11 +19,7 @@ using testing_ir::ExprGraph;
 using Graph = DataflowGraph<ExprGraph>;
 using Spec = PartitionSpec<ExprGraph>;
 
-Graph build(const ExprGraph& ir) {
-  auto g = Graph::build(ir);
-  EXPECT_TRUE(g.ok());
-  return std::move(g).value();
-}
+using testing_ir::build;
 
 /// A target that runs every operator one at a time.
 Spec per_op(const std::string& target) {

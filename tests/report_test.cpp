@@ -10,6 +10,7 @@
 #include "collage/cost/mock_oracle.hpp"
 #include "collage/rules/base_rules.hpp"
 #include "collage/rules/combinators.hpp"
+#include "common/build_graph.hpp"
 #include "common/comma_locale.hpp"
 #include "common/expr_ir.hpp"
 #include "common/models.hpp"
@@ -21,11 +22,7 @@ using testing_ir::ExprGraph;
 using Graph = DataflowGraph<ExprGraph>;
 using Spec = PartitionSpec<ExprGraph>;
 
-Graph build(const ExprGraph& ir) {
-  auto g = Graph::build(ir);
-  EXPECT_TRUE(g.ok());
-  return std::move(g).value();
-}
+using testing_ir::build;
 
 /// x -> dense -> relu, with a library that runs dense as primitive(composite(...)) at 0.5 plus a
 /// penalty of 0.25, and "tvm" that runs each op at 1.

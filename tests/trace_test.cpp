@@ -13,6 +13,7 @@
 #include "collage/rules/combinators.hpp"
 #include "collage/rules/combine.hpp"
 #include "common/adjacency_ir.hpp"
+#include "common/build_graph.hpp"
 #include "common/comma_locale.hpp"
 #include "common/expr_ir.hpp"
 #include "common/models.hpp"
@@ -24,12 +25,7 @@ namespace {
 using testing_ir::AdjacencyGraph;
 using testing_ir::ExprGraph;
 
-template <class G>
-DataflowGraph<G> build(const G& ir) {
-  auto g = DataflowGraph<G>::build(ir);
-  EXPECT_TRUE(g.ok());
-  return std::move(g).value();
-}
+using testing_ir::build;
 
 /// Expects `b` to be `a`: the same parts in the same order (target, rule, cost, inside nodes and
 /// nested groups at every depth), host nodes and totals.

@@ -129,25 +129,6 @@ inline void append_trace_groups(std::string& out, const NestedGroups& nested, st
   }
 }
 
-/// The fields of `text` between the separators `sep`.
-inline std::vector<std::string_view> trace_fields(std::string_view text, char sep) {
-  std::vector<std::string_view> parts;
-  std::size_t start = 0;
-  while (true) {
-    const std::size_t end = text.find(sep, start);
-    parts.push_back(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
-    if (end == std::string_view::npos) return parts;
-    start = end + 1;
-  }
-}
-
-/// A finite number >= 0 spelled by all of `text`, or nothing.
-inline std::optional<double> parse_non_negative(std::string_view text) {
-  std::optional<double> v = collage::parse_double(text);
-  if (!v || !std::isfinite(*v) || *v < 0) return std::nullopt;
-  return v;
-}
-
 /// Reads one trace; see replay().
 template <class G>
 class TraceReader {
@@ -155,7 +136,7 @@ class TraceReader {
   explicit TraceReader(const DataflowGraph<G>& graph) : graph_(graph) {}
 
   Result<Partitioning> run(std::string_view trace) {
-    std::vector<std::string_view> lines = trace_fields(trace, '\n');
+    std::vector<std::string_view> lines = split_fields(trace, '\n');
     if (lines[0] == "collage-trace/1") {
       version_ = 1;
     } else if (lines[0] != kTraceFormat) {
@@ -164,7 +145,7 @@ class TraceReader {
     for (std::size_t n = 1; n < lines.size(); ++n) {
       if (lines[n].empty()) continue;
       where_ = "trace: line " + std::to_string(n + 1) + ": ";
-      if (std::optional<Error> error = record(trace_fields(lines[n], '\t'))) return std::move(*error);
+      if (std::optional<Error> error = record(split_fields(lines[n], '\t'))) return std::move(*error);
     }
     auto problem = SearchProblem<G>::build_borrowed(graph_, candidates_, costs_);
     if (!problem.ok()) return Error{problem.error().code, "trace: " + problem.error().message};
@@ -244,7 +225,7 @@ class TraceReader {
   std::optional<IndexSet> indexes(std::string_view field) const {
     if (field.empty() || graph_.size() == 0) return std::nullopt;
     IndexSet s(graph_.size());
-    for (std::string_view item : trace_fields(field, ',')) {
+    for (std::string_view item : split_fields(field, ',')) {
       std::optional<std::size_t> i = collage::parse_index(item, graph_.size() - 1);
       if (!i) return std::nullopt;
       s.add(*i);
@@ -256,14 +237,8 @@ class TraceReader {
     std::optional<std::string> target = text(f[1]);
     std::optional<std::string> rule = text(f[2]);
     if (!target || !rule) return fail("bad escape in the target or rule name");
-    Cost cost = Cost::unknown();
-    if (f[3] == "invalid") {
-      cost = Cost::invalid();
-    } else if (f[3] != "unknown") {
-      std::optional<double> v = parse_non_negative(f[3]);
-      if (!v) return fail("cost '" + std::string(f[3]) + "': it must be a finite number >= 0, 'unknown' or 'invalid'");
-      cost = Cost::value(*v);
-    }
+    std::optional<Cost> cost = parse_cost(f[3]);
+    if (!cost) return fail("cost '" + std::string(f[3]) + "': it must be a finite number >= 0, 'unknown' or 'invalid'");
     std::optional<IndexSet> inside = indexes(f[4]);
     if (!inside) {
       return fail("bad node indexes '" + std::string(f[4]) + "' (does the trace belong to this graph of " +
@@ -273,7 +248,7 @@ class TraceReader {
     if (std::optional<Error> error = read_groups(f, *inside, groups)) return error;
     std::size_t next = 0;
     std::vector<NestedSubGraph> nested = build(groups, next, 0);
-    candidates_.push_back(Candidate{SubGraph(graph_, std::move(*inside), std::move(nested)), *target, *rule, cost});
+    candidates_.push_back(Candidate{SubGraph(graph_, std::move(*inside), std::move(nested)), *target, *rule, *cost});
     return std::nullopt;
   }
 
@@ -308,7 +283,7 @@ class TraceReader {
       if (at == std::string_view::npos) return fail_group("expected '<attributes>@<indexes>'");
       Group group{depth, {}, IndexSet()};
       if (at != 0) {
-        for (std::string_view kv : trace_fields(field.substr(0, at), ';')) {
+        for (std::string_view kv : split_fields(field.substr(0, at), ';')) {
           const std::size_t eq = kv.find('=');
           std::optional<std::string> key = eq == std::string_view::npos ? std::nullopt : text(kv.substr(0, eq));
           std::optional<std::string> value = key ? text(kv.substr(eq + 1)) : std::nullopt;
@@ -371,9 +346,8 @@ inline std::string save_trace(const PartitionResult& result) {
     out += "penalty\t" + detail::trace_escape(target) + '\t' + format_double(value) + '\n';
   }
   for (const Candidate& c : result.candidates) {
-    const Cost cost = c.cost.value_or(Cost::unknown());
     out += "candidate\t" + detail::trace_escape(c.target) + '\t' + detail::trace_escape(c.rule_name) + '\t';
-    out += cost.is_known() ? format_double(cost.raw()) : cost.to_string();
+    out += detail::format_cost(c.cost.value_or(Cost::unknown()));
     out += '\t';
     detail::append_trace_indexes(out, c.sub_graph.inside());
     detail::append_trace_groups(out, c.sub_graph.nested(), 0);

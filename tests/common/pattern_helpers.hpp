@@ -12,6 +12,7 @@
 
 #include "collage/rules/pattern_matcher.hpp"
 #include "collage/rules/pattern_parser.hpp"
+#include "common/build_graph.hpp"
 #include "common/expr_ir.hpp"
 
 namespace testing_ir {
@@ -20,12 +21,6 @@ using PatternGraph = collage::DataflowGraph<ExprGraph>;
 
 /// (root, inside indexes) pairs: what the expectations are written in.
 using Matches = std::vector<std::pair<std::size_t, std::vector<std::size_t>>>;
-
-inline PatternGraph build(const ExprGraph& ir) {
-  auto graph = PatternGraph::build(ir);
-  EXPECT_TRUE(graph.ok());
-  return std::move(graph).value();
-}
 
 inline Matches summarize(const std::vector<collage::PatternMatch>& matches) {
   Matches out;

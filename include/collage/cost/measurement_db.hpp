@@ -118,20 +118,6 @@ inline std::optional<std::string> unescape_db_field(std::string_view text) {
   return out;
 }
 
-inline std::string format_cost(Cost c) {
-  if (c.is_unknown()) return "unknown";
-  if (c.is_invalid()) return "invalid";
-  return format_double(c.raw());
-}
-
-inline std::optional<Cost> parse_cost(std::string_view text) {
-  if (text == "unknown") return Cost::unknown();
-  if (text == "invalid") return Cost::invalid();
-  std::optional<double> v = parse_double(text);
-  if (!v || !std::isfinite(*v) || *v < 0) return std::nullopt;
-  return Cost::value(*v);
-}
-
 }  // namespace detail
 
 /// A persistent map from (oracle identity, key) to Measurement, kept in a plain-text file (see
@@ -300,14 +286,7 @@ class MeasurementDb final : public MeasurementStore {
   /// Reads one entry line of a file of format `version`.
   Status parse_line(std::string_view line, std::size_t version) {
     const std::size_t expected = version == 1 ? 4 : 5;
-    std::vector<std::string_view> fields;
-    std::size_t start = 0;
-    while (true) {
-      const std::size_t tab = line.find('\t', start);
-      fields.push_back(line.substr(start, tab == std::string_view::npos ? std::string_view::npos : tab - start));
-      if (tab == std::string_view::npos) break;
-      start = tab + 1;
-    }
+    std::vector<std::string_view> fields = split_fields(line, '\t');
     if (!line.empty() && line.back() == '\r' && fields.size() == expected) fields.back().remove_suffix(1);
     if (fields.size() != expected) {
       return Error{ErrorCode::parse,

@@ -5,8 +5,10 @@
 
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <ostream>
 #include <string>
+#include <string_view>
 
 #include "collage/support/numbers.hpp"
 
@@ -86,5 +88,26 @@ class Cost {
 
   double value_ = 0.0;
 };
+
+namespace detail {
+
+/// `c` as the text files of collage (traces, measurement databases) keep it: "unknown", "invalid"
+/// or the shortest form of the value that reads back to exactly it.
+inline std::string format_cost(Cost c) {
+  if (c.is_unknown()) return "unknown";
+  if (c.is_invalid()) return "invalid";
+  return format_double(c.raw());
+}
+
+/// The cost format_cost() wrote as `text`, or nothing.
+inline std::optional<Cost> parse_cost(std::string_view text) {
+  if (text == "unknown") return Cost::unknown();
+  if (text == "invalid") return Cost::invalid();
+  std::optional<double> v = parse_non_negative(text);
+  if (!v) return std::nullopt;
+  return Cost::value(*v);
+}
+
+}  // namespace detail
 
 }  // namespace collage

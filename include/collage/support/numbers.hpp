@@ -2,9 +2,11 @@
 
 /// \file
 /// The one way collage writes and reads numbers in text (reports, traces, databases): through
-/// std::to_chars / std::from_chars, so the same value gives the same bytes under every locale.
+/// std::to_chars / std::from_chars, so the same value gives the same bytes under every locale;
+/// and the one way it cuts a line of such text into its fields.
 
 #include <charconv>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -12,6 +14,7 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <vector>
 
 namespace collage {
 
@@ -43,6 +46,13 @@ inline std::optional<double> parse_double(std::string_view text) {
   return v;
 }
 
+/// A finite number >= 0 that all of `text` spells, or nothing.
+inline std::optional<double> parse_non_negative(std::string_view text) {
+  std::optional<double> v = parse_double(text);
+  if (!v || !std::isfinite(*v) || *v < 0) return std::nullopt;
+  return v;
+}
+
 /// The non-negative integer that all of `text` spells in decimal digits, or nothing (a sign, a
 /// fraction, an exponent or a value beyond `max` is rejected rather than cast).
 inline std::optional<std::size_t> parse_index(std::string_view text,
@@ -54,6 +64,19 @@ inline std::optional<std::size_t> parse_index(std::string_view text,
   const auto [end, ec] = std::from_chars(first, last, v);
   if (ec != std::errc() || end != last || v > max) return std::nullopt;
   return v;
+}
+
+/// The fields of `text` between the separators `sep`: one more than there are separators, empty
+/// ones included.
+inline std::vector<std::string_view> split_fields(std::string_view text, char sep) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t end = text.find(sep, start);
+    parts.push_back(text.substr(start, end == std::string_view::npos ? std::string_view::npos : end - start));
+    if (end == std::string_view::npos) return parts;
+    start = end + 1;
+  }
 }
 
 }  // namespace collage
