@@ -122,7 +122,7 @@ TEST(Trace, DeterministicAndReplayableOnAModel) {
   ASSERT_TRUE(first.ok() && second.ok());
   const std::string trace = save_trace(*first);
   EXPECT_EQ(trace, save_trace(*second));
-  EXPECT_EQ(trace.rfind("collage-trace/2\nsearch\texact\t64\t1000000\t1024\t1\npriority\ttvm\tlib\n"
+  EXPECT_EQ(trace.rfind("collage-trace/3\nsearch\texact\t64\t1000000\t1024\t1\npriority\ttvm\tlib\n"
                         "penalty\tlib\t0.1\n",
                         0),
             0u)
@@ -277,7 +277,7 @@ TEST(Trace, RejectsBadValuesNamingTheLineAndField) {
       {"BadEscape", chain_trace(kSearch, "candidate\tt%G1\tr\t1\t1\n"),
        "trace: line 8: bad escape in the target or rule name"},
       {"UnknownRecord", chain_trace(kSearch, "candidates\tt\n"), "trace: line 8: unrecognised record 'candidates'"},
-      {"Header", "collage-trace/9\n", "trace: line 1: expected 'collage-trace/2'"},
+      {"Header", "collage-trace/9\n", "trace: line 1: expected 'collage-trace/3'"},
   };
   for (const BadTrace& c : cases) {
     auto r = replay(g, c.text);

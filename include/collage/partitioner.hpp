@@ -61,6 +61,9 @@ struct PartitionerOptions {
   bool cache = true;
   /// Limits on the oracle; once spent, remaining candidates are Unknown (see SearchProblem).
   OracleBudget budget;
+  /// Where targets run and what moving values between devices costs; the search charges the moves
+  /// (see TransferModel). By default every target runs on the host and nothing moves.
+  TransferModel transfers;
   /// Told of progress: phases "candidates", "estimate" and "search".
   ProgressCallback progress;
 };
@@ -102,6 +105,8 @@ struct PartitionResult {
   PhaseSeconds seconds;
   /// Per-target penalties used, by target.
   std::map<std::string, double> penalties;
+  /// The transfer model used, tabulated over the graph (empty when nothing moves).
+  TransferTable transfers;
   /// Target priority (spec order), used by the greedy searcher.
   std::vector<std::string> priority;
   /// The search settings used (save_trace() records them, so replay() searches the same way).
@@ -187,7 +192,7 @@ std::vector<std::vector<Alternative>> explain_parts(const SearchProblem<G>& prob
 /// cheapest valid, acyclic partitioning, and each chosen part is explained by its alternatives.
 /// Fails (without aborting) with ErrorCode::invalid_argument, naming the field, on options or a
 /// spec penalty out of their domain (a beam width of 0 where the beam may run; a negative, NaN or
-/// infinite penalty); with ErrorCode::uncovered when some node cannot be covered, saying whether no
+/// infinite penalty or transfer cost; a device index of kMaxDevices or more); with ErrorCode::uncovered when some node cannot be covered, saying whether no
 /// rule proposed a candidate for it or all of its candidates are Invalid (with the first oracle
 /// error among them); or when the search fails. Oracle failures never fail the call by
 /// themselves: they make the candidate Invalid and are listed in `oracle_errors`.
@@ -200,6 +205,8 @@ Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vect
       return std::move(*error);
     }
   }
+  Result<TransferTable> transfers = tabulate_transfers(graph, options.transfers);
+  if (!transfers.ok()) return transfers.error();
   const auto started = std::chrono::steady_clock::now();
   auto report = [&](std::string_view phase, std::size_t done, std::size_t total) {
     if (options.progress) options.progress(phase, done, total);
@@ -225,6 +232,8 @@ Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vect
   result.candidates = merge_canonical(std::move(lists));
   report("candidates", specs.size(), specs.size());
   result.penalties = costs.penalty;
+  costs.transfers = std::move(transfers).value();
+  result.transfers = costs.transfers;
   result.seconds.candidates = detail::seconds_since(phase);
 
   // Costs: candidates without one go to the oracle, in one batch.
@@ -287,6 +296,7 @@ Result<Partitioning> refine(const DataflowGraph<G>& graph, const PartitionResult
   }
   SearchCosts costs;
   costs.penalty = result.penalties;
+  costs.transfers = result.transfers;
   auto problem = SearchProblem<G>::build_borrowed(graph, result.candidates, costs, result.invalid_reasons);
   if (!problem.ok()) return problem.error();
   return evolutionary_refinement(*problem, result.partitioning, fitness, options, stats);

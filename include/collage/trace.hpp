@@ -6,12 +6,16 @@
 ///
 /// Format: one record per line, fields separated by tabs.
 ///
-///     collage-trace/2
+///     collage-trace/3
 ///     search <exact|beam|greedy> <beam width> <max states> <max memory MiB> <fall back to beam: 0|1>
 ///     priority <target>...
 ///     penalty <target> <value>
+///     device <target> <device index>
+///     transfer <node index> <from device> <to device> <cost>
 ///     candidate <target> <rule> <cost> <inside indexes> [<group>...]
 ///
+/// - `device` and `transfer` records are the transfer table (TransferTable): present only when some
+///   target runs off the host; a transfer cost not listed is 0.
 /// - A cost is a number >= 0, "unknown" or "invalid"; costs and penalties are written in the
 ///   shortest form that reads back to the same double (std::to_chars), so replay compares exactly
 ///   what the search compared. The bytes are the same under every locale.
@@ -23,8 +27,9 @@
 /// - In targets, rule names, attribute keys and values, the characters '%', tab, line feed,
 ///   carriage return, ';', '=' and '@' are written as "%XX" (two upper-case hex digits).
 ///
-/// replay() also reads collage-trace/1 (the first version: no group depths, so groups at depth 0
-/// only; no escapes; "search <algorithm> <beam width>").
+/// replay() also reads collage-trace/2 (no transfer records) and collage-trace/1 (the first
+/// version: no group depths, so groups at depth 0 only; no escapes; "search <algorithm> <beam
+/// width>").
 
 #include <cmath>
 #include <cstddef>
@@ -47,7 +52,7 @@
 namespace collage {
 
 /// The tag on the first line of the traces save_trace() writes.
-inline constexpr std::string_view kTraceFormat = "collage-trace/2";
+inline constexpr std::string_view kTraceFormat = "collage-trace/3";
 
 namespace detail {
 
@@ -139,6 +144,8 @@ class TraceReader {
     std::vector<std::string_view> lines = split_fields(trace, '\n');
     if (lines[0] == "collage-trace/1") {
       version_ = 1;
+    } else if (lines[0] == "collage-trace/2") {
+      version_ = 2;
     } else if (lines[0] != kTraceFormat) {
       return Error{ErrorCode::parse, "trace: line 1: expected '" + std::string(kTraceFormat) + "'"};
     }
@@ -147,6 +154,8 @@ class TraceReader {
       where_ = "trace: line " + std::to_string(n + 1) + ": ";
       if (std::optional<Error> error = record(split_fields(lines[n], '\t'))) return std::move(*error);
     }
+    where_ = "trace: ";
+    if (std::optional<Error> error = tabulate()) return std::move(*error);
     auto problem = SearchProblem<G>::build_borrowed(graph_, candidates_, costs_);
     if (!problem.ok()) return Error{problem.error().code, "trace: " + problem.error().message};
     return run_search(*problem, options_, priority_);
@@ -190,6 +199,19 @@ class TraceReader {
       costs_.penalty[*target] = *v;
       return std::nullopt;
     }
+    if (f[0] == "device" && version_ >= 3) {
+      if (f.size() != 3) return fail("expected 'device <target> <device index>'");
+      std::optional<std::string> target = text(f[1]);
+      if (!target) return fail("bad escape in target '" + std::string(f[1]) + "'");
+      std::optional<std::size_t> d = collage::parse_index(f[2], kMaxDevices - 1);
+      if (!d) {
+        return fail("device of target '" + *target + "' is '" + std::string(f[2]) + "': it must be 0 to " +
+                    std::to_string(kMaxDevices - 1));
+      }
+      costs_.transfers.device[*target] = *d;
+      return std::nullopt;
+    }
+    if (f[0] == "transfer" && version_ >= 3) return transfer(f);
     if (f[0] == "candidate") {
       if (f.size() < 5) return fail("expected 'candidate <target> <rule> <cost> <indexes> [<group>...]'");
       return candidate(f);
@@ -218,6 +240,48 @@ class TraceReader {
     options_.exact.max_states = *states;
     options_.exact.max_memory_mib = *memory;
     options_.fall_back_to_beam = f[5] == "1";
+    return std::nullopt;
+  }
+
+  /// A transfer cost, kept until the device records are all read (see tabulate()).
+  std::optional<Error> transfer(const std::vector<std::string_view>& f) {
+    if (f.size() != 5) return fail("expected 'transfer <node index> <from device> <to device> <cost>'");
+    const std::size_t last_node = graph_.size() == 0 ? 0 : graph_.size() - 1;
+    std::optional<std::size_t> node = collage::parse_index(f[1], last_node);
+    if (!node || graph_.size() == 0) return fail("transfer node '" + std::string(f[1]) + "' is not a node of the graph");
+    std::optional<std::size_t> from = collage::parse_index(f[2], kMaxDevices - 1);
+    std::optional<std::size_t> to = collage::parse_index(f[3], kMaxDevices - 1);
+    if (!from || !to || *from == *to) {
+      return fail("transfer devices '" + std::string(f[2]) + "' and '" + std::string(f[3]) +
+                  "': they must be two different devices, 0 to " + std::to_string(kMaxDevices - 1));
+    }
+    std::optional<double> cost = parse_non_negative(f[4]);
+    if (!cost) return fail("transfer cost '" + std::string(f[4]) + "': it must be a finite number >= 0");
+    moves_.push_back(Move{*node, *from, *to, *cost, where_});
+    return std::nullopt;
+  }
+
+  /// Builds the transfer table from the device and transfer records.
+  std::optional<Error> tabulate() {
+    TransferTable& table = costs_.transfers;
+    TransferModel placed;
+    placed.device = table.device;
+    if (!placed.places_off_host()) {
+      if (!moves_.empty()) return Error{ErrorCode::parse, moves_[0].where + "a transfer record, but no device record places a target off the host"};
+      table = TransferTable{};
+      return std::nullopt;
+    }
+    for (const auto& [target, d] : table.device) table.devices = std::max(table.devices, d + 1);
+    const std::size_t d = table.devices;
+    table.cost.assign(graph_.size() * d * d, 0.0);
+    for (const Move& m : moves_) {
+      if (m.from >= d || m.to >= d) {
+        return Error{ErrorCode::parse, m.where + "transfer between devices " + std::to_string(m.from) + " and " +
+                                           std::to_string(m.to) + ", but the device records name only 0 to " +
+                                           std::to_string(d - 1)};
+      }
+      table.cost[(m.node * d + m.from) * d + m.to] = m.cost;
+    }
     return std::nullopt;
   }
 
@@ -320,10 +384,18 @@ class TraceReader {
   }
 
   const DataflowGraph<G>& graph_;
-  int version_ = 2;
+  int version_ = 3;
   std::string where_;
+  /// A transfer record as read.
+  struct Move {
+    std::size_t node, from, to;
+    double cost;
+    std::string where;
+  };
+
   PartitionerOptions options_;
   SearchCosts costs_;
+  std::vector<Move> moves_;
   std::vector<std::string> priority_;
   std::vector<Candidate> candidates_;
 };
@@ -331,7 +403,7 @@ class TraceReader {
 }  // namespace detail
 
 /// `result` as a trace (see the format above): its search settings, target priority, penalties,
-/// and every candidate with its oracle cost and its nested groups at every depth. Deterministic:
+/// transfer table, and every candidate with its oracle cost and its nested groups at every depth. Deterministic:
 /// the same result gives the same bytes, under any locale.
 inline std::string save_trace(const PartitionResult& result) {
   std::string out(kTraceFormat);
@@ -344,6 +416,18 @@ inline std::string save_trace(const PartitionResult& result) {
   out += '\n';
   for (const auto& [target, value] : result.penalties) {
     out += "penalty\t" + detail::trace_escape(target) + '\t' + format_double(value) + '\n';
+  }
+  const TransferTable& transfers = result.transfers;
+  if (transfers.enabled()) {
+    for (const auto& [target, d] : transfers.device) {
+      out += "device\t" + detail::trace_escape(target) + '\t' + std::to_string(d) + '\n';
+    }
+    const std::size_t d = transfers.devices;
+    for (std::size_t k = 0; k < transfers.cost.size(); ++k) {
+      if (transfers.cost[k] == 0) continue;
+      out += "transfer\t" + std::to_string(k / (d * d)) + '\t' + std::to_string(k / d % d) + '\t' +
+             std::to_string(k % d) + '\t' + format_double(transfers.cost[k]) + '\n';
+    }
   }
   for (const Candidate& c : result.candidates) {
     out += "candidate\t" + detail::trace_escape(c.target) + '\t' + detail::trace_escape(c.rule_name) + '\t';

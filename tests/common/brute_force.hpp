@@ -50,12 +50,17 @@ bool quotient_is_acyclic(const collage::DataflowGraph<G>& graph, const std::vect
   return seen == vertices;
 }
 
-/// The cheapest effective cost of an acyclic partitioning, or nothing when none exists.
+/// The cheapest effective cost of an acyclic partitioning, or nothing when none exists. With
+/// `extra`, a complete partitioning (its item ids) costs extra(ids) more: a cost >= 0 that only the
+/// whole partitioning determines.
 template <class G>
-std::optional<double> brute_force_best(const collage::SearchProblem<G>& problem) {
+std::optional<double> brute_force_best(
+    const collage::SearchProblem<G>& problem,
+    const std::function<double(const std::vector<std::size_t>&)>& extra = nullptr) {
   const auto& graph = problem.graph();
   std::optional<double> best;
   std::vector<collage::IndexSet> chosen;
+  std::vector<std::size_t> ids;
   collage::IndexSet used(graph.size());
   std::function<void(double)> go = [&](double cost) {
     if (best && cost >= *best) return;  // costs are non-negative: no cheaper completion
@@ -67,16 +72,20 @@ std::optional<double> brute_force_best(const collage::SearchProblem<G>& problem)
       }
     }
     if (k == collage::npos) {
-      if (quotient_is_acyclic(graph, chosen) && (!best || cost < *best)) best = cost;
+      if (!quotient_is_acyclic(graph, chosen)) return;
+      if (extra) cost += extra(ids);
+      if (!best || cost < *best) best = cost;
       return;
     }
     for (std::size_t id = 0; id < problem.size(); ++id) {
       const auto& inside = problem[id].inside;
       if (!inside.contains(k) || inside.intersects(used)) continue;
       chosen.push_back(inside);
+      ids.push_back(id);
       used |= inside;
       go(cost + problem[id].effective.raw());
       used -= inside;
+      ids.pop_back();
       chosen.pop_back();
     }
   };

@@ -664,7 +664,7 @@ TEST(EvolutionarySearch, BertLikeWithNativeAndOperatorPredicateSpecs) {
                                0.1}};
   auto searched = partition(g, specs, costs);
   ASSERT_TRUE(searched.ok()) << searched.error().message;
-  auto problem = SearchProblem<ExprGraph>::build(g, searched->candidates, SearchCosts{searched->penalties});
+  auto problem = SearchProblem<ExprGraph>::build(g, searched->candidates, SearchCosts{searched->penalties, searched->transfers});
   ASSERT_TRUE(problem.ok()) << problem.error().message;
   const Partitioning& start = searched->partitioning;
 

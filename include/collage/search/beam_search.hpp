@@ -109,8 +109,8 @@ Result<Partitioning> beam_search(const SearchProblem<G>& problem, const BeamSear
     for (const Node& member : members) {
       ++stats.states_expanded;
       const std::size_t link = link_of(member);
-      space.for_each_successor(member.state, [&](std::size_t item, detail::SearchState next) {
-        add(Node{std::move(next), member.cost + problem[item].effective.raw(), link, item});
+      space.for_each_successor(member.state, [&](std::size_t item, detail::SearchState next, double step_cost) {
+        add(Node{std::move(next), member.cost + step_cost, link, item});
       });
     }
   }

@@ -80,9 +80,9 @@ Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSe
     // handed to add(), right after want() said so (with `hash` and `cost` still theirs).
     std::size_t hash = 0;
     double cost = 0;
-    auto want = [&](std::size_t item, const CoveredSet& covered) {
+    auto want = [&](std::size_t item, const CoveredSet& covered, double step_cost) {
       if (gave_up) return false;
-      cost = base + problem[item].effective.raw();
+      cost = base + step_cost;
       hash = covered.hash();
       const std::size_t found = ids.find(hash, [&](std::size_t r) { return records[r].state.covered == covered; });
       if (found == npos) return true;
@@ -95,8 +95,9 @@ Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSe
       }
       return false;
     };
-    auto add = [&](std::size_t item, detail::SearchState next) {
-      bytes += kStateOverhead + next.covered.beyond.heap_bytes() + next.ready_heap_bytes();
+    auto add = [&](std::size_t item, detail::SearchState next, double) {
+      bytes += kStateOverhead + next.covered.beyond.heap_bytes() + next.ready_heap_bytes() +
+               next.covered.placement.capacity() * sizeof(detail::Placement);
       const bool too_many = options.max_states != 0 && records.size() >= options.max_states;
       if (too_many || (max_bytes != 0 && bytes > max_bytes)) {
         gave_up = true;

@@ -32,7 +32,11 @@ struct Partitioning {
   /// or by the host (a topological order of the quotient). `cost` holds the oracle's estimate plus
   /// the target's penalty.
   std::vector<Candidate> parts;
-  /// The sum of the parts' costs (Unknown when some part's cost is Unknown).
+  /// With transfers (SearchCosts::transfers), per part (same order): the cost of the moves between
+  /// devices charged to it (its inputs brought to its device, its graph outputs to the host).
+  /// Empty without transfers.
+  std::vector<double> transfers;
+  /// The sum of the parts' costs and transfers (Unknown when some part's cost is Unknown).
   Cost total;
   /// What the search minimised: `total` with each Unknown part at the fallback cost.
   Cost effective_total;

@@ -16,6 +16,7 @@
 
 #include "collage/graph/dataflow_graph.hpp"
 #include "collage/partition/candidate.hpp"
+#include "collage/search/transfers.hpp"
 #include "collage/support/cost.hpp"
 #include "collage/support/numbers.hpp"
 #include "collage/support/result.hpp"
@@ -32,6 +33,9 @@ struct SearchCosts {
   /// Added to every candidate of a target (a per-partition transition cost), by target name.
   /// Each must be a finite number >= 0.
   std::map<std::string, double> penalty;
+  /// Where targets run and what moving values between them costs (see TransferModel); empty: nothing
+  /// moves.
+  TransferTable transfers;
 };
 
 /// Why the oracle made some candidates Invalid, as (index into the candidate list, reason),
@@ -110,6 +114,8 @@ class SearchProblem {
     Cost effective;
     std::size_t first_kernel;
     std::size_t kernels;
+    /// The device the candidate's target runs on (SearchCosts::transfers).
+    std::size_t device;
     /// Copies of the candidate's inside and input sets. The searchers read these on every state
     /// they expand: here, beside the costs and in search order, they are read without a visit to
     /// each candidate's shared block (a cache miss per candidate on graphs larger than the cache).
@@ -135,6 +141,7 @@ class SearchProblem {
   /// tuple fused with its consumer). Other such nodes always stay with the host.
   bool contested(std::size_t i) const { return contested_[i]; }
   Cost unknown_fallback() const { return unknown_fallback_; }
+  const TransferTable& transfers() const { return transfers_; }
 
  private:
   explicit SearchProblem(const DataflowGraph<G>& graph) : graph_(&graph) {}
@@ -145,6 +152,8 @@ class SearchProblem {
     for (const auto& [target, value] : costs.penalty) {
       if (auto error = detail::check_penalty(target, value, "SearchCosts::penalty")) return error;
     }
+    if (auto error = detail::check_transfer_table(costs.transfers, graph_->size())) return error;
+    transfers_ = costs.transfers;
     double known_sum = 0;
     items_.reserve(candidates.size());
     by_first_.assign(graph_->size() + 1, 0);
@@ -163,7 +172,9 @@ class SearchProblem {
       auto pen = costs.penalty.find(c.target);
       if (pen != costs.penalty.end()) cost += Cost::value(pen->second);
       if (cost.is_known()) known_sum += cost.raw();
-      items_.push_back(Item{&c, cost, Cost(), first_kernel, kernels, c.sub_graph.inside(), c.sub_graph.input()});
+      items_.push_back(Item{&c, cost, Cost(), first_kernel, kernels,
+                            transfers_.enabled() ? transfers_.device_of(c.target) : 0,
+                            c.sub_graph.inside(), c.sub_graph.input()});
       ++by_first_[first_kernel + 1];
     }
     unknown_fallback_ = Cost::value(1.0 + 2.0 * known_sum);
@@ -265,21 +276,31 @@ class SearchProblem {
   std::vector<bool> contested_;
   std::size_t kernel_nodes_ = 0;
   Cost unknown_fallback_;
+  TransferTable transfers_;
 };
 
 /// The nodes a partial partitioning has settled: kernel nodes covered by chosen candidates, nodes
 /// that need no kernel but were placed inside a chosen candidate, and such nodes fixed to the
 /// host because a chosen candidate consumes them. Stored as (the first unsettled node, the settled
 /// nodes after it): nodes before it are settled or always with the host, so the memory of a state
-/// is proportional to the search frontier, not to the graph.
+/// is proportional to the search frontier, not to the graph. With transfers (SearchCosts::transfers),
+/// also where the settled values that unsettled nodes still read are, by node: two partial
+/// partitionings are the same state only when their futures cost the same.
 struct CoveredSet {
   std::size_t first_open = 0;
   IndexSet beyond;  // settled nodes with index > first_open
+  std::vector<detail::Placement> placement;  // ascending by node; empty without transfers
 
   friend bool operator==(const CoveredSet& a, const CoveredSet& b) {
-    return a.first_open == b.first_open && a.beyond == b.beyond;
+    return a.first_open == b.first_open && a.beyond == b.beyond && a.placement == b.placement;
   }
-  std::size_t hash() const { return beyond.hash() * 1000003u ^ first_open; }
+  std::size_t hash() const {
+    std::size_t h = beyond.hash() * 1000003u ^ first_open;
+    for (const detail::Placement& p : placement) {
+      h = h * 1000003u ^ (std::size_t{p.node} << 16 | std::size_t{p.home} << 8 | p.on);
+    }
+    return h;
+  }
 };
 
 }  // namespace collage

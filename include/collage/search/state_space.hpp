@@ -14,6 +14,7 @@
 
 #include "collage/search/partitioning.hpp"
 #include "collage/search/search_problem.hpp"
+#include "collage/search/transfers.hpp"
 #include "collage/support/epoch_marks.hpp"
 
 namespace collage {
@@ -102,14 +103,16 @@ class StateSpace {
   /// under ancestors) and is tried. So P is reached (and the rule depends on `s` alone, so
   /// merging equal states loses nothing). This keeps independent branches from being
   /// interleaved: a candidate that holds the join of w branches makes a pivot in one branch only.
+  /// f(item, next state, step cost) gets the cost of the step: the item's effective cost plus the
+  /// transfers it causes in `s`.
   template <class F>
   void for_each_successor(const SearchState& s, F f) const {
-    for_each_successor(s, [](std::size_t, const CoveredSet&) { return true; }, f);
+    for_each_successor(s, [](std::size_t, const CoveredSet&, double) { return true; }, f);
   }
 
   /// for_each_successor(s, f) that works out a successor in full only when want(item, its
-  /// covered set) is true: a searcher that already has a state with that covered set (states
-  /// with equal covered sets are equal) skips the rest of the work.
+  /// covered set, step cost) is true: a searcher that already has a state with that covered set
+  /// (states with equal covered sets are equal) skips the rest of the work.
   template <class Want, class F>
   void for_each_successor(const SearchState& s, Want want, F f) const {
     if (s.ready.empty()) return;
@@ -132,7 +135,10 @@ class StateSpace {
           const std::size_t pivot = step ? w : ready_behind(s.covered, w);
           if (node_marks_.mark(pivot)) pivots.push_back(pivot);
         }
-        if (step && want(*id, step->covered)) f(*id, complete(s, *id, std::move(*step)));
+        if (step && want(*id, step->covered, step->cost)) {
+          const double cost = step->cost;
+          f(*id, complete(s, *id, std::move(*step)), cost);
+        }
       }
     }
   }
@@ -149,12 +155,21 @@ class StateSpace {
   Partitioning assemble(const std::vector<std::size_t>& items) const {
     Partitioning result;
     IndexSet used(graph_.size());
+    const TransferTable& transfers = problem_.transfers();
+    DensePlacements where(transfers.enabled() ? graph_.size() : 0);
     for (std::size_t id : items) {
       const auto& item = problem_[id];
       Candidate c = item.candidate();
       c.cost = item.cost;
       result.total += item.cost;
       result.effective_total += item.effective;
+      if (transfers.enabled()) {
+        const double moved =
+            charge_transfers(graph_, transfers, item.input, item.inside, item.device, where, transfer_scratch_);
+        result.transfers.push_back(moved);
+        result.total += Cost::value(moved);
+        result.effective_total += Cost::value(moved);
+      }
       used |= item.inside;
       result.parts.push_back(std::move(c));
     }
@@ -170,6 +185,7 @@ class StateSpace {
   struct Step {
     CoveredSet covered;  // the next state's covered set
     IndexSet added;      // the nodes the candidate settles (its own and the contested ones it fixes)
+    double cost = 0;     // the candidate's effective cost plus the transfers it causes
   };
 
   /// apply() for a candidate known to hold no settled node, up to the covered set. When
@@ -193,7 +209,63 @@ class StateSpace {
     }
     step.covered = settle(s.covered, step.added);
     settle_dead_neighbours(step.covered, inside);
+    step.cost = problem_[item].effective.raw();
+    if (problem_.transfers().enabled()) step.cost += place(s.covered.placement, item, step.covered);
     return step;
+  }
+
+  /// Records in `next` where the values its unsettled nodes still read are, after `item` is applied
+  /// with `before` the placement of the state it is applied in, and returns the transfers it causes.
+  double place(const std::vector<Placement>& before, std::size_t item, CoveredSet& next) const {
+    next.placement = before;
+    SortedPlacements store{*this, next};
+    const double moved = charge_transfers(graph_, problem_.transfers(), problem_[item].input, problem_[item].inside,
+                                          problem_[item].device, store, transfer_scratch_);
+    auto& list = next.placement;
+    list.erase(std::remove_if(list.begin(), list.end(), [&](const Placement& p) { return !still_read(next, p.node); }),
+               list.end());
+    return moved;
+  }
+
+  /// The placement of a state's covered set as charge_transfers() reads it.
+  struct SortedPlacements {
+    const StateSpace& space;
+    CoveredSet& covered;
+
+    Placement* find(std::size_t node) {
+      auto it = lower(node);
+      return it != covered.placement.end() && it->node == node ? &*it : nullptr;
+    }
+    void put(Placement p) {
+      auto it = lower(p.node);
+      if (it != covered.placement.end() && it->node == p.node) {
+        *it = p;
+      } else {
+        covered.placement.insert(it, p);
+      }
+    }
+    bool keeps(std::size_t node) const { return space.still_read(covered, node); }
+    std::vector<Placement>::iterator lower(std::size_t node) {
+      return std::lower_bound(covered.placement.begin(), covered.placement.end(), node,
+                              [](const Placement& p, std::size_t n) { return p.node < n; });
+    }
+  };
+
+  /// Whether some unsettled node of `c` reads node n's value, directly or through nodes without
+  /// kernels.
+  bool still_read(const CoveredSet& c, std::size_t n) const {
+    std::vector<std::size_t>& stack = live_scratch_;
+    stack.assign(1, n);
+    while (!stack.empty()) {
+      const std::size_t at = stack.back();
+      stack.pop_back();
+      for (std::size_t o : graph_.outputs(at)) {
+        if (travels_free(graph_, o)) continue;
+        if (!settled(c, o)) return true;
+        if (!graph_.needs_kernel(o)) stack.push_back(o);
+      }
+    }
+    return false;
   }
 
   /// The state after `item` in `s`, from the step cover() made.
@@ -332,7 +404,7 @@ class StateSpace {
 
   /// `c` with `added` settled, in canonical form.
   CoveredSet settle(const CoveredSet& c, const IndexSet& added) const {
-    CoveredSet next{c.first_open, c.beyond | added};
+    CoveredSet next{c.first_open, c.beyond | added, {}};
     if (added.contains(c.first_open)) {
       next.first_open = advance(next, c.first_open);
       while (true) {
@@ -358,6 +430,9 @@ class StateSpace {
   mutable std::vector<std::size_t> seen_scratch_;
   mutable std::vector<std::size_t> stack_scratch_;
   mutable std::vector<std::size_t> visited_scratch_;
+  // charge_transfers()'s walk and still_read()'s walk.
+  mutable std::vector<std::size_t> transfer_scratch_;
+  mutable std::vector<std::size_t> live_scratch_;
 };
 
 }  // namespace detail
