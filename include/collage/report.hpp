@@ -181,6 +181,9 @@ class JsonReportWriter {
     const Candidate& c = result.partitioning.parts[k];
     out_ += '{';
     summary(c, c.cost.value_or(Cost::unknown()));
+    if (k < result.partitioning.transfers.size()) {
+      out_ += ", \"transfer_cost\": " + json_cost(Cost::value(result.partitioning.transfers[k]));
+    }
     out_ += ", \"nested\": ";
     groups(c.sub_graph.nested());
     if (options_.alternatives && k < result.alternatives.size()) {

@@ -11,11 +11,13 @@
 ///     priority <target>...
 ///     penalty <target> <value>
 ///     device <target> <device index>
+///     host-io <inputs start on the host: 0|1> <outputs end on the host: 0|1>
 ///     transfer <node index> <from device> <to device> <cost>
 ///     candidate <target> <rule> <cost> <inside indexes> [<group>...]
 ///
-/// - `device` and `transfer` records are the transfer table (TransferTable): present only when some
-///   target runs off the host; a transfer cost not listed is 0.
+/// - `device`, `host-io` and `transfer` records are the transfer table (TransferTable): present
+///   only when some target runs off the host; a transfer cost not listed is 0, and without a
+///   `host-io` record inputs start and outputs end on the host.
 /// - A cost is a number >= 0, "unknown" or "invalid"; costs and penalties are written in the
 ///   shortest form that reads back to the same double (std::to_chars), so replay compares exactly
 ///   what the search compared. The bytes are the same under every locale.
@@ -212,6 +214,13 @@ class TraceReader {
       return std::nullopt;
     }
     if (f[0] == "transfer" && version_ >= 3) return transfer(f);
+    if (f[0] == "host-io" && version_ >= 3) {
+      auto flag = [](std::string_view v) { return v == "0" || v == "1"; };
+      if (f.size() != 3 || !flag(f[1]) || !flag(f[2])) return fail("expected 'host-io <0|1> <0|1>'");
+      costs_.transfers.inputs_start_on_host = f[1] == "1";
+      costs_.transfers.outputs_end_on_host = f[2] == "1";
+      return std::nullopt;
+    }
     if (f[0] == "candidate") {
       if (f.size() < 5) return fail("expected 'candidate <target> <rule> <cost> <indexes> [<group>...]'");
       return candidate(f);
@@ -267,7 +276,10 @@ class TraceReader {
     TransferModel placed;
     placed.device = table.device;
     if (!placed.places_off_host()) {
-      if (!moves_.empty()) return Error{ErrorCode::parse, moves_[0].where + "a transfer record, but no device record places a target off the host"};
+      if (!moves_.empty()) {
+        return Error{ErrorCode::parse,
+                     moves_[0].where + "a transfer record, but no device record places a target off the host"};
+      }
       table = TransferTable{};
       return std::nullopt;
     }
@@ -421,6 +433,10 @@ inline std::string save_trace(const PartitionResult& result) {
   if (transfers.enabled()) {
     for (const auto& [target, d] : transfers.device) {
       out += "device\t" + detail::trace_escape(target) + '\t' + std::to_string(d) + '\n';
+    }
+    if (!transfers.inputs_start_on_host || !transfers.outputs_end_on_host) {
+      out += std::string("host-io\t") + (transfers.inputs_start_on_host ? "1" : "0") + '\t' +
+             (transfers.outputs_end_on_host ? "1" : "0") + '\n';
     }
     const std::size_t d = transfers.devices;
     for (std::size_t k = 0; k < transfers.cost.size(); ++k) {

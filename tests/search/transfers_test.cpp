@@ -36,13 +36,13 @@ double reference_transfers(const SearchProblem<ExprGraph>& problem, const std::v
   const TransferTable& table = problem.transfers();
   std::map<std::size_t, std::size_t> device_of;  // nodes held by a part
   for (std::size_t id : ids) {
-    for (std::size_t n : problem[id].inside) device_of[n] = problem[id].device;
+    for (std::size_t n : problem[id].inside) device_of[n] = problem.device(id);
   }
   auto home = [&](std::size_t n) { return device_of.count(n) ? device_of[n] : std::size_t{0}; };
   std::set<std::pair<std::size_t, std::size_t>> moves;  // (value, to device)
   double total = 0;
   for (std::size_t id : ids) {
-    const std::size_t d = problem[id].device;
+    const std::size_t d = problem.device(id);
     std::vector<std::size_t> stack(problem[id].input.begin(), problem[id].input.end());
     while (!stack.empty()) {
       const std::size_t i = stack.back();
@@ -52,11 +52,12 @@ double reference_transfers(const SearchProblem<ExprGraph>& problem, const std::v
         for (std::size_t j : graph.inputs(i)) stack.push_back(j);
         continue;
       }
-      const bool output_brought_home = d == 0 && device_of.count(i) && graph.is_external(i);
+      if (device_of.count(i) == 0 && !table.inputs_start_on_host) continue;
+      const bool output_brought_home = d == 0 && device_of.count(i) && graph.is_external(i) && table.outputs_end_on_host;
       if (home(i) != d && !output_brought_home) moves.insert({i, d});
     }
     for (std::size_t n : problem[id].inside) {
-      if (d != 0 && graph.is_external(n) && !graph.is_inlinable(n) && !graph.is_constant(n)) total += table.at(n, d, 0);
+      if (d != 0 && table.outputs_end_on_host && graph.is_external(n) && !graph.is_inlinable(n) && !graph.is_constant(n)) total += table.at(n, d, 0);
     }
   }
   for (const auto& [value, to] : moves) total += table.at(value, home(value), to);
@@ -64,7 +65,7 @@ double reference_transfers(const SearchProblem<ExprGraph>& problem, const std::v
 }
 
 /// A transfer table over `graph` with targets "t1" on device 1 and "t2" on device `t2_device`,
-/// and a pseudo-random cost per node and direction.
+/// a pseudo-random cost per node and direction, and graph inputs and outputs on the host or not.
 TransferTable random_table(const Graph& graph, std::mt19937_64& rng, std::size_t t2_device) {
   TransferModel model;
   model.device = {{"t1", 1}, {"t2", t2_device}};
@@ -75,6 +76,8 @@ TransferTable random_table(const Graph& graph, std::mt19937_64& rng, std::size_t
     }
   }
   model.cost = [&](std::size_t n, std::size_t from, std::size_t to) { return costs.at({n, from, to}); };
+  model.inputs_start_on_host = rng() % 4 != 0;
+  model.outputs_end_on_host = rng() % 4 != 0;
   auto table = tabulate_transfers(graph, model);
   EXPECT_TRUE(table.ok());
   return std::move(table).value();
@@ -200,6 +203,27 @@ TEST(Transfers, AValueMovesOnceToEachDeviceThatReadsIt) {
   // add on cpu (1): 10 (12 if a moved once per reader).
   EXPECT_EQ(r->partitioning.total, Cost::value(10.0));
   EXPECT_EQ(targets(r->partitioning), (std::vector<std::string>{"cpu", "gpu", "gpu", "cpu"}));
+}
+
+TEST(Transfers, InputsAndOutputsCanStayOnTheDevices) {
+  // With inputs bound to the gpu before the run and outputs left there, the whole chain goes to
+  // the gpu (2 + 2 + 2, no move) rather than conv2d alone (1 + 2 + 1, and two moves of 1.5).
+  Chain chain;
+  PartitionerOptions options;
+  options.transfers.device = {{"gpu", 1}};
+  options.transfers.cost = [](std::size_t, std::size_t, std::size_t) { return 1.5; };
+  options.transfers.inputs_start_on_host = false;
+  options.transfers.outputs_end_on_host = false;
+  auto r = partition(chain.graph, {Chain::per_op("cpu"), Chain::per_op("gpu")}, chain.oracle, options);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(targets(r->partitioning), (std::vector<std::string>{"gpu", "gpu", "gpu"}));
+  EXPECT_EQ(r->partitioning.total, Cost::value(6.0));
+  const std::string trace = save_trace(*r);
+  EXPECT_NE(trace.find("\nhost-io\t0\t0\n"), std::string::npos);
+  auto replayed = replay(chain.graph, trace);
+  ASSERT_TRUE(replayed.ok()) << replayed.error().message;
+  EXPECT_EQ(targets(*replayed), targets(r->partitioning));
+  EXPECT_EQ(replayed->total, r->partitioning.total);
 }
 
 TEST(Transfers, ModelsThatPlaceEveryTargetOnTheHostChangeNothing) {

@@ -67,12 +67,18 @@ class PartitionChecker {
     owner_.assign(n, npos);
     std::vector<Candidate> candidates;
     std::vector<std::optional<Cost>> recorded;
+    Cost transfers = Cost::zero();
     for (std::size_t k = 0; k < parts->size(); ++k) {
       const JsonPath path = root / "partitions" / k;
       std::optional<Candidate> c = part((*parts)[k], k, path);
       if (!c) return in_.error();
       std::optional<Cost> cost = recorded_cost((*parts)[k], path);
       if (in_.failed()) return in_.error();
+      if (const Json* moved = in_.member((*parts)[k], "transfer_cost", path, false)) {
+        std::optional<double> t = in_.cost(*moved, path / "transfer_cost");
+        if (!t) return in_.error();
+        transfers += Cost::value(*t);
+      }
       candidates.push_back(std::move(*c));
       recorded.push_back(cost);
     }
@@ -105,6 +111,7 @@ class PartitionChecker {
       }
       summary.total += cost;
     }
+    summary.total += transfers;
     if (const Json* total = in_.member(doc, "total_cost", root, false)) {
       std::optional<Cost> t = cost_value(*total, root / "total_cost");
       if (!t) return in_.error();

@@ -114,8 +114,6 @@ class SearchProblem {
     Cost effective;
     std::size_t first_kernel;
     std::size_t kernels;
-    /// The device the candidate's target runs on (SearchCosts::transfers).
-    std::size_t device;
     /// Copies of the candidate's inside and input sets. The searchers read these on every state
     /// they expand: here, beside the costs and in search order, they are read without a visit to
     /// each candidate's shared block (a cache miss per candidate on graphs larger than the cache).
@@ -142,6 +140,8 @@ class SearchProblem {
   bool contested(std::size_t i) const { return contested_[i]; }
   Cost unknown_fallback() const { return unknown_fallback_; }
   const TransferTable& transfers() const { return transfers_; }
+  /// The device candidate `id`'s target runs on (SearchCosts::transfers; 0 without transfers).
+  std::size_t device(std::size_t id) const { return devices_.empty() ? 0 : devices_[id]; }
 
  private:
   explicit SearchProblem(const DataflowGraph<G>& graph) : graph_(&graph) {}
@@ -172,9 +172,7 @@ class SearchProblem {
       auto pen = costs.penalty.find(c.target);
       if (pen != costs.penalty.end()) cost += Cost::value(pen->second);
       if (cost.is_known()) known_sum += cost.raw();
-      items_.push_back(Item{&c, cost, Cost(), first_kernel, kernels,
-                            transfers_.enabled() ? transfers_.device_of(c.target) : 0,
-                            c.sub_graph.inside(), c.sub_graph.input()});
+      items_.push_back(Item{&c, cost, Cost(), first_kernel, kernels, c.sub_graph.inside(), c.sub_graph.input()});
       ++by_first_[first_kernel + 1];
     }
     unknown_fallback_ = Cost::value(1.0 + 2.0 * known_sum);
@@ -209,6 +207,12 @@ class SearchProblem {
     }
     mark_contested();
     index_covering();
+    if (transfers_.enabled()) {
+      devices_.reserve(items_.size());
+      for (const Item& item : items_) {
+        devices_.push_back(static_cast<std::uint8_t>(transfers_.device_of(item.candidate().target)));
+      }
+    }
     return std::nullopt;
   }
 
@@ -277,6 +281,7 @@ class SearchProblem {
   std::size_t kernel_nodes_ = 0;
   Cost unknown_fallback_;
   TransferTable transfers_;
+  std::vector<std::uint8_t> devices_;  // by item, with transfers
 };
 
 /// The nodes a partial partitioning has settled: kernel nodes covered by chosen candidates, nodes

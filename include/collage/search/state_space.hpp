@@ -165,7 +165,7 @@ class StateSpace {
       result.effective_total += item.effective;
       if (transfers.enabled()) {
         const double moved =
-            charge_transfers(graph_, transfers, item.input, item.inside, item.device, where, transfer_scratch_);
+            charge_transfers(graph_, transfers, item.input, item.inside, problem_.device(id), where, transfer_scratch_);
         result.transfers.push_back(moved);
         result.total += Cost::value(moved);
         result.effective_total += Cost::value(moved);
@@ -220,7 +220,7 @@ class StateSpace {
     next.placement = before;
     SortedPlacements store{*this, next};
     const double moved = charge_transfers(graph_, problem_.transfers(), problem_[item].input, problem_[item].inside,
-                                          problem_[item].device, store, transfer_scratch_);
+                                          problem_.device(item), store, transfer_scratch_);
     auto& list = next.placement;
     list.erase(std::remove_if(list.begin(), list.end(), [&](const Placement& p) { return !still_read(next, p.node); }),
                list.end());

@@ -26,9 +26,9 @@ inline constexpr std::size_t kMaxDevices = 8;
 /// Where targets run and what moving a value between devices costs, for a search that should
 /// decide whether a move is worth it (a CPU part feeding a GPU part pays for the copy).
 ///
-/// Device 0 is the host: the graph's inputs live there and its outputs must end there. A target
-/// not listed in `device` runs on the host. The searchers charge, for each part on device d:
-/// every value it reads that is not on d yet (produced by a part on another device, or a graph
+/// Device 0 is the host: by default the graph's inputs live there and its outputs must end there.
+/// A target not listed in `device` runs on the host. The searchers charge, for each part on device
+/// d: every value it reads that is not on d yet (produced by a part on another device, or a graph
 /// input when d is not the host) moves once to d, costing cost(producer, its device, d), and stays
 /// there for later readers on d; every graph output it computes off the host moves to the host,
 /// costing cost(node, d, 0). Values of nodes that need no kernel and stay with the host (a tuple,
@@ -41,6 +41,11 @@ struct TransferModel {
   /// costs, in the oracle's unit; called for every node and ordered pair of distinct devices when
   /// the search problem is built. Must return a finite number >= 0.
   std::function<double(std::size_t node, std::size_t from, std::size_t to)> cost;
+  /// Whether graph inputs start on the host (false: each is bound, before the run, to every device
+  /// that reads it, and never charged).
+  bool inputs_start_on_host = true;
+  /// Whether graph outputs must end on the host (false: they stay where they are computed).
+  bool outputs_end_on_host = true;
 
   /// Whether some target runs off the host (otherwise nothing ever moves).
   bool places_off_host() const {
@@ -60,6 +65,9 @@ struct TransferTable {
   std::size_t devices = 1;
   /// cost[(node * devices + from) * devices + to]; 0 where from == to.
   std::vector<double> cost;
+  /// As TransferModel's.
+  bool inputs_start_on_host = true;
+  bool outputs_end_on_host = true;
 
   bool enabled() const { return !cost.empty(); }
   std::size_t device_of(std::string_view target) const {
@@ -112,6 +120,8 @@ Result<TransferTable> tabulate_transfers(const DataflowGraph<G>& graph, const Tr
   }
   table.device = model.device;
   table.devices = *devices;
+  table.inputs_start_on_host = model.inputs_start_on_host;
+  table.outputs_end_on_host = model.outputs_end_on_host;
   const std::size_t d = table.devices;
   table.cost.assign(graph.size() * d * d, 0.0);
   for (std::size_t node = 0; node < graph.size(); ++node) {
@@ -191,7 +201,7 @@ double charge_transfers(const DataflowGraph<G>& graph, const TransferTable& tabl
       }
     } else if (graph.inputs(i).empty()) {
       // A graph input, on the host until a part elsewhere reads it.
-      if (device != 0) {
+      if (device != 0 && table.inputs_start_on_host) {
         total += table.at(i, 0, device);
         store.put(Placement{static_cast<std::uint32_t>(i), 0, static_cast<std::uint8_t>(1u | bit)});
       }
@@ -202,7 +212,7 @@ double charge_transfers(const DataflowGraph<G>& graph, const TransferTable& tabl
   for (std::size_t n : inside) {
     if (travels_free(graph, n)) continue;
     Placement p{static_cast<std::uint32_t>(n), static_cast<std::uint8_t>(device), bit};
-    if (device != 0 && graph.is_external(n)) {
+    if (device != 0 && table.outputs_end_on_host && graph.is_external(n)) {
       total += table.at(n, device, 0);
       p.on |= 1u;
     }

@@ -162,6 +162,39 @@ TEST(CliExample, CheckReadsTheLibrarysOwnReport) {
   }
 }
 
+TEST(CliExample, CheckAddsTheTransferCostsOfALibraryReport) {
+  // A library report of a search that charged moves between devices: its total is the parts' costs
+  // plus their transfer costs, and `collage check` adds them up the same way.
+  const fs::path dir = scratch_dir();
+  InProcess p(example("graph.json"), example("spec.json"));
+  collage::PartitionerOptions options = p.spec->options();
+  options.transfers.device = {{p.spec->targets.back().target, 1}};
+  options.transfers.cost = [](std::size_t, std::size_t, std::size_t) { return 0.25; };
+  auto oracle = p.spec->make_oracle();
+  auto r = collage::partition(*p.graph, p.spec->targets, *oracle, options);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  double moved = 0;
+  for (double t : r->partitioning.transfers) moved += t;
+  ASSERT_GT(moved, 0.0);
+  json report = json::parse(collage::to_json(*p.graph, *r));
+  write_text(dir / "moved.json", report.dump());
+  CliRun c = run_cli(dir, {"check", "--graph", example("graph.json"), "--partition", "moved.json", "--spec",
+                           example("spec.json")});
+  EXPECT_EQ(c.status, 0) << c.err;
+  EXPECT_NE(c.out.find("total cost " + r->partitioning.total.to_string()), std::string::npos) << c.out;
+
+  for (json& part : report["partitions"]) {
+    if (part["transfer_cost"].get<double>() > 0) {
+      part["transfer_cost"] = part["transfer_cost"].get<double>() + 1;
+      break;
+    }
+  }
+  write_text(dir / "tampered.json", report.dump());
+  CliRun bad = run_cli(dir, {"check", "--graph", example("graph.json"), "--partition", "tampered.json"});
+  EXPECT_NE(bad.status, 0);
+  EXPECT_NE(bad.err.find("recorded total"), std::string::npos) << bad.err;
+}
+
 TEST(CliExample, OutputsAreTheSameBytesUnderACommaLocale) {
   InProcess p(example("graph.json"), example("spec.json"));
   collage::cli::Timings t;
