@@ -60,7 +60,7 @@ int main() {
 
   // [bad-trace]
   // A trace that does not fit the graph is an error value naming the line and the field.
-  collage::Result<collage::Partitioning> bad = collage::replay(*graph, "collage-trace/2\ncandidate\tnative\tr\t1\t99\n");
+  collage::Result<collage::Partitioning> bad = collage::replay(*graph, "collage-trace/3\ncandidate\tnative\tr\t1\t99\n");
   if (!bad) {
     std::printf("%s: %s\n", std::string(collage::to_string(bad.error().code)).c_str(), bad.error().message.c_str());
   }

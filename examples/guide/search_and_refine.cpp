@@ -1,5 +1,6 @@
 // docs/guide.md, "Choosing a searcher": exact, beam and greedy through PartitionerOptions, what each
-// does when it cannot finish, the uncovered-node error, and refinement by an end-to-end oracle.
+// does when it cannot finish, the uncovered-node error, moves between devices, and refinement by an
+// end-to-end oracle.
 #include "net_ir.hpp"
 
 #include <collage/collage.hpp>
@@ -84,6 +85,31 @@ int main() {
   if (!uncovered) std::printf("%s\n", uncovered.error().message.c_str());
   // [uncovered]
   check(!uncovered.ok() && uncovered.error().code == collage::ErrorCode::uncovered, "add, relu, tanh are uncovered");
+
+  // [transfers]
+  // "lib" runs on a device of its own (1); moving a value between it and the host costs 0.4.
+  collage::PartitionerOptions placed;
+  placed.transfers.device = {{"lib", 1}};
+  placed.transfers.cost = [](std::size_t /*node*/, std::size_t /*from*/, std::size_t /*to*/) { return 0.4; };
+  auto moved = collage::partition(*graph, specs, *oracle, placed);
+  if (!moved) return std::fprintf(stderr, "%s\n", moved.error().message.c_str()), 1;
+  for (const auto* r : {&exact, &moved}) {
+    const collage::Partitioning& p = (*r)->partitioning;
+    std::string parts;
+    for (std::size_t k = 0; k < p.parts.size(); ++k) {
+      parts += " " + p.parts[k].target + (p.transfers.empty() ? "" : "+" + collage::format_double(p.transfers[k]));
+    }
+    std::printf("total %s:%s\n", p.total.to_string().c_str(), parts.c_str());
+  }
+  // [transfers]
+  check(exact->partitioning.total < moved->partitioning.total, "moves make the mix dearer");
+  check(exact->partitioning.parts[0].target == "lib" && moved->partitioning.parts[0].target == "native",
+        "the dense layer stays on the host once moving it costs");
+  double transfers = 0;
+  for (double t : moved->partitioning.transfers) transfers += t;
+  double parts = 0;
+  for (const collage::Candidate& part : moved->partitioning.parts) parts += part.cost->raw();
+  check(std::abs(moved->partitioning.total.raw() - parts - transfers) < 1e-9, "the total is parts plus transfers");
 
   // [refine]
   // The whole graph's cost: the parts' own, plus 2 for each value that passes from one target

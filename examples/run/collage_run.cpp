@@ -26,6 +26,7 @@
 #include "run/measuring_oracle.hpp"
 #include "run/persistent_measurements.hpp"
 #include "run/run_report.hpp"
+#include "run/transfer_costs.hpp"
 #include "tensor/reference.hpp"
 
 namespace {
@@ -294,6 +295,19 @@ int main(int argc, char** argv) {
   compare.refine_timing.max_repeats = 30;
   compare.refine_timing.max_seconds = 0.3;
   compare.refine_seed = options.seed;
+
+  if (uses_a_gpu(backends)) {
+    Device& gpu = *devices.set.find(DeviceKind::cuda);
+    collage::TimingOptions link_timing;
+    link_timing.max_seconds = 0.5;
+    collage::Result<LinkSpeed> link = measure_link(gpu, link_timing);
+    if (!link.ok()) return fail(gpu.name() + ": timing host<->device copies failed: " + link.error().message);
+    compare.partitioner.transfers = transfer_model(*dataflow, backends, *link);
+    char text[160];
+    std::snprintf(text, sizeof text, "host<->%s measured at %.1f GB/s + %.1f us per copy, charged by the search",
+                  gpu.name().c_str(), link->bytes_per_second / 1e9, link->seconds_per_copy * 1e6);
+    report.transfers = text;
+  }
 
   std::vector<Configuration> configurations;
   if (options.compare) {

@@ -145,6 +145,7 @@ std::string format_report(const collage::DataflowGraph<Graph>& dataflow, const R
   out += "model: " + report.model + " (" + std::to_string(report.nodes) + " nodes); outputs checked against " +
          report.data_source + "\n";
   out += "device: " + report.device + "\ncost model: " + report.cost_model + "\n";
+  if (!report.transfers.empty()) out += "transfers: " + report.transfers + "\n";
   const ConfigurationResult* best = best_single(report);
   std::snprintf(line, sizeof line, "\n%-14s %11s %7s %8s %9s %-8s %-11s  %s\n", "configuration", "latency ms", "spread",
                 "speedup", "est. ms", "outputs", "max |err|", "partitions");
@@ -233,6 +234,7 @@ std::string report_json(const collage::DataflowGraph<Graph>& dataflow, const Run
   j["nodes"] = report.nodes;
   j["device"] = report.device;
   j["cost_model"] = report.cost_model;
+  if (!report.transfers.empty()) j["transfers"] = report.transfers;
   j["checked_against"] = report.data_source;
   nlohmann::ordered_json configs = nlohmann::ordered_json::array();
   for (const ConfigurationResult& r : report.results) {

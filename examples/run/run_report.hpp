@@ -23,6 +23,8 @@ struct RunReport {
   std::string data_source;
   std::string device;
   std::string cost_model;
+  /// How the search charged moves between the host and a GPU ("" when every backend runs on the host).
+  std::string transfers;
   std::vector<ConfigurationResult> results;
   /// Candidates compiled and timed in this run, and answers served from the database.
   std::size_t measurements = 0;
