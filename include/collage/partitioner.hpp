@@ -95,7 +95,8 @@ struct PartitionResult {
   /// first kernel node (its first inside node that needs a kernel; a part may begin with a constant
   /// that needs none): every candidate holding that node whose cost is not Invalid, the part itself
   /// among them. Each carries the cost the search compared (oracle + penalty, as the part's own
-  /// cost in `partitioning`); cheapest first, ties in candidate order.
+  /// cost in `partitioning`; transfers, which depend on the rest of the partitioning, are not
+  /// included); cheapest first, ties in candidate order.
   std::vector<std::vector<Alternative>> alternatives;
   /// One line per oracle failure (the candidate became Invalid).
   std::vector<std::string> oracle_errors;
