@@ -1,5 +1,6 @@
 // Search scaling: candidates + search (costs cached) on chains, residual blocks, BERT-like
-// encoders and wide branches, with 1 to 6 targets, for each searcher.
+// encoders and wide branches, with 1 to 6 targets, for each searcher; and BERT with targets on two
+// devices and the moves between them charged.
 //
 // Arguments: {shape, size, targets, algorithm}. Counters: nodes, candidates, states expanded,
 // states generated, oracle calls (to the backend oracle, after the warm-up fills the cache), and
@@ -92,7 +93,9 @@ void reset_peak_rss() {
   clear << "5";
 }
 
-void BM_Partition(benchmark::State& state) {
+/// BM_Partition, and with `across_devices` the same with cudnn, cutlass, ew and trt on a second
+/// device and 0.2 for each value that moves between the devices (the mock's operators cost 0.7 to 1).
+void partition_benchmark(benchmark::State& state, bool across_devices) {
   const auto shape = static_cast<Shape>(state.range(0));
   const auto size = static_cast<std::size_t>(state.range(1));
   const auto targets = static_cast<std::size_t>(state.range(2));
@@ -113,6 +116,10 @@ void BM_Partition(benchmark::State& state) {
   options.algorithm = algorithm;
   options.cache = false;  // `cache` above persists across iterations: costs are cached
   options.beam.width = 16;
+  if (across_devices) {
+    options.transfers.device = {{"cudnn", 1}, {"cutlass", 1}, {"ew", 1}, {"trt", 1}};
+    options.transfers.cost = [](std::size_t, std::size_t, std::size_t) { return 0.2; };
+  }
   auto warm = collage::partition(*graph, specs, cache, options);  // fills the cache
   if (!warm.ok()) {
     state.SkipWithError(warm.error().message.c_str());
@@ -141,6 +148,9 @@ void BM_Partition(benchmark::State& state) {
   state.counters["exact_gave_up"] = last.partitioning.stats.algorithm.find("gave up") != std::string::npos ? 1 : 0;
   state.counters["peak_rss_mib"] = static_cast<double>(peak_rss_kib()) / 1024.0;
 }
+
+void BM_Partition(benchmark::State& state) { partition_benchmark(state, false); }
+void BM_PartitionAcrossDevices(benchmark::State& state) { partition_benchmark(state, true); }
 
 constexpr int kExact = static_cast<int>(collage::SearchAlgorithm::exact);
 constexpr int kBeam = static_cast<int>(collage::SearchAlgorithm::beam);
@@ -189,6 +199,14 @@ BENCHMARK(BM_Partition)
 BENCHMARK(BM_Partition)
     ->ArgsProduct({{kBert}, {12}, {1, 2, 3, 4, 5, 6}, {kExact, kBeam}})
     ->Unit(benchmark::kMillisecond);
+
+// Targets on two devices, moves charged (collage::TransferModel): the exact search's states also
+// record where each value still to be read is. BERT with 3 and 6 targets, beside the same rows
+// without transfers above.
+BENCHMARK(BM_PartitionAcrossDevices)
+    ->ArgsProduct({{kBert}, {12, 48, 192}, {3, 6}, {kExact}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 
 // 3,000 layers (about 138k nodes... with this generator's 58 nodes a layer, 174k): beam only.
 BENCHMARK(BM_Partition)->Args({kBert, 3000, 3, kBeam})->Unit(benchmark::kMillisecond)->Iterations(1);
