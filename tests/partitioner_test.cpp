@@ -298,6 +298,8 @@ TEST(Partitioner, OracleFailuresMakeCandidatesInvalidNotFatal) {
   EXPECT_EQ(parts(*r), (std::vector<std::string>{"good:{1}", "good:{2}"}));
   EXPECT_EQ(r->oracle_errors.size(), 2u);
   EXPECT_NE(r->oracle_errors[0].find("backend cannot compile relu"), std::string::npos) << r->oracle_errors[0];
+  // The message names the caller's oracle, not the caching and budget partition() put around it.
+  EXPECT_EQ(r->oracle_errors[0].rfind("cost oracle 'flaky' failed on candidate ", 0), 0u) << r->oracle_errors[0];
 }
 
 TEST(Partitioner, CacheEstimatesIdenticalLayersOnce) {

@@ -202,29 +202,50 @@ TEST(BudgetedOracle, ExceptionsBecomeErrors) {
 }
 #endif
 
-TEST(BudgetedOracle, UnderACacheTheBudgetCountsOnlyMisses) {
-  // Twelve identical ops: one distinct key.
+/// Twelve identical relu nodes (one structural key) and a singleton candidate of each.
+struct TwelveRelus {
   ExprGraph ir;
-  const Expr* x = ir.var("x");
-  std::vector<const Expr*> relus;
-  for (int k = 0; k < 12; ++k) relus.push_back(ir.call("relu", {x}));
-  ir.output(ir.tuple(relus));
-  auto built = Graph::build(ir);
-  ASSERT_TRUE(built.ok());
-  const Graph& g = *built;
-  std::vector<Candidate> cs;
-  for (const Expr* r : relus) {
-    IndexSet s(g.size());
-    s.add(g.index_of(r));
-    cs.push_back(Candidate{SubGraph(g, s), "t", "rule", std::nullopt});
-  }
-  std::vector<const Candidate*> ptrs;
-  for (const Candidate& c : cs) ptrs.push_back(&c);
+  std::optional<Graph> graph;
+  std::vector<Candidate> candidates;
+  std::vector<const Candidate*> pointers;
 
+  TwelveRelus() {
+    const Expr* x = ir.var("x");
+    std::vector<const Expr*> relus;
+    for (int k = 0; k < 12; ++k) relus.push_back(ir.call("relu", {x}));
+    ir.output(ir.tuple(relus));
+    auto built = Graph::build(ir);
+    EXPECT_TRUE(built.ok());
+    graph.emplace(std::move(built).value());
+    for (const Expr* r : relus) {
+      IndexSet s(graph->size());
+      s.add(graph->index_of(r));
+      candidates.push_back(Candidate{SubGraph(*graph, s), "t", "rule", std::nullopt});
+    }
+    for (const Candidate& c : candidates) pointers.push_back(&c);
+  }
+};
+
+TEST(BudgetedOracle, OverACacheAnswersWithoutTheBackendAreFree) {
+  // The budget sits above the cache (as partition() puts it above a caller's database): only the
+  // one candidate that reaches the backend uses it, so the other eleven are answered too.
+  TwelveRelus f;
+  CountingOracle inner;
+  CachingOracle<ExprGraph> cache(inner);
+  BudgetedOracle<ExprGraph> budgeted(cache, OracleBudget{2, 0});
+  std::vector<SafeEstimate> out = safe_estimate_batch(budgeted, *f.graph, f.pointers);
+  for (const SafeEstimate& e : out) EXPECT_TRUE(e.cost.is_known());
+  EXPECT_EQ(inner.calls, 1u);
+  EXPECT_EQ(budgeted.calls_used(), 1u);
+  EXPECT_EQ(budgeted.stats().budget_refusals, 0u);
+}
+
+TEST(BudgetedOracle, UnderACacheTheBudgetCountsOnlyMisses) {
+  TwelveRelus f;
   CountingOracle inner;
   BudgetedOracle<ExprGraph> budgeted(inner, OracleBudget{1, 0});
   CachingOracle<ExprGraph> cache(budgeted);
-  std::vector<SafeEstimate> out = safe_estimate_batch(cache, g, ptrs);
+  std::vector<SafeEstimate> out = safe_estimate_batch(cache, *f.graph, f.pointers);
   for (const SafeEstimate& e : out) EXPECT_TRUE(e.cost.is_known());
   OracleStats s = cache.stats();
   EXPECT_EQ(s.calls, 12u);

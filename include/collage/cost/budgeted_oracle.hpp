@@ -21,7 +21,9 @@ namespace collage {
 
 /// Limits on the work handed to an oracle; 0 means no limit.
 struct OracleBudget {
-  /// Candidates the wrapped oracle may be asked about (each candidate of a batch counts once).
+  /// Candidates that may reach the backend oracle (each candidate of a batch counts once). When
+  /// the wrapped oracle is itself a wrapper (a cache, a measurement database), the answers it gives
+  /// without its backend do not count.
   std::size_t max_calls = 0;
   /// Seconds from the first estimate after which the wrapped oracle is no longer asked.
   double max_seconds = 0;
@@ -68,7 +70,7 @@ class BudgetedOracle final : public detail::OracleWrapper<G> {
     if (budget_.max_calls != 0 && used_calls_ >= budget_.max_calls) return true;
     return budget_.max_seconds > 0 && seconds_used() >= budget_.max_seconds;
   }
-  /// Candidates passed on to the wrapped oracle under the current budget.
+  /// Candidates that reached the backend oracle under the current budget.
   std::size_t calls_used() const { return used_calls_; }
   /// Seconds since the first estimate under the current budget (0 before it).
   double seconds_used() const { return started_ ? now() - start_ : 0.0; }
@@ -97,13 +99,15 @@ class BudgetedOracle final : public detail::OracleWrapper<G> {
       }
       std::size_t chunk = chunk_size_ == 0 ? total - done : std::min(chunk_size_, total - done);
       if (budget_.max_calls != 0) chunk = std::min(chunk, budget_.max_calls - used_calls_);
-      used_calls_ += chunk;
+      const bool stacked = this->inner().wrapped() != nullptr;
+      const std::size_t backend_before = stacked ? this->inner().stats().backend_calls : 0;
       // A chunk that is the whole batch is passed as it is, without a copy of the list.
       const auto first = candidates.begin() + static_cast<std::ptrdiff_t>(done);
       std::vector<Result<Measurement>> answers =
           chunk == total ? this->forward_batch(graph, candidates)
                          : this->forward_batch(graph, std::vector<const Candidate*>(
                                                           first, first + static_cast<std::ptrdiff_t>(chunk)));
+      used_calls_ += stacked ? this->inner().stats().backend_calls - backend_before : chunk;
       out.insert(out.end(), std::make_move_iterator(answers.begin()), std::make_move_iterator(answers.end()));
       done += chunk;
       report(done, total);

@@ -353,12 +353,21 @@ struct SafeEstimate {
 
 namespace detail {
 
+/// The oracle at the bottom of `oracle`'s stack of wrappers: the one whose answers the wrappers
+/// pass on, and the one to name when an answer is an error.
+template <class G>
+const CostOracle<G>& backend_oracle(const CostOracle<G>& oracle) {
+  const CostOracle<G>* at = &oracle;
+  while (at->wrapped() != nullptr) at = at->wrapped();
+  return *at;
+}
+
 template <class G>
 SafeEstimate to_safe_estimate(const CostOracle<G>& oracle, const DataflowGraph<G>& graph, const Candidate& candidate,
                               const Result<Measurement>& answer) {
   if (answer.ok()) return SafeEstimate{answer->cost, {}};
   const std::string& why = answer.error().message;
-  return SafeEstimate{Cost::invalid(), "cost oracle '" + oracle.name() + "' failed on candidate '" +
+  return SafeEstimate{Cost::invalid(), "cost oracle '" + backend_oracle(oracle).name() + "' failed on candidate '" +
                                            candidate.to_string(graph) + "': " + (why.empty() ? "no message" : why)};
 }
 
@@ -366,7 +375,8 @@ SafeEstimate to_safe_estimate(const CostOracle<G>& oracle, const DataflowGraph<G
 
 /// Asks `oracle` for the cost of `candidate` and never fails: an Error (an exception thrown by
 /// the oracle, a number that is not a cost, ...) becomes Cost::invalid() with the reason, naming
-/// the oracle and the candidate, in `error`. An Invalid cost removes the candidate from the
+/// the oracle (the one at the bottom of a stack of wrappers: the caller's, not the caching or
+/// budget around it) and the candidate, in `error`. An Invalid cost removes the candidate from the
 /// search.
 template <class G>
 SafeEstimate safe_estimate(CostOracle<G>& oracle, const DataflowGraph<G>& graph, const Candidate& candidate) {
