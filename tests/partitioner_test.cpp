@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 
+#include "collage/cost/caching_oracle.hpp"
 #include "collage/cost/mock_oracle.hpp"
 #include "collage/rules/pattern_rule.hpp"
 #include "common/build_graph.hpp"
@@ -300,6 +301,25 @@ TEST(Partitioner, OracleFailuresMakeCandidatesInvalidNotFatal) {
   EXPECT_NE(r->oracle_errors[0].find("backend cannot compile relu"), std::string::npos) << r->oracle_errors[0];
   // The message names the caller's oracle, not the caching and budget partition() put around it.
   EXPECT_EQ(r->oracle_errors[0].rfind("cost oracle 'flaky' failed on candidate ", 0), 0u) << r->oracle_errors[0];
+}
+
+TEST(Partitioner, OracleStatsAreThisCallsAloneWhenTheCallerReusesAWrapper) {
+  ExprGraph ir;
+  ir.output(ir.call("abs", {ir.call("relu", {ir.var("x")})}));
+  Graph g = build(ir);
+  MockOracle<ExprGraph> mock({{"a", 1.0}});
+  CachingOracle<ExprGraph> shared(mock);
+  PartitionerOptions options;
+  options.cache = false;
+  auto first = partition(g, {per_op("a")}, shared, options);
+  auto second = partition(g, {per_op("a")}, shared, options);
+  ASSERT_TRUE(first.ok() && second.ok());
+  EXPECT_EQ(first->oracle.cache_misses, 2u);
+  EXPECT_EQ(first->oracle.backend_calls, 2u);
+  EXPECT_EQ(second->oracle.cache_hits, 2u);
+  EXPECT_EQ(second->oracle.cache_misses, 0u);
+  EXPECT_EQ(second->oracle.backend_calls, 0u);
+  EXPECT_EQ(shared.stats().cache_hits, 2u);  // the wrapper itself still counts over its lifetime
 }
 
 TEST(Partitioner, CacheEstimatesIdenticalLayersOnce) {

@@ -102,6 +102,8 @@ struct PartitionResult {
   std::vector<std::string> oracle_errors;
   /// The same failures by candidate: (index into `candidates`, the oracle's error), ascending.
   InvalidReasons invalid_reasons;
+  /// What this call asked of the oracle stack (a caller's wrapper reused across calls counts
+  /// over its lifetime; these are this call's counts alone).
   OracleStats oracle;
   PhaseSeconds seconds;
   /// Per-target penalties used, by target.
@@ -239,6 +241,7 @@ Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vect
 
   // Costs: candidates without one go to the oracle, in one batch.
   phase = std::chrono::steady_clock::now();
+  const OracleStats before = oracle.stats();  // a caller's wrapper counts over its lifetime
   BudgetedOracle<G> budgeted(oracle, options.budget, options.progress);
   budgeted.set_chunk_size(options.progress ? 16 : 0);
   // Held by pointer: CachingOracle's wrap-another-cache constructor takes a non-const reference, which
@@ -261,7 +264,7 @@ Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vect
     result.invalid_reasons.emplace_back(static_cast<std::size_t>(pending[k] - result.candidates.data()),
                                         estimates[k].error);
   }
-  result.oracle = front->stats();
+  result.oracle = front->stats().since(before);
   result.seconds.estimate = detail::seconds_since(phase);
 
   // Phase 3: search, and the explanation from the same problem.

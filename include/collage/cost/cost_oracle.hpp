@@ -100,6 +100,19 @@ struct OracleStats {
   std::size_t budget_refusals = 0;
   /// Candidates that reached the backend oracle at the bottom of the stack.
   std::size_t backend_calls = 0;
+
+  /// What was counted since `before` (an earlier stats() of the same stack): every counter's
+  /// increase, and `calls` as it is now (it is the outermost oracle's own).
+  OracleStats since(const OracleStats& before) const {
+    OracleStats d = *this;
+    d.cache_hits -= before.cache_hits;
+    d.cache_misses -= before.cache_misses;
+    d.db_hits -= before.db_hits;
+    d.errors -= before.errors;
+    d.budget_refusals -= before.budget_refusals;
+    d.backend_calls -= before.backend_calls;
+    return d;
+  }
 };
 
 /// Tells the cost of running candidates on their targets.
