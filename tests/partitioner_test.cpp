@@ -303,6 +303,18 @@ TEST(Partitioner, OracleFailuresMakeCandidatesInvalidNotFatal) {
   EXPECT_EQ(r->oracle_errors[0].rfind("cost oracle 'flaky' failed on candidate ", 0), 0u) << r->oracle_errors[0];
 }
 
+TEST(Partitioner, AnUncoveredNodeIsNamedByIndexWhenItsLabelIsShared) {
+  ExprGraph ir;
+  ir.output(ir.call("relu", {ir.call("relu", {ir.var("x")})}));
+  Graph g = build(ir);
+  // x=0, relu=1, relu=2: the rule proposes the first relu only.
+  Spec first_only{"lib", op_predicate<ExprGraph>("lib", [](const Graph&, std::size_t i) { return i == 1; })};
+  MockOracle<ExprGraph> oracle({{"lib", 1.0}});
+  auto r = partition(g, {first_only}, oracle);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().message, "no rule proposed a candidate for node 'relu' at index 2 (targets tried: lib)");
+}
+
 TEST(Partitioner, OracleStatsAreThisCallsAloneWhenTheCallerReusesAWrapper) {
   ExprGraph ir;
   ir.output(ir.call("abs", {ir.call("relu", {ir.var("x")})}));

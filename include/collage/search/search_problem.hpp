@@ -80,7 +80,8 @@ class SearchProblem {
   /// ErrorCode::invalid_argument on a negative, NaN or infinite penalty (naming the target), and
   /// with ErrorCode::uncovered when some kernel node has no usable candidate, saying which case it
   /// is: "no rule proposed a candidate for node 'X' (targets tried: ...)", or "no candidate covers
-  /// node 'X': N candidates from T, all Invalid: <the first of `reasons` among them>".
+  /// node 'X': N candidates from T, all Invalid: <the first of `reasons` among them>" ('X' followed
+  /// by "at index I" when another node has the same label).
   static Result<SearchProblem> build(const DataflowGraph<G>& graph, std::vector<Candidate> candidates,
                                      const SearchCosts& costs = {}, const InvalidReasons& reasons = {}) {
     SearchProblem p(graph);
@@ -219,7 +220,14 @@ class SearchProblem {
   /// The error for kernel node `node`, which no usable candidate covers: either no candidate holds
   /// it, or every one that does is Invalid (after its penalty, which is finite: so the oracle said so).
   Error uncovered(const std::vector<Candidate>& candidates, const InvalidReasons& reasons, std::size_t node) const {
-    const std::string name = "'" + graph_->label(node) + "'";
+    const std::string label = graph_->label(node);
+    std::string name = "'" + label + "'";
+    for (std::size_t j = 0; j < graph_->size(); ++j) {
+      if (j != node && graph_->label(j) == label) {  // the label alone does not tell which node
+        name += " at index " + std::to_string(node);
+        break;
+      }
+    }
     auto holds = [&](const Candidate& c) { return c.sub_graph.inside().contains(node); };
     std::size_t holding = 0;
     std::size_t first = npos;
