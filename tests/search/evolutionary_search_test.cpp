@@ -183,13 +183,25 @@ Cost best_assignment(const SearchProblem<AdjacencyGraph>& problem, Fitness&& fit
   return best;
 }
 
-TEST(EvolutionarySearch, TransferPenaltyBeatsTheAdditiveOptimum) {
+/// alternating_chain(), its search problem, and the exact search's answer (where a refinement
+/// starts).
+struct AlternatingChain : ::testing::Test {
   HandMade h;
-  alternating_chain(h);
-  auto problem = SearchProblem<AdjacencyGraph>::build(*h.graph, h.candidates);
-  ASSERT_TRUE(problem.ok());
-  auto start = exact_search(*problem);
-  ASSERT_TRUE(start.ok());
+  std::optional<SearchProblem<AdjacencyGraph>> problem;
+  std::optional<Partitioning> start;
+
+  void SetUp() override {
+    alternating_chain(h);
+    auto built = SearchProblem<AdjacencyGraph>::build(*h.graph, h.candidates);
+    ASSERT_TRUE(built.ok());
+    problem.emplace(std::move(built).value());
+    auto found = exact_search(*problem);
+    ASSERT_TRUE(found.ok());
+    start.emplace(std::move(found).value());
+  }
+};
+
+TEST_F(AlternatingChain, TransferPenaltyBeatsTheAdditiveOptimum) {
   EXPECT_EQ(part_names(*start), (std::vector<std::string>{"t:{0}", "t:{2}", "u:{1}", "u:{3}"}));
   EXPECT_EQ(start->total, Cost::value(4));
 
@@ -219,13 +231,7 @@ TEST(EvolutionarySearch, TransferPenaltyBeatsTheAdditiveOptimum) {
   EXPECT_GT(stats.duplicates, 0u);
 }
 
-TEST(EvolutionarySearch, StopsWhenEveryReachablePartitioningIsSeen) {
-  HandMade h;
-  alternating_chain(h);
-  auto problem = SearchProblem<AdjacencyGraph>::build(*h.graph, h.candidates);
-  ASSERT_TRUE(problem.ok());
-  auto start = exact_search(*problem);
-  ASSERT_TRUE(start.ok());
+TEST_F(AlternatingChain, StopsWhenEveryReachablePartitioningIsSeen) {
   TransferOracle<AdjacencyGraph> oracle(5.0);
   EvolutionOptions options;
   options.generations = 1000000;
@@ -448,13 +454,7 @@ TEST(EvolutionarySearch, StopsAtMaxSeconds) {
   EXPECT_FALSE(evolutionary_refinement(*rc.problem, rc.start, oracle, options).ok());
 }
 
-TEST(EvolutionarySearch, ErrorsAndInvalidAnswersAreDiscarded) {
-  HandMade h;
-  alternating_chain(h);
-  auto problem = SearchProblem<AdjacencyGraph>::build(*h.graph, h.candidates);
-  ASSERT_TRUE(problem.ok());
-  auto start = exact_search(*problem);
-  ASSERT_TRUE(start.ok());
+TEST_F(AlternatingChain, ErrorsAndInvalidAnswersAreDiscarded) {
   TransferOracle<AdjacencyGraph> transfer(5.0);
   // d on t fails (an Error); a on u cannot run (Invalid); otherwise the transfer cost.
   auto picky = [&](const DataflowGraph<AdjacencyGraph>& g, const Partitioning& p) -> Result<Cost> {
@@ -503,13 +503,7 @@ TEST(EvolutionarySearch, FailingOracleKeepsTheStart) {
   EXPECT_EQ(stats.last_error, "end-to-end oracle 'boom' threw: kaboom");
 }
 
-TEST(EvolutionarySearch, UnknownRanksBelowEveryKnownFitness) {
-  HandMade h;
-  alternating_chain(h);
-  auto problem = SearchProblem<AdjacencyGraph>::build(*h.graph, h.candidates);
-  ASSERT_TRUE(problem.ok());
-  auto start = exact_search(*problem);
-  ASSERT_TRUE(start.ok());
+TEST_F(AlternatingChain, UnknownRanksBelowEveryKnownFitness) {
   const std::vector<std::string> start_parts = part_names(*start);
   TransferOracle<AdjacencyGraph> transfer(5.0);
   // Only the start is known (and the worst of all): nothing Unknown may replace it.
@@ -533,13 +527,7 @@ TEST(EvolutionarySearch, UnknownRanksBelowEveryKnownFitness) {
   EXPECT_EQ(stats.best_fitness, Cost::value(5.5));
 }
 
-TEST(EvolutionarySearch, RejectsBadStartsAndOptions) {
-  HandMade h;
-  alternating_chain(h);
-  auto problem = SearchProblem<AdjacencyGraph>::build(*h.graph, h.candidates);
-  ASSERT_TRUE(problem.ok());
-  auto start = exact_search(*problem);
-  ASSERT_TRUE(start.ok());
+TEST_F(AlternatingChain, RejectsBadStartsAndOptions) {
   TransferOracle<AdjacencyGraph> oracle(1.0);
 
   Partitioning foreign = *start;
