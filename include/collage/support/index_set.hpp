@@ -355,7 +355,7 @@ class IndexSet {
       index_ = std::size_t{set->base_} * kWordBits + static_cast<std::size_t>(ctz(bits_));
     }
     std::size_t operator*() const { return index_; }
-    COLLAGE_ALWAYS_INLINE const_iterator& operator++() {
+    const_iterator& operator++() {
       bits_ &= bits_ - 1;
       if (bits_ == 0) {
         next_word();
