@@ -73,7 +73,8 @@ TEST(Combine, ByKindAcceptsUpToEachBound) {
   EXPECT_TRUE(broadcast_reduce.accepts(g, s_add, s_sum));
   EXPECT_FALSE(broadcast_reduce.accepts(g, s_conv, s_sum));  // upstream above its bound
   // A user combiner still decides through its predicate.
-  const C none = C::pairwise("none", [](const DataflowGraph<ExprGraph>&, const SubGraph&, const SubGraph&) { return false; });
+  const C none =
+      C::pairwise("none", [](const DataflowGraph<ExprGraph>&, const SubGraph&, const SubGraph&) { return false; });
   EXPECT_FALSE(none.accepts(g, s_relu, s_add));
 }
 
