@@ -175,6 +175,7 @@ std::vector<std::vector<Alternative>> explain_parts(const SearchProblem<G>& prob
     const std::size_t first = first_kernel_node(problem.graph(), part.sub_graph);
     if (first != npos) {
       auto [begin, end] = problem.covering(first);
+      list.reserve(static_cast<std::size_t>(end - begin));
       for (auto id = begin; id != end; ++id) {
         const auto& item = problem[*id];
         list.push_back(Alternative{static_cast<std::size_t>(item.source - candidates.data()), item.cost});

@@ -47,6 +47,37 @@ TEST(Combine, ChainGrowsToMaxDepth) {
   EXPECT_EQ(all[1].target, "tvm");
 }
 
+TEST(Combine, ByKindAcceptsUpToEachBound) {
+  RulesFixture f;
+  auto x = f.ir.var("x");
+  auto relu = f.ir.call("relu", {x});
+  auto add = f.ir.call("add", {relu, f.ir.constant("b")});
+  auto conv = f.ir.call("conv2d", {add, f.ir.constant("w")});
+  auto sum = f.ir.call("sum", {conv});
+  f.ir.output(sum);
+  const auto& g = f.build();
+  auto one = [&](const testing_ir::Expr* e) { return SubGraph(g, IndexSet(g.size(), {f.at(e)})); };
+  const SubGraph s_relu = one(relu), s_add = one(add), s_conv = one(conv), s_sum = one(sum);
+  ASSERT_EQ(s_relu.kind(), OpKind::elemwise);
+  ASSERT_EQ(s_add.kind(), OpKind::broadcast);
+  ASSERT_EQ(s_conv.kind(), OpKind::anchor);
+  ASSERT_EQ(s_sum.kind(), OpKind::reduce);
+  const C anchor_broadcast = C::by_kind(OpKind::anchor, OpKind::broadcast);
+  EXPECT_EQ(anchor_broadcast.describe(), "by_kind(anchor,broadcast)");
+  EXPECT_EQ(anchor_broadcast.mode(), C::Mode::pair);
+  EXPECT_TRUE(anchor_broadcast.accepts(g, s_relu, s_add));   // below both bounds
+  EXPECT_TRUE(anchor_broadcast.accepts(g, s_conv, s_add));   // at both bounds
+  EXPECT_FALSE(anchor_broadcast.accepts(g, s_add, s_conv));  // downstream above its bound
+  EXPECT_FALSE(anchor_broadcast.accepts(g, s_conv, s_sum));
+  const C broadcast_reduce = C::by_kind(OpKind::broadcast, OpKind::reduce);
+  EXPECT_TRUE(broadcast_reduce.accepts(g, s_add, s_sum));
+  EXPECT_FALSE(broadcast_reduce.accepts(g, s_conv, s_sum));  // upstream above its bound
+  // A user combiner still decides through its predicate.
+  const C none =
+      C::pairwise("none", [](const DataflowGraph<ExprGraph>&, const SubGraph&, const SubGraph&) { return false; });
+  EXPECT_FALSE(none.accepts(g, s_relu, s_add));
+}
+
 TEST(Combine, ByKindRespectsDirectionAndKinds) {
   RulesFixture f;
   auto x = f.ir.var("x");

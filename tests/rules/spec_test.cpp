@@ -266,6 +266,25 @@ TEST(ByocSpecs, OpPredicate) {
             f.lines({"{2,4,5,7}"}));
 }
 
+TEST(ByocSpecs, AskTheOperatorPredicateOncePerNode) {
+  // Both branches (the combinations and the maximal regions) start from the same seeds: the rule
+  // finds them once, so the predicate runs as often as under op_predicate alone.
+  ByocGraph f;
+  std::size_t calls = 0;
+  NodePredicate<ExprGraph> counted = [&calls, supported = ops_named({"dense", "bias_add", "relu", "tanh"})](
+                                         const DataflowGraph<ExprGraph>& g, std::size_t i) {
+    ++calls;
+    return supported(g, i);
+  };
+  (void)op_predicate<ExprGraph>("trt", counted).all_candidates(*f.graph, "trt");
+  const std::size_t alone = calls;
+  ASSERT_GT(alone, 0u);
+  calls = 0;
+  auto rule = op_predicate_byoc_rule<ExprGraph>("trt", counted, 3);
+  EXPECT_EQ(f.insides(rule, "trt"), f.lines({"{2}", "{2,4}", "{4}", "{5}", "{7}"}));
+  EXPECT_EQ(calls, alone);
+}
+
 TEST(ByocSpecs, PatternTable) {
   RulesFixture f;
   auto x = f.ir.var("x");

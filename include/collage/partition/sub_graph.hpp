@@ -262,17 +262,20 @@ class DepthScan {
   boost::container::small_vector<Visited, 16> visited_;
 };
 
+/// Inside sets spanning fewer indexes than this keep their depths in an array on the stack
+/// (inside_depth, SubGraph::make_core); wider ones use a DepthScan.
+constexpr std::size_t kDenseDepthRange = 512;
+
 /// The depth a SubGraph over `inside` would have, without building it; once some path is found to
 /// be longer than `limit`, the length found so far (which exceeds `limit`).
 template <class G>
 std::size_t inside_depth(const DataflowGraph<G>& graph, const IndexSet& inside, std::size_t limit = npos) {
   const std::size_t lo = inside.first_inside();
   if (lo == npos) return 0;
-  constexpr std::size_t kDense = 512;
   std::size_t depth = 0;
-  if (inside.last_inside() - lo < kDense) {
+  if (inside.last_inside() - lo < kDenseDepthRange) {
     // depth_at[i - lo]: set for each inside node i once visited (only those are read).
-    std::uint32_t depth_at[kDense];
+    std::uint32_t depth_at[kDenseDepthRange];
     for (std::size_t i : inside) {
       const std::uint32_t own = graph.needs_kernel(i) ? 1 : 0;
       std::uint32_t d = own;
@@ -386,13 +389,26 @@ std::shared_ptr<const SubGraph::Core> SubGraph::make_core(const DataflowGraph<G>
   auto core = std::make_shared<Core>(graph.size(), std::move(inside));
   Core& c = *core;
   bool any_kind = false;
+  // The depth as detail::inside_depth finds it, in the same pass when the set is narrow enough.
+  const std::size_t lo = c.inside.first_inside();
+  const bool dense = lo != npos && c.inside.last_inside() - lo < detail::kDenseDepthRange;
+  std::uint32_t depth_at[detail::kDenseDepthRange];  // depth_at[i - lo]: set once i is visited
+  std::size_t depth = 0;
   for (std::size_t i : c.inside) {
     bool entry = false;
+    const std::uint32_t own = graph.needs_kernel(i) ? 1 : 0;
+    std::uint32_t d = own;
     for (std::size_t j : graph.inputs(i)) {
-      if (!c.inside.contains(j) && !graph.is_inlinable(j)) {
+      if (c.inside.contains(j)) {
+        if (dense) d = std::max<std::uint32_t>(d, depth_at[j - lo] + own);
+      } else if (!graph.is_inlinable(j)) {
         entry = true;
         c.input.add(j);
       }
+    }
+    if (dense) {
+      depth_at[i - lo] = d;
+      depth = std::max<std::size_t>(depth, d);
     }
     if (entry) c.entry.add(i);
     bool exit = graph.is_external(i);
@@ -410,7 +426,7 @@ std::shared_ptr<const SubGraph::Core> SubGraph::make_core(const DataflowGraph<G>
       any_kind = true;
     }
   }
-  c.depth = detail::inside_depth(graph, c.inside);
+  c.depth = dense ? depth : detail::inside_depth(graph, c.inside);
   return core;
 }
 

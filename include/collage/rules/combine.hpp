@@ -32,10 +32,11 @@ class Combiner {
 
   /// Joins when upstream.kind() <= upstream_max and downstream.kind() <= downstream_max.
   static Combiner by_kind(OpKind upstream_max, OpKind downstream_max) {
-    return pairwise("by_kind(" + std::string(to_string(upstream_max)) + "," + std::string(to_string(downstream_max)) + ")",
-                    [upstream_max, downstream_max](const DataflowGraph<G>&, const SubGraph& up, const SubGraph& down) {
-                      return up.kind() <= upstream_max && down.kind() <= downstream_max;
-                    });
+    Combiner c(Mode::pair,
+               "by_kind(" + std::string(to_string(upstream_max)) + "," + std::string(to_string(downstream_max)) + ")",
+               nullptr);
+    c.kind_bounds_ = KindBounds{upstream_max, downstream_max};
+    return c;
   }
   /// Joins any touching pair.
   static Combiner all() {
@@ -60,16 +61,25 @@ class Combiner {
   Mode mode() const { return mode_; }
   const std::string& describe() const { return name_; }
   bool accepts(const DataflowGraph<G>& graph, const SubGraph& upstream, const SubGraph& downstream) const {
+    if (kind_bounds_) return upstream.kind() <= kind_bounds_->upstream && downstream.kind() <= kind_bounds_->downstream;
     return predicate_(graph, upstream, downstream);
   }
 
  private:
+  /// by_kind's bounds, tested in accepts() without a std::function call (combine asks for every
+  /// touching pair).
+  struct KindBounds {
+    OpKind upstream;
+    OpKind downstream;
+  };
+
   Combiner(Mode mode, std::string name, PairPredicate predicate)
       : mode_(mode), name_(std::move(name)), predicate_(std::move(predicate)) {}
 
   Mode mode_;
   std::string name_;
   PairPredicate predicate_;
+  std::optional<KindBounds> kind_bounds_;
 };
 
 /// What one `combine` run did (see CombineLimits::report).

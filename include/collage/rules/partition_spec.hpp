@@ -128,14 +128,62 @@ PartitionRule<G> maximal_regions(std::vector<PartitionRule<G>> seeds, const SubG
 }
 
 /// The BYOC tree over `seeds` (in priority order): every combination of touching seeds up to
-/// config.max_depth, and the maximal regions.
+/// config.max_depth, and the maximal regions. Each seed rule appears in both branches.
 template <class G>
-PartitionRule<G> byoc_over(std::vector<PartitionRule<G>> seeds, const SubGraphConfig& config) {
+PartitionRule<G> byoc_tree(std::vector<PartitionRule<G>> seeds, const SubGraphConfig& config) {
   CombineLimits limits;
   limits.max_depth = config.max_depth;
   PartitionRule<G> combined = combine(seeds.size() == 1 ? seeds.front() : union_of(seeds), {Combiner<G>::all()},
                                       std::move(limits), "byoc");
   return primitive(union_of<G>({only_valid(std::move(combined), config), maximal_regions(std::move(seeds), config)}));
+}
+
+/// Stands in for a seed rule in one ByocRule::candidates call: its candidates, found already.
+template <class G>
+class FoundSeedsRule final : public RuleImpl<G> {
+ public:
+  FoundSeedsRule(const std::vector<Candidate>& found, const PartitionRule<G>& seed) : found_(&found), seed_(&seed) {}
+
+  std::vector<Candidate> candidates(const DataflowGraph<G>&, const Name&) const override { return *found_; }
+  std::string describe() const override { return seed_->describe(); }
+  const std::string& name() const override { return seed_->name(); }
+
+ private:
+  const std::vector<Candidate>* found_;
+  const PartitionRule<G>* seed_;
+};
+
+/// byoc_tree(seeds, config), asking each seed rule for its candidates once rather than once per
+/// branch (the seeds are operator predicates or pattern matches over the whole graph).
+template <class G>
+class ByocRule final : public RuleImpl<G> {
+ public:
+  ByocRule(std::vector<PartitionRule<G>> seeds, const SubGraphConfig& config)
+      : seeds_(std::move(seeds)), config_(config), tree_(byoc_tree(seeds_, config_)) {}
+
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
+    std::vector<std::vector<Candidate>> found;
+    found.reserve(seeds_.size());
+    std::vector<PartitionRule<G>> stand_ins;
+    for (const PartitionRule<G>& seed : seeds_) {
+      found.push_back(seed.all_candidates(graph, target));
+      stand_ins.push_back(make_rule<G, FoundSeedsRule<G>>(found.back(), seed));
+    }
+    return byoc_tree(std::move(stand_ins), config_).all_candidates(graph, target);
+  }
+  std::string describe() const override { return tree_.describe(); }
+  const std::string& name() const override { return tree_.name(); }
+
+ private:
+  std::vector<PartitionRule<G>> seeds_;
+  SubGraphConfig config_;
+  PartitionRule<G> tree_;  // for describe() and name()
+};
+
+/// The BYOC rule over `seeds` (see byoc_tree).
+template <class G>
+PartitionRule<G> byoc_over(std::vector<PartitionRule<G>> seeds, const SubGraphConfig& config) {
+  return make_rule<G, ByocRule<G>>(std::move(seeds), config);
 }
 
 }  // namespace detail

@@ -349,7 +349,7 @@ class IndexSet {
 
     const_iterator() = default;
     /// The first index of `set` (npos when empty).
-    explicit const_iterator(const IndexSet* set) : set_(set) {
+    COLLAGE_ALWAYS_INLINE explicit const_iterator(const IndexSet* set) : set_(set) {
       if (set->empty()) return;
       bits_ = set->data()[0];
       index_ = std::size_t{set->base_} * kWordBits + static_cast<std::size_t>(ctz(bits_));
@@ -390,8 +390,8 @@ class IndexSet {
     Word bits_ = 0;  // bits of the current word not visited yet, the current index's included
     std::size_t index_ = npos;
   };
-  const_iterator begin() const { return const_iterator(this); }
-  const_iterator end() const { return const_iterator(); }
+  COLLAGE_ALWAYS_INLINE const_iterator begin() const { return const_iterator(this); }
+  COLLAGE_ALWAYS_INLINE const_iterator end() const { return const_iterator(); }
 
  private:
   static int popcount(Word w) { return __builtin_popcountll(w); }
