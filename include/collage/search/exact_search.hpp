@@ -6,11 +6,11 @@
 
 #include <chrono>
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <vector>
 
 #include "collage/search/state_space.hpp"
+#include "collage/support/chunked_vector.hpp"
 #include "collage/support/identity_index.hpp"
 #include "collage/support/indexed_priority_queue.hpp"
 #include "collage/support/result.hpp"
@@ -44,7 +44,7 @@ Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSe
     std::uint32_t via = 0;
     bool closed = false;
   };
-  std::deque<Record> records;  // stable references while successors are added
+  detail::ChunkedVector<Record> records;  // stable references while successors are added
   detail::IdentityIndex ids;   // record ids by covered set
   IndexedPriorityQueue<double> open;
   auto estimate = [&](const Record& r) { return r.cost + std::max(0.0, bound_total - r.state.covered_share); };
@@ -97,7 +97,7 @@ Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSe
     };
     auto add = [&](std::size_t item, detail::SearchState next, double) {
       bytes += kStateOverhead + next.covered.beyond.heap_bytes() + next.ready_heap_bytes() +
-               next.covered.placement.capacity() * sizeof(detail::Placement);
+               next.covered.placement.heap_bytes();
       const bool too_many = options.max_states != 0 && records.size() >= options.max_states;
       if (too_many || (max_bytes != 0 && bytes > max_bytes)) {
         gave_up = true;

@@ -302,7 +302,7 @@ class SearchProblem {
 struct CoveredSet {
   std::size_t first_open = 0;
   IndexSet beyond;  // settled nodes with index > first_open
-  std::vector<detail::Placement> placement;  // ascending by node; empty without transfers
+  detail::PlacementList placement;  // empty without transfers
 
   friend bool operator==(const CoveredSet& a, const CoveredSet& b) {
     return a.first_open == b.first_open && a.beyond == b.beyond && a.placement == b.placement;

@@ -51,7 +51,7 @@ template <class G>
 class StateSpace {
  public:
   explicit StateSpace(const SearchProblem<G>& problem)
-      : problem_(problem), graph_(problem.graph()) {}
+      : problem_(problem), graph_(problem.graph()), transfers_(problem.transfers().enabled()) {}
 
   /// The state before anything is chosen.
   SearchState start() const {
@@ -210,18 +210,18 @@ class StateSpace {
     step.covered = settle(s.covered, step.added);
     settle_dead_neighbours(step.covered, inside);
     step.cost = problem_[item].effective.raw();
-    if (problem_.transfers().enabled()) step.cost += place(s.covered.placement, item, step.covered);
+    if (transfers_) step.cost += place(s.covered.placement, item, step.covered);
     return step;
   }
 
   /// Records in `next` where the values its unsettled nodes still read are, after `item` is applied
   /// with `before` the placement of the state it is applied in, and returns the transfers it causes.
-  double place(const std::vector<Placement>& before, std::size_t item, CoveredSet& next) const {
+  double place(const PlacementList& before, std::size_t item, CoveredSet& next) const {
     next.placement = before;
-    SortedPlacements store{*this, next};
+    SortedPlacements store{*this, next, next.placement.items()};
     const double moved = charge_transfers(graph_, problem_.transfers(), problem_[item].input, problem_[item].inside,
                                           problem_.device(item), store, transfer_scratch_);
-    auto& list = next.placement;
+    auto& list = store.list;
     list.erase(std::remove_if(list.begin(), list.end(), [&](const Placement& p) { return !still_read(next, p.node); }),
                list.end());
     return moved;
@@ -230,23 +230,24 @@ class StateSpace {
   /// The placement of a state's covered set as charge_transfers() reads it.
   struct SortedPlacements {
     const StateSpace& space;
-    CoveredSet& covered;
+    const CoveredSet& covered;
+    std::vector<Placement>& list;  // covered's placement
 
     Placement* find(std::size_t node) {
       auto it = lower(node);
-      return it != covered.placement.end() && it->node == node ? &*it : nullptr;
+      return it != list.end() && it->node == node ? &*it : nullptr;
     }
     void put(Placement p) {
       auto it = lower(p.node);
-      if (it != covered.placement.end() && it->node == p.node) {
+      if (it != list.end() && it->node == p.node) {
         *it = p;
       } else {
-        covered.placement.insert(it, p);
+        list.insert(it, p);
       }
     }
     bool keeps(std::size_t node) const { return space.still_read(covered, node); }
     std::vector<Placement>::iterator lower(std::size_t node) {
-      return std::lower_bound(covered.placement.begin(), covered.placement.end(), node,
+      return std::lower_bound(list.begin(), list.end(), node,
                               [](const Placement& p, std::size_t n) { return p.node < n; });
     }
   };
@@ -418,6 +419,7 @@ class StateSpace {
 
   const SearchProblem<G>& problem_;
   const DataflowGraph<G>& graph_;
+  const bool transfers_;  // whether moves between devices are charged
   // for_each_successor()'s marks: a node was a pivot, a candidate was tried.
   mutable EpochMarks node_marks_;
   mutable EpochMarks item_marks_;

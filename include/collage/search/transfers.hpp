@@ -10,6 +10,7 @@
 #include <functional>
 #include <map>
 #include <string>
+#include <utility>
 #include <string_view>
 #include <vector>
 
@@ -179,6 +180,51 @@ template <class G>
 bool travels_free(const DataflowGraph<G>& graph, std::size_t i) {
   return graph.is_inlinable(i) || graph.is_constant(i);
 }
+
+/// Where the values a search state still reads are: Placements ascending by node, behind one
+/// pointer that stays null while the list is empty, so that the states of a search without
+/// transfers carry 8 bytes for it.
+class PlacementList {
+ public:
+  PlacementList() = default;
+  PlacementList(const PlacementList& other) : list_(other.empty() ? nullptr : copy(*other.list_)) {}
+  PlacementList& operator=(const PlacementList& other) {
+    if (this != &other) *this = PlacementList(other);
+    return *this;
+  }
+  PlacementList(PlacementList&& other) noexcept : list_(other.list_) { other.list_ = nullptr; }
+  PlacementList& operator=(PlacementList&& other) noexcept {
+    std::swap(list_, other.list_);
+    return *this;
+  }
+  ~PlacementList() {
+    if (list_ != nullptr) destroy(list_);  // a null test where nothing moves
+  }
+
+  bool empty() const { return list_ == nullptr || list_->empty(); }
+  /// The list, made when first asked for.
+  std::vector<Placement>& items() {
+    if (list_ == nullptr) list_ = new std::vector<Placement>();
+    return *list_;
+  }
+  const Placement* begin() const { return empty() ? nullptr : list_->data(); }
+  const Placement* end() const { return empty() ? nullptr : list_->data() + list_->size(); }
+  /// Bytes held on the heap.
+  std::size_t heap_bytes() const {
+    return list_ == nullptr ? 0 : sizeof(*list_) + list_->capacity() * sizeof(Placement);
+  }
+
+  friend bool operator==(const PlacementList& a, const PlacementList& b) {
+    if (a.empty() || b.empty()) return a.empty() == b.empty();
+    return *a.list_ == *b.list_;
+  }
+
+ private:
+  static std::vector<Placement>* copy(const std::vector<Placement>& list) { return new std::vector<Placement>(list); }
+  static void destroy(std::vector<Placement>* list) { delete list; }
+
+  std::vector<Placement>* list_ = nullptr;
+};
 
 /// Charges the transfers of a part on `device` that reads `input` and holds `inside` (see
 /// TransferModel), updating where values are in `store`, and returns their cost. `store` offers
