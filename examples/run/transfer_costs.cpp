@@ -1,7 +1,8 @@
 #include "run/transfer_costs.hpp"
 
+#include <algorithm>
 #include <cmath>
-#include <cstring>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -55,12 +56,23 @@ collage::Result<LinkSpeed> measure_link(Device& device, const collage::TimingOpt
   return link;
 }
 
+namespace {
+
+/// Device 1 for each backend of `backends` whose kernels run on the CUDA device.
+std::map<std::string, std::size_t, std::less<>> gpu_placed(const BackendSet& backends) {
+  std::map<std::string, std::size_t, std::less<>> device;
+  for (const std::string& name : backends.names()) {
+    if (backends.find(name)->device() != DeviceKind::cpu) device[name] = 1;
+  }
+  return device;
+}
+
+}  // namespace
+
 collage::TransferModel transfer_model(const collage::DataflowGraph<Graph>& dataflow, const BackendSet& backends,
                                       const LinkSpeed& link) {
   collage::TransferModel model;
-  for (const std::string& name : backends.names()) {
-    if (backends.find(name)->device() != DeviceKind::cpu) model.device[name] = 1;
-  }
+  model.device = gpu_placed(backends);
   const Graph& graph = dataflow.ir();
   std::vector<double> seconds(dataflow.size());
   for (std::size_t i = 0; i < dataflow.size(); ++i) {
@@ -73,11 +85,6 @@ collage::TransferModel transfer_model(const collage::DataflowGraph<Graph>& dataf
   return model;
 }
 
-bool uses_a_gpu(const BackendSet& backends) {
-  for (const std::string& name : backends.names()) {
-    if (backends.find(name)->device() != DeviceKind::cpu) return true;
-  }
-  return false;
-}
+bool uses_a_gpu(const BackendSet& backends) { return !gpu_placed(backends).empty(); }
 
 }  // namespace tc

@@ -273,9 +273,7 @@ class TraceReader {
   /// Builds the transfer table from the device and transfer records.
   std::optional<Error> tabulate() {
     TransferTable& table = costs_.transfers;
-    TransferModel placed;
-    placed.device = table.device;
-    if (!placed.places_off_host()) {
+    if (!detail::places_off_host(table.device)) {
       if (!moves_.empty()) {
         return Error{ErrorCode::parse,
                      moves_[0].where + "a transfer record, but no device record places a target off the host"};
@@ -283,7 +281,9 @@ class TraceReader {
       table = TransferTable{};
       return std::nullopt;
     }
-    for (const auto& [target, d] : table.device) table.devices = std::max(table.devices, d + 1);
+    Result<std::size_t> devices = count_devices(table.device, "transfer device");  // each checked when read
+    if (!devices.ok()) return devices.error();
+    table.devices = *devices;
     const std::size_t d = table.devices;
     table.cost.assign(graph_.size() * d * d, 0.0);
     for (const Move& m : moves_) {

@@ -21,6 +21,7 @@
 #include "backends/backend.hpp"
 #include "backends/gpu_backends.hpp"
 #include "run/executable.hpp"
+#include "run/reference_check.hpp"
 #include "run/test_models.hpp"
 #include "runtime/cpu_device.hpp"
 #include "runtime/cuda_device.hpp"
@@ -164,18 +165,7 @@ inline void expect_kernel_matches_reference(const Backend& backend, Device& devi
 /// Runs `exe`, compiled from `model`, on the seeded random inputs of seeds 1 and 2 and expects the
 /// reference interpreter's outputs within rtol 1e-3, atol 1e-4.
 inline void expect_executable_matches_reference(Executable& exe, const Graph& model) {
-  for (std::uint64_t seed : {1, 2}) {
-    const std::vector<Tensor> inputs = random_inputs(model, seed);
-    auto expected = evaluate(model, inputs);
-    ASSERT_TRUE(expected.ok()) << expected.error().message;
-    auto got = exe.run(inputs);
-    ASSERT_TRUE(got.ok()) << got.error().message;
-    ASSERT_EQ(got->size(), expected->size());
-    for (std::size_t k = 0; k < got->size(); ++k) {
-      std::string worst;
-      EXPECT_TRUE(all_close((*got)[k], (*expected)[k], 1e-3, 1e-4, &worst)) << "output " << k << ": " << worst;
-    }
-  }
+  for (std::uint64_t seed : {1, 2}) expect_run_matches_reference(exe, model, seed, 1e-3, 1e-4);
 }
 
 }  // namespace tc::testing

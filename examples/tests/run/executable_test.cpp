@@ -11,6 +11,7 @@
 #include "runtime/cpu_device.hpp"
 #include "tensor/compare.hpp"
 #include "tensor/reference.hpp"
+#include "reference_check.hpp"
 #include "test_models.hpp"
 
 namespace tc {
@@ -63,16 +64,7 @@ std::unique_ptr<collage::CostOracle<Graph>> op_cost_oracle() {
 }
 
 void expect_matches_reference(const Graph& model, Executable& exe, std::uint64_t seed) {
-  const std::vector<Tensor> inputs = testing::random_inputs(model, seed);
-  auto expected = evaluate(model, inputs);
-  ASSERT_TRUE(expected.ok()) << expected.error().message;
-  auto got = exe.run(inputs);
-  ASSERT_TRUE(got.ok()) << got.error().message;
-  ASSERT_EQ(got->size(), expected->size());
-  for (std::size_t k = 0; k < got->size(); ++k) {
-    std::string worst;
-    EXPECT_TRUE(all_close((*got)[k], (*expected)[k], 1e-5, 1e-6, &worst)) << "output " << k << ": " << worst;
-  }
+  testing::expect_run_matches_reference(exe, model, seed, 1e-5, 1e-6);
 }
 
 TEST(Executable, MixedPartitioningMatchesTheReference) {

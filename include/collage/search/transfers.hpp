@@ -49,12 +49,7 @@ struct TransferModel {
   bool outputs_end_on_host = true;
 
   /// Whether some target runs off the host (otherwise nothing ever moves).
-  bool places_off_host() const {
-    for (const auto& entry : device) {
-      if (entry.second != 0) return true;
-    }
-    return false;
-  }
+  bool places_off_host() const;
 };
 
 /// A TransferModel tabulated over one graph: what the searchers read, and what a trace records.
@@ -79,6 +74,14 @@ struct TransferTable {
 };
 
 namespace detail {
+
+/// Whether `device` places some target off the host.
+inline bool places_off_host(const std::map<std::string, std::size_t, std::less<>>& device) {
+  for (const auto& entry : device) {
+    if (entry.second != 0) return true;
+  }
+  return false;
+}
 
 /// The number of devices `device` names (1 + its largest index), or an invalid_argument Error
 /// naming `field` and the target when an index is kMaxDevices or more.
@@ -105,6 +108,8 @@ inline std::optional<Error> check_transfer_cost(double cost, const std::string& 
 }
 
 }  // namespace detail
+
+inline bool TransferModel::places_off_host() const { return detail::places_off_host(device); }
 
 /// `model` tabulated over `graph`. Fails with ErrorCode::invalid_argument on a device index of
 /// kMaxDevices or more, a missing cost function while some target runs off the host, or a cost
