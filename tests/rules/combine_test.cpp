@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
 #include <random>
 #include <set>
 #include <string>
@@ -171,6 +173,137 @@ TEST(Combine, CandidateBudgetStopsGrowthDeterministically) {
   EXPECT_EQ(f.insides(combine(op_kind<ExprGraph>(OpKind::elemwise), {C::all()}, limits), "t").size(), 465u);
   ASSERT_EQ(reports.size(), 3u);
   EXPECT_FALSE(reports[2].truncated);
+}
+
+/// The graph of issue 26's reproducer (62 nodes: splits read through projections, two tuples
+/// concatenated, constants), in the expression IR. Ops take their kinds from default_kind(), except
+/// those listed by the reproducer with another kind.
+struct SlowCandidatesGraph : RulesFixture {
+  SlowCandidatesGraph() {
+    struct Row {
+      const char* id;
+      const char* op;
+      std::vector<std::string> inputs;
+    };
+    const std::vector<Row> rows = {
+      {"x", "input", {}},
+      {"w0", "const", {}},
+      {"n0", "bias_add", {"x", "w0"}},
+      {"n1", "transpose", {"n0"}},
+      {"n2", "relu", {"n1"}},
+      {"n3", "sigmoid", {"x"}},
+      {"n4", "add", {"n3", "n2"}},
+      {"n5", "add", {"n4", "n3"}},
+      {"n6", "multiply", {"n0", "n2"}},
+      {"n7", "multiply", {"n6", "n2"}},
+      {"n8", "exp", {"n7"}},
+      {"n9", "sigmoid", {"n3"}},
+      {"w10", "const", {}},
+      {"n10", "conv2d", {"x", "w10"}},
+      {"n11", "multiply", {"n10", "x"}},
+      {"n12", "multiply", {"n11", "n3"}},
+      {"g13", "const", {}},
+      {"b13", "const", {}},
+      {"n13", "layer_norm", {"n12", "g13", "b13"}},
+      {"n14", "transpose", {"n13"}},
+      {"n15", "sigmoid", {"n14"}},
+      {"n16", "unknown_op", {"n15"}},
+      {"w17", "const", {}},
+      {"n17", "conv2d", {"n16", "w17"}},
+      {"n18", "relu", {"n17"}},
+      {"w19", "const", {}},
+      {"n19", "dense", {"x", "w19"}},
+      {"w20", "const", {}},
+      {"n20", "conv2d", {"n19", "w20"}},
+      {"n21", "gelu", {"n15"}},
+      {"n22", "multiply", {"n18", "n1"}},
+      {"n23", "relu", {"n22"}},
+      {"n24", "reshape", {"n23"}},
+      {"n25", "split", {"n24"}},
+      {"n25.0", "get_item", {"n25"}},
+      {"n25.1", "get_item", {"n25"}},
+      {"n26", "sigmoid", {"n25.1"}},
+      {"n27", "split", {"x"}},
+      {"n27.0", "get_item", {"n27"}},
+      {"n27.1", "get_item", {"n27"}},
+      {"t28", "tuple", {"n27.1", "n9", "n25.1"}},
+      {"n28", "concat", {"t28"}},
+      {"n29", "transpose", {"n28"}},
+      {"w30", "const", {}},
+      {"n30", "dense", {"n29", "w30"}},
+      {"n31", "gelu", {"n9"}},
+      {"s32", "const", {}},
+      {"n32", "multiply", {"n31", "s32"}},
+      {"n33", "add", {"n32", "n12"}},
+      {"n34", "add", {"n33", "n4"}},
+      {"n35", "reshape", {"n34"}},
+      {"n36", "reshape", {"n27.0"}},
+      {"t37", "tuple", {"n36", "n4"}},
+      {"n37", "concat", {"t37"}},
+      {"n38", "relu", {"n37"}},
+      {"n39", "add", {"n8", "n29"}},
+      {"n40", "sigmoid", {"n6"}},
+      {"w41", "const", {}},
+      {"n41", "dense", {"n40", "w41"}},
+      {"n42", "add", {"n36", "n29"}},
+      {"n43", "add", {"n40", "n25.1"}},
+      {"n44", "batch_matmul", {"n43", "n27.1"}},
+    };
+    const std::map<std::string, OpKind> kinds = {{"sigmoid", OpKind::elemwise},   {"gelu", OpKind::elemwise},
+                                                 {"layer_norm", OpKind::reduce},  {"unknown_op", OpKind::opaque},
+                                                 {"bias_add", OpKind::broadcast}, {"batch_matmul", OpKind::anchor}};
+    std::map<std::string, const testing_ir::Expr*> at;
+    for (const Row& row : rows) {
+      std::vector<const testing_ir::Expr*> args;
+      for (const std::string& in : row.inputs) args.push_back(at.at(in));
+      const std::string op = row.op;
+      const std::string id = row.id;
+      if (op == "input") {
+        at[id] = ir.var(id);
+      } else if (op == "const") {
+        at[id] = ir.constant(id);
+      } else if (op == "tuple") {
+        at[id] = ir.tuple(args);
+      } else if (op == "get_item") {
+        at[id] = ir.get_item(args.at(0), static_cast<std::size_t>(id.back() - '0'));
+      } else {
+        auto kind = kinds.find(op);
+        at[id] = kind == kinds.end() ? ir.call(op, args) : ir.call(op, args, kind->second);
+      }
+    }
+    for (const char* id : {"n5", "n20", "n21", "n25.0", "n26", "n30", "n35", "n38", "n39", "n41", "n42", "n44"}) ir.output(at.at(id));
+    build();
+  }
+};
+
+TEST(Combine, OnlyValidBoundsEveryJoinByItsDepth) {
+  // Issue 26: FuseOps' combiners under only_valid at depth 3 on the reproducer's graph. A join is
+  // at least as deep as its parts, so joins deeper than the enclosing only_valid allows are never
+  // built; with tuples and projections counted in the depth (as TVM counts them) the run ends after
+  // a few hundred joins. Unbounded tuple and projection joins grew past any budget here.
+  SlowCandidatesGraph f;
+  CombineStats stats;
+  CombineLimits limits;
+  limits.max_depth = 3;
+  limits.max_candidates = 2000;
+  limits.report = [&](const CombineStats& s) { stats = s; };
+  const auto fused = combine(op_kind<ExprGraph>(OpKind::anchor), fuse_ops_combiners(), limits);
+  const auto rule = only_valid(fused, SubGraphConfig{1, false, 3});
+  const std::vector<Candidate> valid = rule.all_candidates(*f.graph, "t");
+  EXPECT_FALSE(stats.truncated) << stats.stopped_by;
+  EXPECT_LT(stats.joins_built, 1000u);
+  // Nothing the unbounded run keeps is lost: the same candidates as filtering its result (which
+  // here stops at the candidate budget, so compare against what it found).
+  CombineLimits unbounded = limits;
+  unbounded.max_candidates = 1500;
+  std::vector<Candidate> filtered;
+  for (Candidate& c : combine(op_kind<ExprGraph>(OpKind::anchor), fuse_ops_combiners(), unbounded)
+                          .all_candidates(*f.graph, "t")) {
+    if (c.sub_graph.is_valid(*f.graph, SubGraphConfig{1, false, 3})) filtered.push_back(std::move(c));
+  }
+  for (const Candidate& c : filtered) {
+    EXPECT_TRUE(std::find(valid.begin(), valid.end(), c) != valid.end()) << c.to_string(*f.graph);
+  }
 }
 
 TEST(Combine, CustomPairwiseCombinerAndDescribe) {

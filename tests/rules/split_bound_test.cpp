@@ -31,7 +31,8 @@ class FixedRule final : public detail::RuleImpl<ExprGraph> {
  public:
   explicit FixedRule(std::vector<std::pair<std::vector<std::size_t>, std::string>> sets)
       : sets_(std::move(sets)), name_("fixed") {}
-  std::vector<Candidate> candidates(const DataflowGraph<ExprGraph>& graph, const Name& target) const override {
+  std::vector<Candidate> candidates(const DataflowGraph<ExprGraph>& graph, const Name& target,
+                                    const RuleContext&) const override {
     std::vector<Candidate> result;
     for (const auto& [nodes, composite] : sets_) {
       IndexSet inside = graph.empty_set();

@@ -203,7 +203,7 @@ class SpecParser {
       SplitBoundLimits limits;
       limits.max_splits = *max_splits;
       limits.max_candidates = *max_candidates;
-      limits.on_truncated = truncation_warning(path, *max_candidates);
+      
       return combine_split_bounded<G>(std::move(*sub), std::move(*cs), limits, *rule_name);
     }
     if (r == "only_valid" || r == "max_coalesce") {

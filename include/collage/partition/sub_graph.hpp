@@ -90,9 +90,10 @@ using NestedGroups = boost::container::small_vector<NestedSubGraph, 1>;
 ///  - input:  outside, non-inlinable nodes that feed an inside node;
 ///  - output: outside nodes fed by an inside node.
 /// Inlinable nodes (op references, scalar constants) are copied into a partition rather than
-/// passed in, so they are never inputs. Also cached: the depth (how many nodes that need a kernel
-/// lie on the longest path inside: one operator is 1, a chain of k operators is k; nodes that need
-/// none, such as constants, tuples and projections, add nothing), the kind (the largest OpKind of
+/// passed in, so they are never inputs. Also cached: the depth (how many nodes lie on the longest
+/// path inside from an entry, as TVM's Collage counts: one operator is 1, a chain of k operators
+/// is k, a split and the projection read from it 2; a constant pulled in, which no entry reaches,
+/// adds nothing), the kind (the largest OpKind of
 /// inside nodes that execute: inlinable nodes and constants do not count, tuples and projections
 /// count as injective), and nested groups. A label (the op names inside) is derived from the graph
 /// on demand, for messages and reports.
@@ -178,6 +179,9 @@ class SubGraph {
   /// The order of operator< as a three-way comparison: negative, zero (equal) or positive.
   static int compare(const SubGraph& a, const SubGraph& b);
   std::size_t hash() const;
+  /// About how many bytes this sub-graph holds on the heap (its shared blocks counted whole): what
+  /// budgets on memory add up.
+  std::size_t heap_bytes() const;
 
  private:
   /// The inside set and what is derived from it; shared by copies and by with_attrs.
@@ -230,17 +234,36 @@ int compare_lexicographic(const Sequence& x, const Sequence& y, Compare compare)
   return x.size() == y.size() ? 0 : x.size() < y.size() ? -1 : 1;
 }
 
-/// The depth of each node of an inside set, visited in ascending index order: the number of nodes
-/// that need a kernel on the longest path inside that ends there.
+/// The depth value of inside node i, from the values of its inside inputs (`value_of(j)`): the
+/// number of nodes on the longest path inside that ends at i and starts at an entry or at a node
+/// without (non-inlinable) inputs; 0 for a constant or an inlinable node, and for a node no such
+/// path reaches (an operator reading only constants pulled in), which TVM's Collage does not count
+/// either. The largest value of a set is its depth.
+template <class G, class ValueOf>
+std::size_t depth_value(const DataflowGraph<G>& graph, const IndexSet& inside, std::size_t i, ValueOf value_of) {
+  if (graph.is_constant(i) || graph.is_inlinable(i)) return 0;
+  std::size_t best = 0;
+  bool entry = false;
+  bool inside_input = false;
+  for (std::size_t j : graph.inputs(i)) {
+    if (inside.contains(j)) {
+      best = std::max<std::size_t>(best, value_of(j));
+      inside_input = true;
+    } else if (!graph.is_inlinable(j)) {
+      entry = true;
+    }
+  }
+  return best != 0 || entry || !inside_input ? best + 1 : 0;
+}
+
+/// The depth values (depth_value()) of the nodes of an inside set, visited in ascending index
+/// order.
 class DepthScan {
  public:
-  /// The depth of inside node i; every inside node below i must have been visited.
+  /// The value of inside node i; every inside node below i must have been visited.
   template <class G>
   std::size_t visit(const DataflowGraph<G>& graph, const IndexSet& inside, std::size_t i) {
-    const std::size_t own = graph.needs_kernel(i) ? 1 : 0;
-    std::size_t d = own;
-    for (std::size_t j : graph.inputs(i)) {
-      if (!inside.contains(j)) continue;
+    const std::size_t d = depth_value(graph, inside, i, [&](std::size_t j) {
       std::size_t pos = visited_.size() - 1;  // j was visited: inputs have smaller indexes
       if (visited_[pos].node != j) {
         pos = static_cast<std::size_t>(
@@ -248,8 +271,8 @@ class DepthScan {
                              [](const Visited& v, std::size_t node) { return v.node < node; }) -
             visited_.begin());
       }
-      d = std::max(d, visited_[pos].depth + own);
-    }
+      return visited_[pos].depth;
+    });
     visited_.push_back(Visited{i, d});
     return d;
   }
@@ -277,12 +300,8 @@ std::size_t inside_depth(const DataflowGraph<G>& graph, const IndexSet& inside, 
     // depth_at[i - lo]: set for each inside node i once visited (only those are read).
     std::uint32_t depth_at[kDenseDepthRange];
     for (std::size_t i : inside) {
-      const std::uint32_t own = graph.needs_kernel(i) ? 1 : 0;
-      std::uint32_t d = own;
-      for (std::size_t j : graph.inputs(i)) {
-        if (j >= lo && inside.contains(j)) d = std::max<std::uint32_t>(d, depth_at[j - lo] + own);
-      }
-      depth_at[i - lo] = d;
+      const std::size_t d = depth_value(graph, inside, i, [&](std::size_t j) { return depth_at[j - lo]; });
+      depth_at[i - lo] = static_cast<std::uint32_t>(d);
       depth = std::max<std::size_t>(depth, d);
       if (depth > limit) return depth;
     }
@@ -396,17 +415,20 @@ std::shared_ptr<const SubGraph::Core> SubGraph::make_core(const DataflowGraph<G>
   std::size_t depth = 0;
   for (std::size_t i : c.inside) {
     bool entry = false;
-    const std::uint32_t own = graph.needs_kernel(i) ? 1 : 0;
-    std::uint32_t d = own;
+    bool inside_input = false;
+    std::uint32_t best = 0;  // as detail::depth_value
     for (std::size_t j : graph.inputs(i)) {
       if (c.inside.contains(j)) {
-        if (dense) d = std::max<std::uint32_t>(d, depth_at[j - lo] + own);
+        if (dense) best = std::max(best, depth_at[j - lo]);
+        inside_input = true;
       } else if (!graph.is_inlinable(j)) {
         entry = true;
         c.input.add(j);
       }
     }
     if (dense) {
+      const bool counted = !graph.is_constant(i) && !graph.is_inlinable(i) && (best != 0 || entry || !inside_input);
+      const std::uint32_t d = counted ? best + 1 : 0;
       depth_at[i - lo] = d;
       depth = std::max<std::size_t>(depth, d);
     }
@@ -545,6 +567,21 @@ inline int SubGraph::compare(const SubGraph& a, const SubGraph& b) {
   }
   if (a.nested_ == b.nested_) return 0;
   return detail::compare_lexicographic(a.nested(), b.nested(), NestedSubGraph::compare);
+}
+
+inline std::size_t SubGraph::heap_bytes() const {
+  constexpr std::size_t kBlockOverhead = 32;  // a shared block's control part and the allocator's header
+  std::size_t bytes = 0;
+  if (core_) {
+    const Core& c = *core_;
+    bytes += sizeof(Core) + kBlockOverhead + c.inside.heap_bytes() + c.entry.heap_bytes() + c.exit.heap_bytes() +
+             c.input.heap_bytes() + c.output.heap_bytes();
+  }
+  if (nested_) {
+    bytes += sizeof(NestedGroups) + kBlockOverhead;
+    for (const NestedSubGraph& n : *nested_) bytes += n.sub_graph.heap_bytes();
+  }
+  return bytes;
 }
 
 inline std::size_t SubGraph::hash() const {

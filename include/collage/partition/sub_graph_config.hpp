@@ -15,7 +15,7 @@ struct SubGraphConfig {
   std::size_t max_exits = 0;
   /// Whether an exit may also feed an inside node (a "tap").
   bool allow_taps = false;
-  /// Most nodes that need a kernel on the longest path inside (SubGraph::depth).
+  /// Most nodes on the longest path inside from an entry (SubGraph::depth).
   std::size_t max_depth = 0;
 
   friend bool operator==(const SubGraphConfig& a, const SubGraphConfig& b) {

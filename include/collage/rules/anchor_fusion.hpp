@@ -37,7 +37,8 @@ class AnchorFusionRule final : public RuleImpl<G> {
   explicit AnchorFusionRule(AnchorFusionOptions options)
       : options_(options), name_("anchor_fusion"), vertical_(name_ + ".vertical"), horizontal_(name_ + ".horizontal") {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target,
+                                    const RuleContext&) const override {
     std::vector<Candidate> result;
     auto emit = [&](const IndexSet& inside, const std::string& rule) {
       if (is_convex(graph, inside)) result.push_back(make_candidate(graph, inside, target, rule));

@@ -31,7 +31,8 @@ class OpPredicateRule final : public RuleImpl<G> {
   OpPredicateRule(std::string name, NodePredicate<G> predicate, bool pull_constants)
       : name_(std::move(name)), predicate_(std::move(predicate)), pull_constants_(pull_constants) {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target,
+                                    const RuleContext&) const override {
     std::vector<Candidate> result;
     for (std::size_t i = 0; i < graph.size(); ++i) {
       if (!predicate_(graph, i)) continue;
@@ -62,7 +63,8 @@ class OpKindRule final : public RuleImpl<G> {
  public:
   explicit OpKindRule(OpKind max_kind) : max_kind_(max_kind), name_("op_kind") {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target,
+                                    const RuleContext&) const override {
     auto seeds = [&](std::size_t i) { return graph.needs_kernel(i) && graph.kind(i) <= max_kind_; };
     std::size_t count = 0;
     for (std::size_t i = 0; i < graph.size(); ++i) count += seeds(i) ? 1 : 0;
@@ -86,7 +88,8 @@ class HostRule final : public RuleImpl<G> {
  public:
   HostRule() : name_("host") {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target,
+                                    const RuleContext&) const override {
     std::vector<Candidate> result;
     for (std::size_t i = 0; i < graph.size(); ++i) {
       if (graph.needs_kernel(i)) continue;

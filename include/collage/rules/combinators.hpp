@@ -30,8 +30,9 @@ class WrapRule final : public RuleImpl<G> {
         compiler_attr_(compiler_attr),
         description_(std::move(description)) {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
-    std::vector<Candidate> result = sub_.all_candidates(graph, target);
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target,
+                                    const RuleContext& ctx) const override {
+    std::vector<Candidate> result = sub_.all_candidates(graph, target, ctx);
     Attrs list = attrs_;
     if (compiler_attr_) list.emplace_back("Compiler", target);
     const AttrList attrs(std::move(list));  // one list, shared by every candidate's group
@@ -63,9 +64,10 @@ class UnionRule final : public RuleImpl<G> {
  public:
   explicit UnionRule(std::vector<PartitionRule<G>> subs) : subs_(std::move(subs)), name_("union") {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target,
+                                    const RuleContext& ctx) const override {
     std::vector<std::vector<Candidate>> lists;
-    for (const PartitionRule<G>& sub : subs_) lists.push_back(sub.all_candidates(graph, target));
+    for (const PartitionRule<G>& sub : subs_) lists.push_back(sub.all_candidates(graph, target, ctx));
     return merge_canonical(std::move(lists));
   }
   std::string describe() const override {
@@ -85,8 +87,11 @@ class OnlyValidRule final : public RuleImpl<G> {
  public:
   OnlyValidRule(PartitionRule<G> sub, SubGraphConfig config) : sub_(std::move(sub)), config_(config) {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
-    std::vector<Candidate> result = sub_.all_candidates(graph, target);
+  /// The sub-rule runs within the config's depth bound: whatever it would propose deeper is
+  /// dropped here anyway.
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target,
+                                    const RuleContext& ctx) const override {
+    std::vector<Candidate> result = sub_.all_candidates(graph, target, ctx.within_depth(config_.max_depth));
     result.erase(std::remove_if(result.begin(), result.end(),
                                 [&](const Candidate& c) { return !c.sub_graph.is_valid(graph, config_); }),
                  result.end());

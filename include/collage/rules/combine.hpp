@@ -16,6 +16,7 @@
 #include <boost/container/small_vector.hpp>
 
 #include "collage/rules/partition_rule.hpp"
+#include "collage/rules/rule_context.hpp"
 #include "collage/support/epoch_marks.hpp"
 #include "collage/support/identity_index.hpp"
 
@@ -96,20 +97,24 @@ struct CombineStats {
   std::size_t joins_built = 0;
   /// Candidates the run returned (seeds and joins).
   std::size_t candidates = 0;
-  /// Whether the run stopped at CombineLimits::max_candidates with joins left to find (so larger
-  /// candidates may be missing).
+  /// Whether the run stopped at a limit with joins left to find (so larger candidates may be
+  /// missing): CombineLimits::max_candidates or the collection's CandidateBudget.
   bool truncated = false;
+  /// The limit it stopped at, e.g. "max_candidates_per_rule (250000)" (empty when not truncated).
+  std::string stopped_by;
 };
 
 /// Limits on `combine`.
 struct CombineLimits {
   /// Largest depth (SubGraph::depth) of a candidate made by a pairwise join (0: unlimited). The
   /// other combiners add the constants, projections or tuple around one candidate and are not
-  /// bounded, as in TVM's Collage: wrap combine in only_valid to bound the result.
+  /// bounded, as in TVM's Collage: wrap combine in only_valid to bound the result (the enclosing
+  /// only_valid's depth bound then applies to every join, which loses nothing it keeps).
   std::size_t max_depth = 0;
   /// Stop growing once this many candidates exist (a guard against exponential growth, e.g.
-  /// combiner `all` without a depth bound on a long chain; the cut is deterministic). A run that
-  /// stops here says so in CombineStats::truncated.
+  /// combiner `all` without a depth bound on a long chain; the cut is deterministic). The
+  /// collection's CandidateBudget applies too. A run that stops at either says so in
+  /// CombineStats and in a warning of its RuleContext.
   std::size_t max_candidates = 1000000;
   /// When set, called at the end of every run with what it did (for benchmarks, tuning and
   /// warning about truncated runs).
@@ -316,9 +321,10 @@ class CombineRule final : public RuleImpl<G> {
     }
   }
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
-    Run run(*this, graph);
-    run.pool.add_seeds(sub_.all_candidates(graph, target));
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target,
+                                    const RuleContext& ctx) const override {
+    Run run(*this, graph, ctx);
+    run.pool.add_seeds(sub_.all_candidates(graph, target, ctx));
     run.stats.seeds = run.pool.size();
     std::vector<std::size_t> runs;  // where each round's additions start
     std::size_t first_new = 0;
@@ -339,6 +345,12 @@ class CombineRule final : public RuleImpl<G> {
     }
     std::vector<Candidate> result = run.pool.take(runs, target, name_);
     run.stats.candidates = result.size();
+    if (run.stats.truncated) {
+      ctx.run->warn("target '" + target + "', rule '" + name_ + "' (combine): stopped at " + run.stats.stopped_by +
+                    " in round " + std::to_string(run.stats.rounds) + " after " +
+                    std::to_string(run.stats.joins_built) + " joins; the joins not found by then are dropped, so " +
+                    "larger candidates of this rule may be missing");
+    }
     if (limits_.report) limits_.report(run.stats);
     return result;
   }
@@ -353,10 +365,21 @@ class CombineRule final : public RuleImpl<G> {
  private:
   /// The state of one candidates() call.
   struct Run {
-    Run(const CombineRule& r, const DataflowGraph<G>& g) : rule(r), graph(g), pool(g.size()) {}
+    Run(const CombineRule& r, const DataflowGraph<G>& g, const RuleContext& c)
+        : rule(r),
+          graph(g),
+          ctx(c),
+          join_depth(c.max_depth),
+          pair_depth(c.within_depth(r.limits_.max_depth).max_depth),
+          pool(g.size()) {}
 
     const CombineRule& rule;
     const DataflowGraph<G>& graph;
+    const RuleContext& ctx;
+    /// The depth bound of every join (the context's: 0 when none), and of pairwise joins (the
+    /// tighter of the context's and CombineLimits::max_depth).
+    std::size_t join_depth;
+    std::size_t pair_depth;
     CandidatePool pool;
     /// This round's new joins, and their index (ids are positions in `found`).
     std::vector<SubGraph> found;
@@ -409,6 +432,10 @@ class CombineRule final : public RuleImpl<G> {
     void offer(std::size_t max_depth, std::size_t min_depth, std::size_t max_depth_known = npos,
                std::pair<const SubGraph*, const SubGraph*> pair = {}) {
       ++stats.joins_tried;
+      if (ctx.run->out_of_time()) {
+        stop(ctx.run->stop_reason(stats.joins_built));
+        return;
+      }
       // The cheap, local test first: the depth needs only the graph's edges among the inside nodes.
       if (max_depth != 0 && max_depth_known > max_depth &&
           (min_depth > max_depth || detail::inside_depth(graph, key.inside, max_depth) > max_depth)) {
@@ -421,13 +448,24 @@ class CombineRule final : public RuleImpl<G> {
                                                 : is_convex(graph, key.inside);
       if (!convex) return;
       if (pool.size() + found.size() >= rule.limits_.max_candidates) {
-        stats.truncated = true;
+        stop("the rule's max_candidates (" + std::to_string(rule.limits_.max_candidates) + ")");
+        return;
+      }
+      if (std::string reason = ctx.run->stop_reason(stats.joins_built); !reason.empty()) {
+        stop(std::move(reason));
         return;
       }
       ++stats.joins_built;
       found.push_back(SubGraph(graph, std::move(key.inside), key.nested_groups()));
       found_hashes.push_back(key.hash);
       found_index.push(key.hash);
+      ctx.run->add_join(found.back().heap_bytes() + sizeof(Candidate));
+    }
+
+    /// Stops the run at the limit `reason` names.
+    void stop(std::string reason) {
+      stats.truncated = true;
+      if (stats.stopped_by.empty()) stats.stopped_by = std::move(reason);
     }
 
     /// Offers new_id joined with every touching partner that some pairwise combiner accepts:
@@ -460,7 +498,7 @@ class CombineRule final : public RuleImpl<G> {
         }
       }
       if (!accepted) return;
-      const std::size_t max_depth = rule.limits_.max_depth;
+      const std::size_t max_depth = pair_depth;
       if (max_depth != 0 && std::max(up.depth(), down.depth()) > max_depth) {
         ++stats.joins_tried;  // offer() would refuse it: spare the union and the nested groups' copy
         return;
@@ -528,7 +566,9 @@ class CombineRule final : public RuleImpl<G> {
       for (std::size_t e : graph.outputs(t)) pool.for_each_with_entry(e, [&](std::size_t id) { add_partner(id); });
       std::vector<std::size_t> consumers;
       for (std::size_t id : partners) {
-        if (pool[id].kind() <= OpKind::injective && !pool[id].inside().contains(t)) consumers.push_back(id);
+        const SubGraph& c = pool[id];
+        if (join_depth != 0 && c.depth() > join_depth) continue;
+        if (c.kind() <= OpKind::injective && !c.inside().contains(t)) consumers.push_back(id);
       }
       if (consumers.empty()) return;
       // options[k]: the choices for the k-th distinct field.
@@ -539,7 +579,9 @@ class CombineRule final : public RuleImpl<G> {
         std::vector<std::size_t>& choices = options.emplace_back();
         if (!graph.needs_kernel(*f)) choices.push_back(kOutside);
         pool.for_each_with_exit(*f, [&](std::size_t id) {
-          if (pool[id].kind() <= OpKind::injective || pool[id].size() == 1) choices.push_back(id);
+          const SubGraph& p = pool[id];
+          if (join_depth != 0 && p.depth() > join_depth) return;  // the join would be deeper still
+          if (p.kind() <= OpKind::injective || p.size() == 1) choices.push_back(id);
         });
         if (choices.empty()) return;  // nothing produces this field
       }
@@ -549,6 +591,10 @@ class CombineRule final : public RuleImpl<G> {
         const SubGraph& consumer = pool[c];
         std::fill(at.begin(), at.end(), 0);
         while (!stats.truncated) {
+          if (ctx.run->out_of_time()) {
+            stop(ctx.run->stop_reason(stats.joins_built));
+            break;
+          }
           parts.clear();
           bool any_new = c >= first_new;
           for (std::size_t k = 0; k < options.size(); ++k) {
@@ -579,7 +625,7 @@ class CombineRule final : public RuleImpl<G> {
         key.inside |= p.inside();
         key.add_nested(p);
       }
-      offer(0, consumer.depth());
+      offer(join_depth, consumer.depth());
     }
 
     template <class Collect>
@@ -591,7 +637,7 @@ class CombineRule final : public RuleImpl<G> {
       key.inside |= extra;
       key.nested.clear();
       key.add_nested(sub);
-      offer(0, sub.depth());
+      offer(join_depth, sub.depth());
     }
 
   };

@@ -275,10 +275,11 @@ class MaxCoalesceRule final : public RuleImpl<G> {
   MaxCoalesceRule(std::vector<PartitionRule<G>> subs, SubGraphConfig config)
       : subs_(std::move(subs)), config_(config), name_("max_coalesce") {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target,
+                                    const RuleContext& ctx) const override {
     std::vector<Candidate> all;
     for (const PartitionRule<G>& sub : subs_) {
-      std::vector<Candidate> some = sub.all_candidates(graph, target);
+      std::vector<Candidate> some = sub.all_candidates(graph, target, ctx);
       all.insert(all.end(), std::make_move_iterator(some.begin()), std::make_move_iterator(some.end()));
     }
     DisjointPick pick = pick_disjoint(std::move(all), graph.size());

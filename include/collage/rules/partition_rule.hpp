@@ -14,6 +14,7 @@
 
 #include "collage/graph/dataflow_graph.hpp"
 #include "collage/partition/candidate.hpp"
+#include "collage/rules/rule_context.hpp"
 
 namespace collage {
 
@@ -64,8 +65,11 @@ template <class G>
 class RuleImpl {
  public:
   virtual ~RuleImpl() = default;
-  /// Every candidate this rule proposes for `target` over `graph`, canonical (see canonicalize).
-  virtual std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const = 0;
+  /// Every candidate this rule proposes for `target` over `graph`, canonical (see canonicalize),
+  /// within the budget of `ctx` (a rule that stops early says so through ctx.run->warn()). May
+  /// leave out candidates deeper than ctx.max_depth.
+  virtual std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target,
+                                            const RuleContext& ctx) const = 0;
   /// The rule written out as a tree, e.g. "only_valid(combine(op_kind(anchor), [all], 3), ...)".
   virtual std::string describe() const = 0;
   /// The name stamped on the candidates this rule creates.
@@ -83,9 +87,16 @@ class PartitionRule {
   explicit PartitionRule(std::shared_ptr<const detail::RuleImpl<G>> impl) : impl_(std::move(impl)) {}
 
   /// Every candidate for `target` over `graph`: sorted by first inside index (then sub-graph,
-  /// target, rule name), without duplicates.
+  /// target, rule name), without duplicates. Under the default CandidateBudget, whose warnings are
+  /// dropped: collect_candidates() (collage/partitioner.hpp) keeps them.
   std::vector<Candidate> all_candidates(const DataflowGraph<G>& graph, const Name& target) const {
-    return impl_->candidates(graph, target);
+    CandidateRun run;
+    return impl_->candidates(graph, target, RuleContext{&run});
+  }
+  /// all_candidates() within `ctx` (its budget, warnings and depth bound).
+  std::vector<Candidate> all_candidates(const DataflowGraph<G>& graph, const Name& target,
+                                        const RuleContext& ctx) const {
+    return impl_->candidates(graph, target, ctx);
   }
   std::string describe() const { return impl_->describe(); }
   const std::string& name() const { return impl_->name(); }

@@ -29,9 +29,15 @@ struct PartitionSpec {
   PartitionRule<G> rule;
   double penalty = 0.0;
 
-  /// Every candidate of `rule` for `target` over `graph` (canonical: sorted, no duplicates).
+  /// Every candidate of `rule` for `target` over `graph` (canonical: sorted, no duplicates), under
+  /// the default CandidateBudget (collect_candidates() runs every spec under one budget and keeps
+  /// the rules' warnings).
   std::vector<Candidate> all_candidates(const DataflowGraph<G>& graph) const {
     return rule.all_candidates(graph, target);
+  }
+  /// all_candidates() within `ctx`.
+  std::vector<Candidate> all_candidates(const DataflowGraph<G>& graph, const RuleContext& ctx) const {
+    return rule.all_candidates(graph, target, ctx);
   }
 };
 
@@ -144,7 +150,9 @@ class FoundSeedsRule final : public RuleImpl<G> {
  public:
   FoundSeedsRule(const std::vector<Candidate>& found, const PartitionRule<G>& seed) : found_(&found), seed_(&seed) {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>&, const Name&) const override { return *found_; }
+  std::vector<Candidate> candidates(const DataflowGraph<G>&, const Name&, const RuleContext&) const override {
+    return *found_;
+  }
   std::string describe() const override { return seed_->describe(); }
   const std::string& name() const override { return seed_->name(); }
 
@@ -161,15 +169,16 @@ class ByocRule final : public RuleImpl<G> {
   ByocRule(std::vector<PartitionRule<G>> seeds, const SubGraphConfig& config)
       : seeds_(std::move(seeds)), config_(config), tree_(byoc_tree(seeds_, config_)) {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target,
+                                    const RuleContext& ctx) const override {
     std::vector<std::vector<Candidate>> found;
     found.reserve(seeds_.size());
     std::vector<PartitionRule<G>> stand_ins;
     for (const PartitionRule<G>& seed : seeds_) {
-      found.push_back(seed.all_candidates(graph, target));
+      found.push_back(seed.all_candidates(graph, target, ctx));
       stand_ins.push_back(make_rule<G, FoundSeedsRule<G>>(found.back(), seed));
     }
-    return byoc_tree(std::move(stand_ins), config_).all_candidates(graph, target);
+    return byoc_tree(std::move(stand_ins), config_).all_candidates(graph, target, ctx);
   }
   std::string describe() const override { return tree_.describe(); }
   const std::string& name() const override { return tree_.name(); }

@@ -32,7 +32,8 @@ class PatternRule final : public RuleImpl<G> {
   PatternRule(std::string name, Pattern<G> pattern, SubGraphPredicate<G> predicate)
       : name_(std::move(name)), pattern_(std::move(pattern)), predicate_(std::move(predicate)) {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target,
+                                    const RuleContext&) const override {
     std::vector<Candidate> result;
     for (PatternMatch& m : match_all(graph, pattern_)) {
       Candidate c = make_candidate(graph, std::move(m.inside), target, name_);

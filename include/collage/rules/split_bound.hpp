@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cstddef>
-#include <functional>
 #include <string>
 #include <unordered_set>
 #include <utility>
@@ -16,6 +15,7 @@
 #include "collage/rules/combine.hpp"
 #include "collage/rules/max_coalesce.hpp"
 #include "collage/rules/partition_rule.hpp"
+#include "collage/rules/rule_context.hpp"
 
 namespace collage {
 
@@ -24,10 +24,9 @@ struct SplitBoundLimits {
   /// Most cuts of a maximal fusible region (0: only the whole regions).
   std::size_t max_splits = 0;
   /// Stop adding segments once this many candidates exist (a guard for max_splits >= 2 on very
-  /// large regions; the cut is deterministic).
+  /// large regions; the cut is deterministic). The collection's CandidateBudget applies too; a run
+  /// that stops at either says so in a warning of its RuleContext.
   std::size_t max_candidates = 1000000;
-  /// When set, called once per run that stopped at max_candidates with segments left to add.
-  std::function<void()> on_truncated = nullptr;
 };
 
 namespace detail {
@@ -75,16 +74,20 @@ class SplitBoundRule final : public RuleImpl<G> {
   SplitBoundRule(std::string name, PartitionRule<G> sub, std::vector<Combiner<G>> combiners, SplitBoundLimits limits)
       : name_(std::move(name)), sub_(std::move(sub)), combiners_(std::move(combiners)), limits_(limits) {}
 
-  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target) const override {
-    std::vector<Candidate> result = sub_.all_candidates(graph, target);
+  std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target,
+                                    const RuleContext& ctx) const override {
+    std::vector<Candidate> result = sub_.all_candidates(graph, target, ctx);
     std::unordered_set<SubGraph> seen;  // membership only; the order comes from canonicalize
     for (const Candidate& c : result) seen.insert(c.sub_graph);
     std::vector<Candidate> regions = fusible_regions(graph, result);
     std::sort(regions.begin(), regions.end());
     std::vector<std::size_t> position(graph.size(), npos);
+    Segments out{result, seen, ctx, 0, {}};
     for (const Candidate& region : regions) {
-      if (!add_segments(graph, region.sub_graph, target, position, seen, result)) {
-        if (limits_.on_truncated) limits_.on_truncated();
+      if (!add_segments(graph, region.sub_graph, target, position, out)) {
+        ctx.run->warn("target '" + target + "', rule '" + name_ + "' (combine_split_bounded): stopped at " +
+                      out.stopped_by + " after " + std::to_string(out.built) +
+                      " segments; the segments of the regions not reached are dropped");
         break;
       }
     }
@@ -163,10 +166,19 @@ class SplitBoundRule final : public RuleImpl<G> {
     return false;
   }
 
+  /// Where add_segments() puts new segments, and what it spent.
+  struct Segments {
+    std::vector<Candidate>& result;
+    std::unordered_set<SubGraph>& seen;
+    const RuleContext& ctx;
+    std::size_t built;       // segments added
+    std::string stopped_by;  // the limit that stopped the run, once one has
+  };
+
   /// (b) of combine_split_bounded for one region. Returns false once the budget is spent.
   bool add_segments(const DataflowGraph<G>& graph, const SubGraph& region, const Name& target,
-                    std::vector<std::size_t>& position, std::unordered_set<SubGraph>& seen,
-                    std::vector<Candidate>& result) const {
+                    std::vector<std::size_t>& position, Segments& out) const {
+    std::vector<Candidate>& result = out.result;
     const std::vector<std::size_t> nodes = region.inside().to_vector();
     const std::size_t m = nodes.size();
     for (std::size_t k = 0; k < m; ++k) position[nodes[k]] = k;
@@ -178,6 +190,12 @@ class SplitBoundRule final : public RuleImpl<G> {
     bool within_budget = true;
     auto emit = [&](std::size_t i, std::size_t j) {
       if (result.size() >= limits_.max_candidates) {
+        out.stopped_by = "the rule's max_candidates (" + std::to_string(limits_.max_candidates) + ")";
+        within_budget = false;
+        return;
+      }
+      if (std::string reason = out.ctx.run->stop_reason(out.built); !reason.empty()) {
+        out.stopped_by = std::move(reason);
         within_budget = false;
         return;
       }
@@ -199,7 +217,10 @@ class SplitBoundRule final : public RuleImpl<G> {
         }
       }
       SubGraph s(graph, std::move(inside), std::move(nested));
-      if (seen.insert(s).second) result.push_back(Candidate{std::move(s), target, name_, std::nullopt});
+      if (!out.seen.insert(s).second) return;
+      ++out.built;
+      out.ctx.run->add_join(s.heap_bytes() + sizeof(Candidate));
+      result.push_back(Candidate{std::move(s), target, name_, std::nullopt});
     };
     SegmentComponents components;
     // Forward sweep from segment start i: adds nodes i..m-1, each joined to its inputs in the
@@ -275,7 +296,8 @@ class SplitBoundRule final : public RuleImpl<G> {
 ///
 /// The result also holds every candidate of `sub` (unchanged, with its rule name); new ones carry
 /// `name`. Regions are expanded in ascending order of their first node, and segments stop being
-/// added once `limits.max_candidates` candidates exist (a deterministic cut). Canonical order.
+/// added once `limits.max_candidates` candidates exist (a deterministic cut) or the collection's
+/// CandidateBudget is spent. Canonical order.
 template <class G>
 PartitionRule<G> combine_split_bounded(PartitionRule<G> sub, std::vector<Combiner<G>> combiners,
                                        SplitBoundLimits limits, std::string name = "combine_split_bounded") {
