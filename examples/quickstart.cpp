@@ -47,6 +47,6 @@ int main() {
   if (!result) return std::fprintf(stderr, "%s\n", result.error().message.c_str()), 1;
   for (const collage::Candidate& part : result->partitioning.parts)
     std::printf("%-7s %-12s cost %s\n", part.target.c_str(), part.sub_graph.to_string(*graph).c_str(),
-                part.cost->to_string().c_str());
+                part.cost.to_string().c_str());
   std::printf("total %s\n", result->partitioning.total.to_string().c_str());
 }

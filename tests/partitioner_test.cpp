@@ -197,7 +197,7 @@ TEST(Partitioner, AlternativesCarryThePenalisedCostsTheSearchCompared) {
   ASSERT_EQ(alts.size(), 2u);
   EXPECT_EQ(std::string(r->candidates[alts[0].candidate].target), "b");
   EXPECT_EQ(alts[0].cost, Cost::value(1.2));
-  EXPECT_EQ(alts[0].cost, *r->partitioning.parts[0].cost);  // the chosen part, at its own cost
+  EXPECT_EQ(alts[0].cost, r->partitioning.parts[0].cost);  // the chosen part, at its own cost
   EXPECT_EQ(std::string(r->candidates[alts[1].candidate].target), "a");
   EXPECT_EQ(alts[1].cost, Cost::value(1.5));
 }

@@ -108,7 +108,7 @@ int main() {
   double transfers = 0;
   for (double t : moved->partitioning.transfers) transfers += t;
   double parts = 0;
-  for (const collage::Candidate& part : moved->partitioning.parts) parts += part.cost->raw();
+  for (const collage::Candidate& part : moved->partitioning.parts) parts += part.cost.raw();
   check(std::abs(moved->partitioning.total.raw() - parts - transfers) < 1e-9, "the total is parts plus transfers");
 
   // [refine]

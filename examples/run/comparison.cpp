@@ -16,7 +16,7 @@ PreparedRun prepare_partitioning(const collage::DataflowGraph<Graph>& dataflow, 
   ConfigurationResult& r = run.result;
   for (const collage::Candidate& part : partitioning.parts) {
     ++r.partitions[std::string(part.target)];
-    if (part.cost && part.cost->is_known()) r.estimated_ms += part.cost->raw();
+    if (part.cost.is_known()) r.estimated_ms += part.cost.raw();
   }
   collage::Result<Executable> exe = Executable::compile(dataflow, partitioning, backends, devices);
   if (!exe.ok()) {

@@ -36,10 +36,9 @@ std::string nodes_text(const collage::DataflowGraph<Graph>& dataflow, const coll
   return join(names, ", ");
 }
 
-std::string cost_text(const std::optional<collage::Cost>& c) {
-  if (!c) return "not estimated";
-  if (c->is_known()) return ms(c->raw()) + " ms";
-  return c->to_string();
+std::string cost_text(const collage::Cost& c) {
+  if (c.is_known()) return ms(c.raw()) + " ms";
+  return c.to_string();
 }
 
 /// "refinement (collage+evo): ..." : what the evolutionary refinement tried and gained.
@@ -205,7 +204,7 @@ std::string format_profile(const collage::DataflowGraph<Graph>& dataflow, const 
     for (std::size_t k = 0; k < r.steps.size() && k < alone.size(); ++k) {
       if (r.steps[k].target == "copy" || part >= r.partition->partitioning.parts.size()) continue;
       const auto& cost = r.partition->partitioning.parts[part++].cost;
-      alone[k] = cost && cost->is_known() ? cost->raw() : 0.0;
+      alone[k] = cost.is_known() ? cost.raw() : 0.0;
     }
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
       return r.step_ms[a] - alone[a] > r.step_ms[b] - alone[b];
@@ -277,7 +276,7 @@ std::string report_json(const collage::DataflowGraph<Graph>& dataflow, const Run
       for (const collage::Candidate& part : r.partition->partitioning.parts) {
         nlohmann::ordered_json pj;
         pj["target"] = std::string(part.target);
-        pj["cost_ms"] = part.cost && part.cost->is_known() ? nlohmann::ordered_json(part.cost->raw()) : nlohmann::ordered_json(nullptr);
+        pj["cost_ms"] = part.cost.is_known() ? nlohmann::ordered_json(part.cost.raw()) : nlohmann::ordered_json(nullptr);
         nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
         for (std::size_t i : part.sub_graph.inside()) {
           if (dataflow.needs_kernel(i)) nodes.push_back(dataflow.label(i));

@@ -255,7 +255,7 @@ Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vect
   }
   std::vector<const Candidate*> pending;
   for (const Candidate& c : result.candidates) {
-    if (!c.cost) pending.push_back(&c);
+    if (c.cost.is_unknown()) pending.push_back(&c);
   }
   std::vector<SafeEstimate> estimates = safe_estimate_batch(*front, graph, pending);
   for (std::size_t k = 0; k < pending.size(); ++k) {

@@ -114,7 +114,7 @@ class JsonReportWriter {
     out_ = "{\n  \"format\": " + json_string(kCandidatesFormat) + ",\n  \"candidates\": [";
     for (std::size_t k = 0; k < candidates.size(); ++k) {
       const Candidate& c = candidates[k];
-      Cost cost = c.cost.value_or(Cost::unknown());
+      Cost cost = c.cost;
       if (auto pen = penalties.find(c.target); pen != penalties.end()) cost += Cost::value(pen->second);
       out_ += k ? ",\n    {" : "\n    {";
       summary(c, cost);
@@ -180,7 +180,7 @@ class JsonReportWriter {
   void part(const PartitionResult& result, std::size_t k) {
     const Candidate& c = result.partitioning.parts[k];
     out_ += '{';
-    summary(c, c.cost.value_or(Cost::unknown()));
+    summary(c, c.cost);
     if (k < result.partitioning.transfers.size()) {
       out_ += ", \"transfer_cost\": " + json_cost(Cost::value(result.partitioning.transfers[k]));
     }
@@ -281,7 +281,7 @@ std::string to_dot(const DataflowGraph<G>& graph, const PartitionResult& result,
     out += "  subgraph cluster_" + std::to_string(k) + " {\n";
     out += "    style=\"filled,rounded\";\n    fillcolor=\"" + std::string(colour(c.target)) + "\";\n";
     out += "    label=" + dot_quote(std::to_string(k + 1) + ". " + c.target + " (" + c.rule_name + ")\ncost " +
-                                   c.cost.value_or(Cost::unknown()).to_string()) + ";\n";
+                                   c.cost.to_string()) + ";\n";
     for (std::size_t i : c.sub_graph.inside()) out += node(i, "    ");
     out += "  }\n";
   }

@@ -447,7 +447,7 @@ inline std::string save_trace(const PartitionResult& result) {
   }
   for (const Candidate& c : result.candidates) {
     out += "candidate\t" + detail::trace_escape(c.target) + '\t' + detail::trace_escape(c.rule_name) + '\t';
-    out += detail::format_cost(c.cost.value_or(Cost::unknown()));
+    out += detail::format_cost(c.cost);
     out += '\t';
     detail::append_trace_indexes(out, c.sub_graph.inside());
     detail::append_trace_groups(out, c.sub_graph.nested(), 0);

@@ -38,7 +38,7 @@ struct Chain {
     for (const Expr* e : ops) {
       IndexSet s(graph->size());
       s.add(graph->index_of(e));
-      candidates.push_back(Candidate{SubGraph(*graph, s), "t", "rule", std::nullopt});
+      candidates.push_back(Candidate{SubGraph(*graph, s), "t", "rule"});
     }
   }
   std::vector<const Candidate*> pointers() const {
@@ -220,7 +220,7 @@ struct TwelveRelus {
     for (const Expr* r : relus) {
       IndexSet s(graph->size());
       s.add(graph->index_of(r));
-      candidates.push_back(Candidate{SubGraph(*graph, s), "t", "rule", std::nullopt});
+      candidates.push_back(Candidate{SubGraph(*graph, s), "t", "rule"});
     }
     for (const Candidate& c : candidates) pointers.push_back(&c);
   }

@@ -40,7 +40,7 @@ struct Fixture {
   Candidate candidate(std::initializer_list<const Expr*> nodes, std::string target = "t") const {
     IndexSet s(graph->size());
     for (const Expr* e : nodes) s.add(graph->index_of(e));
-    return Candidate{SubGraph(*graph, s), std::move(target), "rule", std::nullopt};
+    return Candidate{SubGraph(*graph, s), std::move(target), "rule"};
   }
 };
 

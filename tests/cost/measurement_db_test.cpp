@@ -362,7 +362,7 @@ struct Layers {
   Candidate candidate(const std::vector<const Expr*>& nodes, const std::string& target) const {
     IndexSet s(graph->size());
     for (const Expr* e : nodes) s.add(graph->index_of(e));
-    return Candidate{SubGraph(*graph, s), target, "rule", std::nullopt};
+    return Candidate{SubGraph(*graph, s), target, "rule"};
   }
   std::vector<const Candidate*> pointers() const {
     std::vector<const Candidate*> out;

@@ -30,7 +30,7 @@ struct Fixture {
   Candidate candidate(const std::vector<const Expr*>& nodes, const std::string& target) const {
     IndexSet s(graph->size());
     for (const Expr* e : nodes) s.add(graph->index_of(e));
-    return Candidate{SubGraph(*graph, s), target, "rule", std::nullopt};
+    return Candidate{SubGraph(*graph, s), target, "rule"};
   }
   Cost cost(MockOracle<ExprGraph>& oracle, const std::vector<const Expr*>& nodes, const std::string& target) const {
     Candidate c = candidate(nodes, target);
@@ -158,7 +158,7 @@ TEST(MockOracle, WorksOnTheAdjacencyIr) {
   IndexSet s(g.size());
   s.add(g.index_of(b));
   s.add(g.index_of(c));
-  Candidate cand{SubGraph(g, s), "t", "r", std::nullopt};
+  Candidate cand{SubGraph(g, s), "t", "r"};
   MockOracle<testing_ir::AdjacencyGraph> oracle({{"t", 1.0}});
   Result<Cost> cost = oracle.estimate(g, cand);
   ASSERT_TRUE(cost.ok());

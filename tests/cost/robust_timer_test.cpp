@@ -226,8 +226,8 @@ TEST(RobustTimer, AMeasuringOracleTimesEachCandidate) {
   ASSERT_TRUE(graph.ok());
   IndexSet relu(graph->size());
   relu.add(1);
-  const Candidate fast{SubGraph(*graph, relu), "fast", "rule", std::nullopt};
-  const Candidate slow{SubGraph(*graph, relu), "slow", "rule", std::nullopt};
+  const Candidate fast{SubGraph(*graph, relu), "fast", "rule"};
+  const Candidate slow{SubGraph(*graph, relu), "slow", "rule"};
   TimingOracle oracle;
   std::vector<Result<Measurement>> ms = oracle.measure_batch(*graph, {&fast, &slow});
   ASSERT_TRUE(ms[0].ok());

@@ -35,11 +35,11 @@ struct Fixture {
     return s;
   }
   Candidate candidate(const std::vector<const Expr*>& nodes, std::string target = "cutlass") const {
-    return Candidate{SubGraph(*graph, set(nodes)), std::move(target), "rule", std::nullopt};
+    return Candidate{SubGraph(*graph, set(nodes)), std::move(target), "rule"};
   }
   Candidate with_attrs(const std::vector<const Expr*>& nodes, Attrs attrs, std::string target = "cutlass") const {
     SubGraph s = SubGraph(*graph, set(nodes)).with_attrs(*graph, std::move(attrs));
-    return Candidate{std::move(s), std::move(target), "rule", std::nullopt};
+    return Candidate{std::move(s), std::move(target), "rule"};
   }
   std::string key(const Candidate& c) const { return structural_key(*graph, c); }
   std::string key(const std::vector<const Expr*>& nodes, std::string target = "cutlass") const {
@@ -219,7 +219,7 @@ TEST(StructuralKey, NestedGroupsAreInTheKey) {
   // Same attributes, different members: a group over {dense, bias_add} inside the block.
   auto partial = [&](const std::vector<const Expr*>& block) {
     NestedSubGraph group{SubGraph(*f.graph, f.set({block[0], block[1]})), {{"Composite", "dense_bias"}}};
-    return Candidate{SubGraph(*f.graph, f.set(block), {group}), "cutlass", "rule", std::nullopt};
+    return Candidate{SubGraph(*f.graph, f.set(block), {group}), "cutlass", "rule"};
   };
   EXPECT_NE(f.key(partial(b1)), dense_bias);
   EXPECT_EQ(f.key(partial(b0)), f.key(partial(b1)));
@@ -227,7 +227,7 @@ TEST(StructuralKey, NestedGroupsAreInTheKey) {
   // A group nested in a group is part of the key too.
   Candidate outer = f.with_attrs(b1, {{"Primitive", "1"}});
   SubGraph twice = outer.sub_graph.with_attrs(*f.graph, {{"Compiler", "cutlass"}});
-  EXPECT_NE(f.key(Candidate{twice, "cutlass", "rule", std::nullopt}), f.key(outer));
+  EXPECT_NE(f.key(Candidate{twice, "cutlass", "rule"}), f.key(outer));
 }
 
 TEST(StructuralKey, FieldsCannotRunTogether) {
@@ -310,7 +310,7 @@ TEST(StructuralKey, GroupsByStructureAsTheTextKeysDo) {
         default: {
           Candidate inner = f.with_attrs(members, {{"Composite", "a"}}, target);
           candidates.push_back(
-              Candidate{inner.sub_graph.with_attrs(*f.graph, {{"Primitive", "1"}}), target, "rule", std::nullopt});
+              Candidate{inner.sub_graph.with_attrs(*f.graph, {{"Primitive", "1"}}), target, "rule"});
         }
       }
     }
@@ -384,7 +384,7 @@ TEST(StructuralKey, DifferentShapeGivesADifferentKey) {
   auto key = [&](int n) {
     IndexSet s(g.size());
     s.add(g.index_of(n));
-    return structural_key(g, Candidate{SubGraph(g, s), "t", "r", std::nullopt});
+    return structural_key(g, Candidate{SubGraph(g, s), "t", "r"});
   };
   EXPECT_NE(key(a), key(b));
   EXPECT_EQ(key(a), key(c));
@@ -409,7 +409,7 @@ TEST(StructuralKey, WorksOnTheAdjacencyIr) {
   auto key = [&](std::vector<int> nodes) {
     IndexSet s(g.size());
     for (int n : nodes) s.add(g.index_of(n));
-    return structural_key(g, Candidate{SubGraph(g, s), "t", "r", std::nullopt});
+    return structural_key(g, Candidate{SubGraph(g, s), "t", "r"});
   };
   EXPECT_EQ(key({a1, a2}), key({b1, b2}));
   EXPECT_NE(key({a1, a2}), key({a0, a1, a2}));

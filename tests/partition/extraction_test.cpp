@@ -117,7 +117,7 @@ TEST(Extraction, TheStructuralKeyUsesTheSameLayout) {
       if (rng() % 3 == 0) inside.add(i);
     }
     if (inside.empty()) continue;
-    Candidate c{SubGraph(*g, inside), "t", "r", std::nullopt};
+    Candidate c{SubGraph(*g, inside), "t", "r"};
     EXPECT_EQ(structural_key(*g, c), structural_key(*g, c, extract(*g, c.sub_graph))) << round;
   }
 }

@@ -341,9 +341,9 @@ TEST(SubGraph, OrderAndHashAreConsistent) {
 
 TEST(Candidate, IdentityAndOrder) {
   Diamond d;
-  Candidate a{d.sub({d.conv}), "cuda", "native", std::nullopt};
+  Candidate a{d.sub({d.conv}), "cuda", "native"};
   Candidate b{d.sub({d.conv}), "cuda", "other_rule", Cost::value(3)};
-  Candidate c{d.sub({d.conv}), "cpu", "native", std::nullopt};
+  Candidate c{d.sub({d.conv}), "cpu", "native"};
   EXPECT_EQ(a, b);  // same sub-graph and target: a duplicate whatever the rule
   EXPECT_NE(a, c);
   EXPECT_LT(c, a);  // by target after the sub-graph

@@ -39,7 +39,7 @@ class FixedRule final : public detail::RuleImpl<ExprGraph> {
       for (std::size_t i : nodes) inside.add(i);
       SubGraph s(graph, std::move(inside));
       if (!composite.empty()) s = s.with_attrs(graph, {{"Composite", composite}});
-      result.push_back(Candidate{std::move(s), target, name_, std::nullopt});
+      result.push_back(Candidate{std::move(s), target, name_});
     }
     canonicalize(result);
     return result;

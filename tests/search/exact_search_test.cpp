@@ -110,7 +110,7 @@ TEST(SearchProblem, ItemsAreIndexedByFirstKernelNodeInCandidateOrder) {
     }
     std::shuffle(all.begin(), all.end(), rng);
     const std::size_t usable = static_cast<std::size_t>(
-        std::count_if(all.begin(), all.end(), [](const Candidate& c) { return !c.cost->is_invalid(); }));
+        std::count_if(all.begin(), all.end(), [](const Candidate& c) { return !c.cost.is_invalid(); }));
     auto problem = SearchProblem<G>::build(*graph, std::move(all));
     ASSERT_TRUE(problem.ok()) << problem.error().message;
     ASSERT_EQ(problem->size(), usable);
@@ -133,7 +133,7 @@ TEST(SearchProblem, ItemsAreIndexedByFirstKernelNodeInCandidateOrder) {
         EXPECT_EQ(item.first_kernel, node);
         EXPECT_EQ(item.inside, c.sub_graph.inside());
         EXPECT_EQ(item.input, c.sub_graph.input());
-        EXPECT_EQ(item.cost, *c.cost);
+        EXPECT_EQ(item.cost, c.cost);
         if (id > first) {
           EXPECT_LT(&(*problem)[id - 1].candidate(), &c) << "candidate order within a node";
         }
@@ -153,7 +153,7 @@ std::vector<Candidate> random_convex_candidates(const DataflowGraph<G>& graph, s
   for (int t = 0; t < targets; ++t) {
     const std::string target = "t" + std::to_string(t);
     auto add = [&](IndexSet inside) {
-      Candidate c{SubGraph(graph, std::move(inside)), target, "hull", std::nullopt};
+      Candidate c{SubGraph(graph, std::move(inside)), target, "hull"};
       c.cost = Cost::value(static_cast<double>(1 + rng() % 40) * std::pow(0.75, c.sub_graph.size() - 1.0) *
                            static_cast<double>(c.sub_graph.size()));
       all.push_back(std::move(c));

@@ -318,7 +318,7 @@ int run_candidates(const Options& options) {
   collage::CachingOracle<JsonGraph> cache(*oracle);
   std::vector<const collage::Candidate*> pending;
   for (const collage::Candidate& c : all) {
-    if (!c.cost) pending.push_back(&c);
+    if (c.cost.is_unknown()) pending.push_back(&c);
   }
   bar.update("estimate", 0, 0);
   std::vector<collage::SafeEstimate> costs = collage::safe_estimate_batch(cache, *in.graph, pending);

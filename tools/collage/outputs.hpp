@@ -121,7 +121,7 @@ inline std::string partition_text(const DataflowGraph<JsonGraph>& graph, const P
   for (const Candidate& c : p.parts) {
     target_width = std::max(target_width, c.target.size());
     rule_width = std::max(rule_width, c.rule_name.size());
-    cost_width = std::max(cost_width, c.cost.value_or(Cost::unknown()).to_string().size());
+    cost_width = std::max(cost_width, c.cost.to_string().size());
   }
   const std::size_t num_width = std::to_string(p.parts.size()).size() + 1;
   out += detail::pad_right("#", num_width) + "  " + detail::pad_right("target", target_width) + "  " +
@@ -130,7 +130,7 @@ inline std::string partition_text(const DataflowGraph<JsonGraph>& graph, const P
     const Candidate& c = p.parts[k];
     std::string line = detail::pad_right(std::to_string(k + 1), num_width) + "  " +
                        detail::pad_right(one_line(c.target), target_width) + "  " +
-                       detail::pad_right(c.cost.value_or(Cost::unknown()).to_string(), cost_width) + "  " +
+                       detail::pad_right(c.cost.to_string(), cost_width) + "  " +
                        detail::pad_right(one_line(c.rule_name), rule_width) + "  " +
                        detail::join_ids(graph, c.sub_graph.inside());
     detail::append_composites(graph, c.sub_graph, line);

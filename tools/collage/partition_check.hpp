@@ -227,8 +227,7 @@ class PartitionChecker {
     }
     std::optional<std::vector<NestedSubGraph>> nested = groups(j, path, 0);
     if (!nested) return std::nullopt;
-    Candidate c{SubGraph(graph_, std::move(*nodes), std::move(*nested)), std::move(*name), std::move(rule_name),
-                std::nullopt};
+    Candidate c{SubGraph(graph_, std::move(*nodes), std::move(*nested)), std::move(*name), std::move(rule_name)};
     if (const char* why = structural_problem(c.sub_graph)) {
       in_.fail(path, "partition " + std::to_string(k) + " (" + one_line(c.target) + ") is not a valid sub-graph: " + why);
       return std::nullopt;

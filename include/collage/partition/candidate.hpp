@@ -3,7 +3,6 @@
 /// \file
 /// Candidate: a sub-graph a target could run, produced by a partition rule.
 
-#include <optional>
 #include <string>
 
 #include "collage/partition/sub_graph.hpp"
@@ -19,11 +18,11 @@ struct Candidate {
   SubGraph sub_graph;
   Name target;
   Name rule_name;
-  /// The candidate's cost once known, std::nullopt until then: the one spelling of "not
-  /// estimated". Rules leave it empty unless they know the cost (the host rule's zero); the
-  /// partitioner asks the oracle for every empty one. Cost::unknown() is an answer, not the lack
-  /// of one: the oracle could not tell.
-  std::optional<Cost> cost;
+  /// The candidate's cost: Cost::unknown() until an oracle has answered (and when it could not
+  /// tell), the one spelling of "not estimated". Rules leave it Unknown unless they know the cost
+  /// (the host rule's zero); estimate_costs() asks the oracle for every Unknown one, and the
+  /// search treats those the oracle left Unknown by its fallback rule (SearchCosts).
+  Cost cost = Cost::unknown();
 
   /// Identity for de-duplication: same inside set, same nesting, same target.
   friend bool operator==(const Candidate& a, const Candidate& b) {

@@ -22,7 +22,7 @@ namespace detail {
 template <class G>
 Candidate make_candidate(const DataflowGraph<G>& graph, IndexSet inside, const Name& target,
                          const Name& rule_name) {
-  return Candidate{SubGraph(graph, std::move(inside)), target, rule_name, std::nullopt};
+  return Candidate{SubGraph(graph, std::move(inside)), target, rule_name};
 }
 
 template <class G>

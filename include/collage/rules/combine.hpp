@@ -280,7 +280,7 @@ class CandidatePool {
       if (id < seeds_.size()) {
         result.push_back(std::move(seeds_[id]));
       } else {
-        result.push_back(Candidate{std::move(items_[id]), target, rule_name, std::nullopt});
+        result.push_back(Candidate{std::move(items_[id]), target, rule_name});
       }
     }
     return result;

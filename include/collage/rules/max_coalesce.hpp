@@ -196,7 +196,7 @@ class RegionMerger {
       if (!alive_[id]) continue;
       if (merged_[id]) {
         regions_[id].rule_name = rule_name;
-        regions_[id].cost = std::nullopt;
+        regions_[id].cost = Cost::unknown();
       }
       result.push_back(std::move(regions_[id]));
     }

@@ -220,7 +220,7 @@ class SplitBoundRule final : public RuleImpl<G> {
       if (!out.seen.insert(s).second) return;
       ++out.built;
       out.ctx.run->add_join(s.heap_bytes() + sizeof(Candidate));
-      result.push_back(Candidate{std::move(s), target, name_, std::nullopt});
+      result.push_back(Candidate{std::move(s), target, name_});
     };
     SegmentComponents components;
     // Forward sweep from segment start i: adds nodes i..m-1, each joined to its inputs in the

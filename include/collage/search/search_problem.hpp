@@ -159,7 +159,7 @@ class SearchProblem {
     items_.reserve(candidates.size());
     by_first_.assign(graph_->size() + 1, 0);
     for (const Candidate& c : candidates) {
-      Cost cost = c.cost.value_or(Cost::unknown());
+      Cost cost = c.cost;
       if (cost.is_invalid()) continue;
       std::size_t first_kernel = npos;
       std::size_t kernels = 0;

@@ -90,7 +90,7 @@ TEST(SyntheticCost, LaunchPlusDiscountedSumOverComputeNodes) {
   auto cost = [&](const std::string& target, std::initializer_list<const char*> ids) {
     IndexSet inside(g.size());
     for (const char* id : ids) inside.add(g.index_of(ir->find(id)));
-    Candidate c{SubGraph(g, inside), target, "r", std::nullopt};
+    Candidate c{SubGraph(g, inside), target, "r"};
     Result<Cost> r = oracle.estimate(g, c);
     EXPECT_TRUE(r.ok());
     return r.ok() ? *r : Cost::unknown();
