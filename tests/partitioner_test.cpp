@@ -490,6 +490,72 @@ TEST(Partitioner, ExactFallsBackToBeamOnlyWhenItGivesUp) {
   EXPECT_EQ(strict.error().code, ErrorCode::search_gave_up);
 }
 
+TEST(Partitioner, EmptyOrRepeatedTargetNamesAreInvalidArguments) {
+  ExprGraph ir;
+  ir.output(ir.call("relu", {ir.var("x")}));
+  Graph g = build(ir);
+  MockOracle<ExprGraph> oracle({{"t", 1.0}, {"", 1.0}});
+  Spec cheap = per_op("t");
+  Spec dear = per_op("t");
+  dear.penalty = 5;  // two specs of one target would share one penalty, the last
+  auto twice = partition(g, {cheap, per_op("u"), dear}, oracle);
+  ASSERT_FALSE(twice.ok());
+  EXPECT_EQ(twice.error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(twice.error().message,
+            "specs 1 and 3 both name target 't': give each target one spec (join rules with union_of)");
+  auto empty = partition(g, {per_op("")}, oracle);
+  ASSERT_FALSE(empty.ok());
+  EXPECT_EQ(empty.error().code, ErrorCode::invalid_argument);
+  EXPECT_EQ(empty.error().message, "PartitionSpec::target of spec 1 is empty: every target needs a name");
+  EXPECT_FALSE(collect_candidates(g, {cheap, dear}).ok());
+}
+
+TEST(Partitioner, CollectAndEstimateAreThePartitionersOwnSteps) {
+  RefineFixture f;
+  MockOracle<ExprGraph> oracle({{"a", 1.0}, {"b", 2.0}});
+  auto whole = partition(f.g, f.specs, oracle);
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  auto set = collect_candidates(f.g, f.specs);
+  ASSERT_TRUE(set.ok()) << set.error().message;
+  EXPECT_EQ(set->priority, whole->priority);
+  EXPECT_TRUE(set->warnings.empty());
+  for (const Candidate& c : set->candidates) EXPECT_TRUE(c.cost.is_unknown()) << c.to_string();
+  MockOracle<ExprGraph> again({{"a", 1.0}, {"b", 2.0}});
+  const CostEstimates estimates = estimate_costs(f.g, set->candidates, again);
+  EXPECT_TRUE(estimates.oracle_errors.empty());
+  ASSERT_EQ(set->candidates.size(), whole->candidates.size());
+  for (std::size_t k = 0; k < set->candidates.size(); ++k) {
+    EXPECT_EQ(set->candidates[k], whole->candidates[k]);
+    EXPECT_EQ(set->candidates[k].cost, whole->candidates[k].cost);
+  }
+  // A second call asks nothing: every cost is known now.
+  EXPECT_EQ(estimate_costs(f.g, set->candidates, again).oracle.calls, 0u);
+}
+
+TEST(Partitioner, ARuleStoppedByTheCandidateBudgetIsAWarningOfTheResult) {
+  ExprGraph ir;
+  const Expr* h = ir.var("x");
+  for (int i = 0; i < 12; ++i) h = ir.call("relu", {h});
+  ir.output(h);
+  Graph g = build(ir);
+  MockOracle<ExprGraph> oracle({{"t", 1.0}});
+  Spec runs{"t", combine(op_kind<ExprGraph>(OpKind::opaque), {Combiner<ExprGraph>::all()}, {}, "runs")};
+  PartitionerOptions options;
+  options.candidates.max_candidates_per_rule = 20;
+  auto cut = partition(g, {runs}, oracle, options);
+  ASSERT_TRUE(cut.ok()) << cut.error().message;
+  ASSERT_EQ(cut->warnings.size(), 1u);
+  EXPECT_EQ(cut->warnings[0].rfind("target 't', rule 'runs' (combine): stopped at max_candidates_per_rule (20)", 0),
+            0u)
+      << cut->warnings[0];
+  options.candidates = CandidateBudget{};
+  auto whole = partition(g, {runs}, oracle, options);
+  ASSERT_TRUE(whole.ok()) << whole.error().message;
+  EXPECT_TRUE(whole->warnings.empty());
+  EXPECT_EQ(whole->candidates.size(), 12u * 13u / 2u);  // every contiguous run
+  EXPECT_LT(cut->candidates.size(), whole->candidates.size());
+}
+
 TEST(Partitioner, UncoveredNodeIsAnUncoveredError) {
   ExprGraph ir;
   ir.output(ir.call("abs", {ir.call("relu", {ir.var("x")})}));

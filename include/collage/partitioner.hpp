@@ -21,6 +21,7 @@
 #include "collage/cost/cost_oracle.hpp"
 #include "collage/partition/extraction.hpp"
 #include "collage/rules/partition_spec.hpp"
+#include "collage/rules/rule_context.hpp"
 #include "collage/search/beam_search.hpp"
 #include "collage/search/evolutionary_search.hpp"
 #include "collage/search/exact_search.hpp"
@@ -61,6 +62,9 @@ struct PartitionerOptions {
   bool cache = true;
   /// Limits on the oracle; once spent, remaining candidates are Unknown (see SearchProblem).
   OracleBudget budget;
+  /// Limits on generating candidates (joins in total and per rule, memory, seconds); a rule that
+  /// reaches one stops and says so in PartitionResult::warnings. On by default.
+  CandidateBudget candidates;
   /// Where targets run and what moving values between devices costs; the search charges the moves
   /// (see TransferModel). By default every target runs on the host and nothing moves.
   TransferModel transfers;
@@ -85,6 +89,36 @@ struct Alternative {
   Cost cost;
 };
 
+/// Phase 2's answer (collect_candidates()): every candidate of every spec, and what the search
+/// needs of the specs besides the candidates' costs.
+struct CandidateSet {
+  /// Every candidate of every spec, in canonical order; Cost::unknown() unless a rule knows the
+  /// cost.
+  std::vector<Candidate> candidates;
+  /// The specs' non-zero penalties, by target.
+  std::map<std::string, double> penalties;
+  /// The targets in spec order (the greedy searcher's priority).
+  std::vector<std::string> priority;
+  /// One line per rule that stopped at the CandidateBudget, naming the target, the rule and the
+  /// limit.
+  std::vector<std::string> warnings;
+  /// Wall-clock seconds it took.
+  double seconds = 0;
+};
+
+/// What estimate_costs() found out.
+struct CostEstimates {
+  /// One line per oracle failure (the candidate became Invalid).
+  std::vector<std::string> oracle_errors;
+  /// The same failures by candidate: (index into the candidate list, the oracle's error),
+  /// ascending.
+  InvalidReasons invalid_reasons;
+  /// What this call asked of the oracle stack.
+  OracleStats oracle;
+  /// Wall-clock seconds it took.
+  double seconds = 0;
+};
+
 /// Everything partition() found out.
 struct PartitionResult {
   Partitioning partitioning;
@@ -102,6 +136,10 @@ struct PartitionResult {
   std::vector<std::string> oracle_errors;
   /// The same failures by candidate: (index into `candidates`, the oracle's error), ascending.
   InvalidReasons invalid_reasons;
+  /// What a budget cut, one line each: rules stopped by the CandidateBudget (naming the target,
+  /// the rule and the limit); a searcher that gave way to another (exact search falling back to
+  /// beam search).
+  std::vector<std::string> warnings;
   /// What this call asked of the oracle stack (a caller's wrapper reused across calls counts
   /// over its lifetime; these are this call's counts alone).
   OracleStats oracle;
@@ -153,15 +191,6 @@ Result<Partitioning> run_search(const SearchProblem<G>& problem, const Partition
   return Error{ErrorCode::invalid_argument, "PartitionerOptions::algorithm is not a SearchAlgorithm"};
 }
 
-/// The first inside node of `sub_graph` that needs a kernel (npos when none does).
-template <class G>
-std::size_t first_kernel_node(const DataflowGraph<G>& graph, const SubGraph& sub_graph) {
-  for (std::size_t i : sub_graph.inside()) {
-    if (graph.needs_kernel(i)) return i;
-  }
-  return npos;
-}
-
 /// PartitionResult::alternatives of `parts`, from the problem the search ran on (whose items point
 /// into `candidates`).
 template <class G>
@@ -191,57 +220,70 @@ std::vector<std::vector<Alternative>> explain_parts(const SearchProblem<G>& prob
 
 }  // namespace detail
 
-/// Phases 1-3 of collage: every spec's rule proposes candidates over `graph`; `oracle` costs
-/// them (through a structural cache and the budget of `options`); the chosen searcher picks the
-/// cheapest valid, acyclic partitioning, and each chosen part is explained by its alternatives.
-/// Fails (without aborting) with ErrorCode::invalid_argument, naming the field, on options or a
-/// spec penalty out of their domain (a beam width of 0 where the beam may run; a negative, NaN or
-/// infinite penalty or transfer cost; a device index of kMaxDevices or more); with ErrorCode::uncovered when some node cannot be covered, saying whether no
-/// rule proposed a candidate for it or all of its candidates are Invalid (with the first oracle
-/// error among them); or when the search fails. Oracle failures never fail the call by
-/// themselves: they make the candidate Invalid and are listed in `oracle_errors`.
+namespace detail {
+
+/// An invalid_argument Error when some spec has an empty target name, two specs name the same
+/// target, or a penalty is out of its domain.
 template <class G>
-Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vector<PartitionSpec<G>>& specs,
-                                  CostOracle<G>& oracle, const PartitionerOptions& options = {}) {
-  if (auto error = detail::check_options(options)) return std::move(*error);
-  for (const PartitionSpec<G>& spec : specs) {
-    if (auto error = detail::check_penalty(spec.target, spec.penalty, "PartitionSpec::penalty")) {
-      return std::move(*error);
-    }
-  }
-  Result<TransferTable> transfers = tabulate_transfers(graph, options.transfers);
-  if (!transfers.ok()) return transfers.error();
-  const auto started = std::chrono::steady_clock::now();
-  auto report = [&](std::string_view phase, std::size_t done, std::size_t total) {
-    if (options.progress) options.progress(phase, done, total);
-  };
-  PartitionResult result;
-  result.algorithm = options.algorithm;
-  result.exact = options.exact;
-  result.beam = options.beam;
-  result.fall_back_to_beam = options.fall_back_to_beam;
-
-  // Phase 2: candidates.
-  auto phase = std::chrono::steady_clock::now();
-  SearchCosts costs;
-  std::vector<std::vector<Candidate>> lists;
+std::optional<Error> check_specs(const std::vector<PartitionSpec<G>>& specs) {
   for (std::size_t s = 0; s < specs.size(); ++s) {
-    report("candidates", s, specs.size());
-    lists.push_back(specs[s].all_candidates(graph));
-    if (specs[s].penalty != 0) costs.penalty[specs[s].target] = specs[s].penalty;
-    if (std::find(result.priority.begin(), result.priority.end(), specs[s].target) == result.priority.end()) {
-      result.priority.push_back(specs[s].target);
+    const std::string& target = specs[s].target;
+    if (target.empty()) {
+      return Error{ErrorCode::invalid_argument, "PartitionSpec::target of spec " + std::to_string(s + 1) +
+                                                    " is empty: every target needs a name"};
     }
+    for (std::size_t t = 0; t < s; ++t) {
+      if (specs[t].target == target) {
+        return Error{ErrorCode::invalid_argument, "specs " + std::to_string(t + 1) + " and " + std::to_string(s + 1) +
+                                                      " both name target '" + target +
+                                                      "': give each target one spec (join rules with union_of)"};
+      }
+    }
+    if (auto error = check_penalty(target, specs[s].penalty, "PartitionSpec::penalty")) return error;
   }
-  result.candidates = merge_canonical(std::move(lists));
-  report("candidates", specs.size(), specs.size());
-  result.penalties = costs.penalty;
-  costs.transfers = std::move(transfers).value();
-  result.transfers = costs.transfers;
-  result.seconds.candidates = detail::seconds_since(phase);
+  return std::nullopt;
+}
 
-  // Costs: candidates without one go to the oracle, in one batch.
-  phase = std::chrono::steady_clock::now();
+}  // namespace detail
+
+/// Phase 2 of collage: every spec's rule proposes its candidates over `graph`, within
+/// `options.candidates` (one CandidateBudget shared by all specs; a rule that reaches a limit
+/// stops, and the set's `warnings` say which rule and which limit), merged into one canonical
+/// list. Progress goes to `options.progress` as phase "candidates" (one step per spec). Fails with
+/// ErrorCode::invalid_argument when a spec's target name is empty, two specs name the same target,
+/// or a penalty is negative, NaN or infinite.
+template <class G>
+Result<CandidateSet> collect_candidates(const DataflowGraph<G>& graph, const std::vector<PartitionSpec<G>>& specs,
+                                        const PartitionerOptions& options = {}) {
+  if (auto error = detail::check_specs(specs)) return std::move(*error);
+  const auto started = std::chrono::steady_clock::now();
+  CandidateSet set;
+  CandidateRun run(options.candidates);
+  std::vector<std::vector<Candidate>> lists;
+  lists.reserve(specs.size());
+  for (std::size_t s = 0; s < specs.size(); ++s) {
+    if (options.progress) options.progress("candidates", s, specs.size());
+    lists.push_back(specs[s].all_candidates(graph, RuleContext{&run}));
+    if (specs[s].penalty != 0) set.penalties[specs[s].target] = specs[s].penalty;
+    set.priority.push_back(specs[s].target);
+  }
+  set.candidates = merge_canonical(std::move(lists));
+  if (options.progress) options.progress("candidates", specs.size(), specs.size());
+  set.warnings = run.take_warnings();
+  set.seconds = detail::seconds_since(started);
+  return set;
+}
+
+/// The costing step: asks `oracle` for the cost of every candidate of `candidates` whose cost is
+/// Cost::unknown(), in one batch, through a structural cache (unless `options.cache` is off) and
+/// under `options.budget`, and writes each answer back into its candidate. An oracle failure makes
+/// its candidate Invalid and is listed, never fails the call. Progress goes to `options.progress`
+/// as phase "estimate" (in chunks of 16 candidates when there is a callback).
+template <class G>
+CostEstimates estimate_costs(const DataflowGraph<G>& graph, std::vector<Candidate>& candidates, CostOracle<G>& oracle,
+                             const PartitionerOptions& options = {}) {
+  const auto started = std::chrono::steady_clock::now();
+  CostEstimates out;
   const OracleStats before = oracle.stats();  // a caller's wrapper counts over its lifetime
   BudgetedOracle<G> budgeted(oracle, options.budget, options.progress);
   budgeted.set_chunk_size(options.progress ? 16 : 0);
@@ -253,30 +295,76 @@ Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vect
     cache = std::make_unique<CachingOracle<G>>(static_cast<CostOracle<G>&>(budgeted));
     front = cache.get();
   }
-  std::vector<const Candidate*> pending;
-  for (const Candidate& c : result.candidates) {
-    if (c.cost.is_unknown()) pending.push_back(&c);
+  std::vector<std::size_t> pending;
+  std::vector<const Candidate*> batch;
+  for (std::size_t k = 0; k < candidates.size(); ++k) {
+    if (!candidates[k].cost.is_unknown()) continue;
+    pending.push_back(k);
+    batch.push_back(&candidates[k]);
   }
-  std::vector<SafeEstimate> estimates = safe_estimate_batch(*front, graph, pending);
+  std::vector<SafeEstimate> estimates = safe_estimate_batch(*front, graph, batch);
   for (std::size_t k = 0; k < pending.size(); ++k) {
-    const_cast<Candidate*>(pending[k])->cost = estimates[k].cost;
+    candidates[pending[k]].cost = estimates[k].cost;
     if (!estimates[k].failed()) continue;
-    result.oracle_errors.push_back(estimates[k].error);
-    result.invalid_reasons.emplace_back(static_cast<std::size_t>(pending[k] - result.candidates.data()),
-                                        estimates[k].error);
+    out.oracle_errors.push_back(estimates[k].error);
+    out.invalid_reasons.emplace_back(pending[k], std::move(estimates[k].error));
   }
-  result.oracle = front->stats().since(before);
-  result.seconds.estimate = detail::seconds_since(phase);
+  out.oracle = front->stats().since(before);
+  out.seconds = detail::seconds_since(started);
+  return out;
+}
+
+/// Phases 2-3 of collage: collect_candidates() over `specs`, estimate_costs() with `oracle`, then
+/// the chosen searcher picks the cheapest valid, acyclic partitioning, and each chosen part is
+/// explained by its alternatives. Fails (without aborting) with ErrorCode::invalid_argument,
+/// naming the field, on options or specs out of their domain (a beam width of 0 where the beam
+/// may run; an empty or repeated target name; a negative, NaN or infinite penalty or transfer
+/// cost; a device index of kMaxDevices or more); with ErrorCode::uncovered when some node cannot
+/// be covered, saying whether no rule proposed a candidate for it or all of its candidates are
+/// Invalid (with the first oracle error among them); or when the search fails. Oracle failures
+/// never fail the call by themselves: they make the candidate Invalid and are listed in
+/// `oracle_errors`.
+template <class G>
+Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vector<PartitionSpec<G>>& specs,
+                                  CostOracle<G>& oracle, const PartitionerOptions& options = {}) {
+  if (auto error = detail::check_options(options)) return std::move(*error);
+  if (auto error = detail::check_specs(specs)) return std::move(*error);
+  Result<TransferTable> transfers = tabulate_transfers(graph, options.transfers);
+  if (!transfers.ok()) return transfers.error();
+  const auto started = std::chrono::steady_clock::now();
+  PartitionResult result;
+  result.algorithm = options.algorithm;
+  result.exact = options.exact;
+  result.beam = options.beam;
+  result.fall_back_to_beam = options.fall_back_to_beam;
+
+  Result<CandidateSet> collected = collect_candidates(graph, specs, options);
+  if (!collected.ok()) return collected.error();
+  result.candidates = std::move(collected->candidates);
+  result.penalties = std::move(collected->penalties);
+  result.priority = std::move(collected->priority);
+  result.warnings = std::move(collected->warnings);
+  result.seconds.candidates = collected->seconds;
+
+  CostEstimates estimated = estimate_costs(graph, result.candidates, oracle, options);
+  result.oracle_errors = std::move(estimated.oracle_errors);
+  result.invalid_reasons = std::move(estimated.invalid_reasons);
+  result.oracle = estimated.oracle;
+  result.seconds.estimate = estimated.seconds;
 
   // Phase 3: search, and the explanation from the same problem.
-  phase = std::chrono::steady_clock::now();
-  report("search", 0, 1);
+  const auto phase = std::chrono::steady_clock::now();
+  if (options.progress) options.progress("search", 0, 1);
+  SearchCosts costs;
+  costs.penalty = result.penalties;
+  costs.transfers = std::move(transfers).value();
+  result.transfers = costs.transfers;
   auto problem = SearchProblem<G>::build_borrowed(graph, result.candidates, costs, result.invalid_reasons);
   if (!problem.ok()) return problem.error();
   auto found = detail::run_search(*problem, options, result.priority);
   if (!found.ok()) return found.error();
   result.partitioning = std::move(found).value();
-  report("search", 1, 1);
+  if (options.progress) options.progress("search", 1, 1);
   result.seconds.search = detail::seconds_since(phase);
   result.alternatives = detail::explain_parts(*problem, result.candidates, result.partitioning.parts);
   result.seconds.total = detail::seconds_since(started);

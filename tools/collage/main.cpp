@@ -17,7 +17,6 @@
 #include <utility>
 #include <vector>
 
-#include "collage/cost/caching_oracle.hpp"
 #include "collage/cost/cost_oracle.hpp"
 #include "collage/partitioner.hpp"
 #include "graph_reader.hpp"
@@ -214,14 +213,22 @@ int fail(const std::string& message) {
   return kUserError;
 }
 
-/// Prints the spec's rule warnings on stderr, one line each.
-void print_warnings(const Spec& spec) {
-  for (const std::string& w : *spec.warnings) std::fprintf(stderr, "collage: warning: %s\n", one_line(w).c_str());
+/// The library's warnings (rules stopped by a budget, a searcher that gave way) as the tool
+/// reports them: each prefixed with the spec file.
+std::vector<std::string> spec_warnings(const Spec& spec, const std::vector<std::string>& warnings) {
+  std::vector<std::string> lines;
+  for (const std::string& w : warnings) lines.push_back(spec.file + ": " + w);
+  return lines;
 }
 
-/// `doc` with the spec's rule warnings added under "warnings" (when there are any).
-OrderedJson with_warnings(OrderedJson doc, const Spec& spec) {
-  if (!spec.warnings->empty()) doc["warnings"] = *spec.warnings;
+/// Prints warning lines on stderr.
+void print_warnings(const std::vector<std::string>& lines) {
+  for (const std::string& w : lines) std::fprintf(stderr, "collage: warning: %s\n", one_line(w).c_str());
+}
+
+/// `doc` with warning lines added under "warnings" (when there are any).
+OrderedJson with_warnings(OrderedJson doc, const std::vector<std::string>& lines) {
+  if (!lines.empty()) doc["warnings"] = lines;
   return doc;
 }
 
@@ -280,8 +287,9 @@ int run_partition(const Options& options) {
   std::unique_ptr<collage::CostOracle<JsonGraph>> oracle = in.spec->make_oracle();
   collage::Result<collage::PartitionResult> result = collage::partition(*in.graph, in.spec->targets, *oracle, popts);
   bar.stop();
-  print_warnings(*in.spec);
   if (!result.ok()) return fail(in.spec->file + ": " + result.error().message);
+  const std::vector<std::string> warnings = spec_warnings(*in.spec, result->warnings);
+  print_warnings(warnings);
   Timings t;
   t.build = in.build_seconds;
   t.candidates = result->seconds.candidates;
@@ -290,7 +298,7 @@ int run_partition(const Options& options) {
   t.total = in.build_seconds + result->seconds.total;
   std::string text;
   if (format == "json") {
-    text = pretty(with_warnings(partition_json(*in.graph, *result, t), *in.spec));
+    text = pretty(with_warnings(partition_json(*in.graph, *result, t), warnings));
   } else if (format == "dot") {
     text = partition_dot(*in.graph, *result);
   } else {
@@ -305,27 +313,19 @@ int run_candidates(const Options& options) {
   ProgressBar bar(isatty(fileno(stderr)) != 0, stderr);
   if (auto e = load_graph(*options.get("graph"), in)) return fail(*e);
   if (auto e = load_spec(*options.get("spec"), in)) return fail(*e);
-  std::vector<std::vector<collage::Candidate>> lists;
-  std::map<std::string, double> penalties;
-  for (std::size_t s = 0; s < in.spec->targets.size(); ++s) {
-    const collage::PartitionSpec<JsonGraph>& target = in.spec->targets[s];
-    bar.update("candidates", s, in.spec->targets.size());
-    lists.push_back(target.all_candidates(*in.graph));
-    if (target.penalty != 0) penalties[target.target] = target.penalty;
+  collage::PartitionerOptions popts = in.spec->options();
+  popts.progress = bar.callback();
+  collage::Result<collage::CandidateSet> set = collage::collect_candidates(*in.graph, in.spec->targets, popts);
+  if (!set.ok()) {
+    bar.stop();
+    return fail(in.spec->file + ": " + set.error().message);
   }
-  std::vector<collage::Candidate> all = collage::merge_canonical(std::move(lists));
   std::unique_ptr<collage::CostOracle<JsonGraph>> oracle = in.spec->make_oracle();
-  collage::CachingOracle<JsonGraph> cache(*oracle);
-  std::vector<const collage::Candidate*> pending;
-  for (const collage::Candidate& c : all) {
-    if (c.cost.is_unknown()) pending.push_back(&c);
-  }
-  bar.update("estimate", 0, 0);
-  std::vector<collage::SafeEstimate> costs = collage::safe_estimate_batch(cache, *in.graph, pending);
-  for (std::size_t k = 0; k < pending.size(); ++k) const_cast<collage::Candidate*>(pending[k])->cost = costs[k].cost;
+  collage::estimate_costs(*in.graph, set->candidates, *oracle, popts);
   bar.stop();
-  print_warnings(*in.spec);
-  const std::string text = pretty(with_warnings(candidates_json(*in.graph, all, penalties), *in.spec));
+  const std::vector<std::string> warnings = spec_warnings(*in.spec, set->warnings);
+  print_warnings(warnings);
+  const std::string text = pretty(with_warnings(candidates_json(*in.graph, set->candidates, set->penalties), warnings));
   if (collage::Status s = emit(options, text); !s.ok()) return fail(s.message());
   return kOk;
 }

@@ -52,9 +52,6 @@ struct ToolSpec {
   std::size_t beam_width = 64;
   std::size_t max_states = ExactSearchOptions{}.max_states;
   std::size_t max_memory_mib = ExactSearchOptions{}.max_memory_mib;
-  /// Warnings the rules raise while they run (a combine step cut at its candidate budget), one
-  /// line each, without duplicates, in the order they first happened. Shared with the rules.
-  std::shared_ptr<std::vector<std::string>> warnings = std::make_shared<std::vector<std::string>>();
 
   /// The partitioner options the search settings give.
   PartitionerOptions options() const {
@@ -89,8 +86,7 @@ inline constexpr const char* kKindNames = "elemwise, broadcast, injective, reduc
 template <class G>
 class SpecParser {
  public:
-  SpecParser(JsonReader& in, std::string file, std::shared_ptr<std::vector<std::string>> warnings)
-      : in_(in), file_(std::move(file)), warnings_(std::move(warnings)) {}
+  explicit SpecParser(JsonReader& in) : in_(in) {}
 
   std::optional<PartitionRule<G>> rule(const Json& j, const JsonPath& path, std::size_t depth) {
     if (depth >= kMaxRuleDepth) {
@@ -185,7 +181,7 @@ class SpecParser {
       if (!cs || !max_depth || !max_candidates || !rule_name) return std::nullopt;
       std::optional<PartitionRule<G>> sub = sub_rule(j, path, depth);
       if (!sub) return std::nullopt;
-      CombineLimits limits = combine_limits(path, *max_depth, *max_candidates);
+      CombineLimits limits = combine_limits(*max_depth, *max_candidates);
       return combine<G>(std::move(*sub), std::move(*cs), std::move(limits), *rule_name);
     }
     if (r == "combine_split_bounded") {
@@ -203,7 +199,6 @@ class SpecParser {
       SplitBoundLimits limits;
       limits.max_splits = *max_splits;
       limits.max_candidates = *max_candidates;
-      
       return combine_split_bounded<G>(std::move(*sub), std::move(*cs), limits, *rule_name);
     }
     if (r == "only_valid" || r == "max_coalesce") {
@@ -236,7 +231,7 @@ class SpecParser {
       if (!in_.expect_object(j, path, {"rule", "max_depth"})) return std::nullopt;
       std::optional<std::size_t> max_depth = optional_size(j, "max_depth", path, 0);
       if (!max_depth) return std::nullopt;
-      return native_fusion_rule<G>(combine_limits(path, *max_depth, CombineLimits{}.max_candidates));
+      return native_fusion_rule<G>(combine_limits(*max_depth, CombineLimits{}.max_candidates));
     }
     in_.fail(path / "rule", "unknown rule " + quote_text(one_line(r)) + " (expected one of: " + kRuleNames + ")");
     return std::nullopt;
@@ -275,23 +270,10 @@ class SpecParser {
   }
 
  private:
-  /// Adds the warning that the combine step at `path` stopped at its candidate budget (once).
-  std::function<void()> truncation_warning(const JsonPath& path, std::size_t max_candidates) const {
-    std::string line = file_ + ": " + path.str() + ": stopped at max_candidates (" + std::to_string(max_candidates) +
-                       " candidates); larger candidates are missing, so the partitioning may be worse than this "
-                       "rule allows (set max_depth, or raise max_candidates)";
-    return [sink = warnings_, line = std::move(line)] {
-      if (std::find(sink->begin(), sink->end(), line) == sink->end()) sink->push_back(line);
-    };
-  }
-
-  CombineLimits combine_limits(const JsonPath& path, std::size_t max_depth, std::size_t max_candidates) const {
+  static CombineLimits combine_limits(std::size_t max_depth, std::size_t max_candidates) {
     CombineLimits limits;
     limits.max_depth = max_depth;
     limits.max_candidates = max_candidates;
-    limits.report = [warn = truncation_warning(path, max_candidates)](const CombineStats& stats) {
-      if (stats.truncated) warn();
-    };
     return limits;
   }
 
@@ -420,8 +402,6 @@ class SpecParser {
   }
 
   JsonReader& in_;
-  std::string file_;
-  std::shared_ptr<std::vector<std::string>> warnings_;
 };
 
 template <class G>
@@ -429,7 +409,7 @@ Result<ToolSpec<G>> read_spec_document(const Json& doc, const std::string& file)
   JsonReader in(file);
   ToolSpec<G> spec;
   spec.file = file;
-  SpecParser<G> parser(in, file, spec.warnings);
+  SpecParser<G> parser(in);
   const JsonPath root;
   if (!in.expect_format(doc, kSpecFormat)) return in.error();
   if (!in.expect_object(doc, root, {"format", "name", "description", "targets", "cost", "search"})) return in.error();

@@ -463,6 +463,17 @@ std::size_t SubGraph::compute_size(const DataflowGraph<G>& graph) const {
   return n;
 }
 
+/// The first inside node of `sub_graph` that needs a kernel (npos when none does): where the
+/// search indexes a candidate, and the node a part's alternatives are the candidates of (a part
+/// may begin with a constant, which needs none).
+template <class G>
+std::size_t first_kernel_node(const DataflowGraph<G>& graph, const SubGraph& sub_graph) {
+  for (std::size_t i : sub_graph.inside()) {
+    if (graph.needs_kernel(i)) return i;
+  }
+  return npos;
+}
+
 template <class G>
 Validity SubGraph::check(const DataflowGraph<G>& graph, const SubGraphConfig& config) const {
   const Core& c = core();

@@ -514,8 +514,7 @@ TEST(CliWarnings, CandidateBudgetCutIsReported) {
   write_text(dir / "cut.json", spec(50));
   write_text(dir / "whole.json", spec(210));  // 20 * 21 / 2 runs: nothing is cut
   const std::string warning =
-      "collage: warning: cut.json: /targets/0/rule: stopped at max_candidates (50 candidates); larger candidates are "
-      "missing";
+      "collage: warning: cut.json: target 't', rule 'combine' (combine): stopped at the rule's max_candidates (50)";
   for (const char* command : {"partition", "candidates"}) {
     CliRun r = run_cli(dir, {command, "--graph", "graph.json", "--spec", "cut.json"});
     ASSERT_EQ(r.status, 0) << r.err;
@@ -524,7 +523,7 @@ TEST(CliWarnings, CandidateBudgetCutIsReported) {
     const json out = json::parse(r.out);
     ASSERT_TRUE(out.contains("warnings")) << r.out;
     ASSERT_EQ(out["warnings"].size(), 1u) << r.out;
-    EXPECT_NE(out["warnings"][0].get<std::string>().find("/targets/0/rule: stopped at max_candidates"),
+    EXPECT_NE(out["warnings"][0].get<std::string>().find("rule 'combine' (combine): stopped at the rule's max_candidates"),
               std::string::npos);
 
     CliRun whole = run_cli(dir, {command, "--graph", "graph.json", "--spec", "whole.json"});
