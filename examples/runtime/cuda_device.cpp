@@ -61,8 +61,6 @@ Result<std::shared_ptr<void>> CudaDevice::context(const std::string& key,
 
 #if TC_HAVE_CUDA
 
-bool cuda_toolkit_built() { return true; }
-
 namespace {
 
 /// Whether [offset, offset + bytes) lies in `buffer`, a buffer of a CUDA device.
@@ -196,8 +194,6 @@ Status CudaDevice::reserve_workspace(std::size_t bytes) {
 }
 
 #else  // built without the CUDA toolkit: a device that is never available
-
-bool cuda_toolkit_built() { return false; }
 
 CudaDevice::CudaDevice(int /*ordinal*/) : state_(std::make_unique<State>()) {
   state_->reason = "cuda: built without the CUDA toolkit";

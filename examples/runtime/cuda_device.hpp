@@ -20,9 +20,6 @@ struct CUstream_st;
 
 namespace tc {
 
-/// Whether this build has the CUDA device and the GPU backends (the CUDA toolkit was found).
-bool cuda_toolkit_built();
-
 /// GPU number `ordinal` of this machine. Not thread-safe, like every Device; one CudaDevice per
 /// GPU per process (it makes its GPU the current one when it is created).
 ///

@@ -3,13 +3,15 @@
 #include <utility>
 #include <vector>
 
-#include "backends/checked_patterns.hpp"
+#include "backends/kit/checked_patterns.hpp"
 #include "backends/cublas/cublas_kernel.hpp"
 #include "runtime/cuda_device.hpp"
 
 namespace tc {
 
 namespace {
+
+constexpr const char* kNotBuilt = TC_HAVE_CUBLASLT ? "" : "the CUDA toolkit with cuBLASLt was not found when this build was configured";
 
 using P = collage::Pattern<Graph>;
 
@@ -27,23 +29,24 @@ P gelu_erf(const P& x) {
 
 class CublasBackend final : public Backend {
  public:
-  explicit CublasBackend(CublasOptions options) : options_(options) {}
-  const std::string& name() const override { return name_; }
-  DeviceKind device() const override { return DeviceKind::cuda; }
-  collage::PartitionSpec<Graph> spec() const override { return cublas_spec(options_, name_); }
+  explicit CublasBackend(CublasOptions options) : Backend("cublas", DeviceKind::cuda), options_(options) {}
+  collage::PartitionSpec<Graph> spec() const override { return cublas_spec(options_, name()); }
 
-  collage::Result<std::unique_ptr<Kernel>> compile(const Function& function, Device& device) const override {
-    collage::Result<CudaDevice*> cuda = usable_cuda_device(device, name_);
+ private:
+  collage::Result<std::unique_ptr<Kernel>> do_compile(const Function& function, Device& device) const override {
+    collage::Result<CudaDevice*> cuda = usable_cuda_device(device, name());
     if (!cuda.ok()) return cuda.error();
-    collage::Result<std::vector<int>> call = function_call(function, name_);
+    collage::Result<std::vector<int>> call = function_call(function, name());
     if (!call.ok()) return call.error();
     collage::Result<MatmulPlan> plan = plan_matmul(function.graph, *call, options_);
     if (!plan.ok()) return plan.error();
+#if TC_HAVE_CUBLASLT
     return compile_cublas_kernel(function, *plan, **cuda, options_);
+#else
+    return collage::Error{collage::ErrorCode::invalid_argument, kNotBuilt};
+#endif
   }
 
- private:
-  std::string name_ = "cublas";
   CublasOptions options_;
 };
 
@@ -78,5 +81,9 @@ collage::PartitionSpec<Graph> cublas_spec(const CublasOptions& options, std::str
 }
 
 std::unique_ptr<Backend> make_cublas_backend(CublasOptions options) { return std::make_unique<CublasBackend>(options); }
+
+BackendRegistration cublas_registration() {
+  return {"cublas", DeviceKind::cuda, kNotBuilt, [](const BackendOptions&) { return make_cublas_backend(); }};
+}
 
 }  // namespace tc

@@ -30,4 +30,7 @@ collage::PartitionSpec<Graph> cublas_spec(const CublasOptions& options = {}, std
 /// says so.
 std::unique_ptr<Backend> make_cublas_backend(CublasOptions options = {});
 
+/// The cublas backend's entry in the registry (built with the CUDA toolkit's cuBLASLt).
+BackendRegistration cublas_registration();
+
 }  // namespace tc

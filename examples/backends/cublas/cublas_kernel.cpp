@@ -6,12 +6,10 @@
 #include <type_traits>
 #include <utility>
 
-#include "backends/device_operands.hpp"
-
-#if TC_HAVE_CUDA
 #include <cublasLt.h>
 #include <dlfcn.h>
-#endif
+
+#include "backends/kit/device_operands.hpp"
 
 namespace tc {
 
@@ -19,10 +17,6 @@ using collage::Error;
 using collage::ErrorCode;
 using collage::Result;
 using collage::Status;
-
-#if TC_HAVE_CUDA
-
-bool cublas_built() { return true; }
 
 namespace {
 
@@ -285,18 +279,5 @@ Result<std::unique_ptr<Kernel>> compile_cublas_kernel(const Function& function, 
                                                                 std::move(a).value(), std::move(b).value(),
                                                                 std::move(d).value(), best.algo, best.workspaceSize));
 }
-
-#else  // built without cuBLASLt
-
-bool cublas_built() { return false; }
-
-Status load_cublaslt() { return Error{ErrorCode::invalid_argument, "cublas: built without the CUDA toolkit (cuBLASLt)"}; }
-
-Result<std::unique_ptr<Kernel>> compile_cublas_kernel(const Function&, const MatmulPlan&, CudaDevice&,
-                                                      const CublasOptions&) {
-  return Error{ErrorCode::invalid_argument, "cublas: built without the CUDA toolkit (cuBLASLt)"};
-}
-
-#endif
 
 }  // namespace tc

@@ -13,17 +13,13 @@
 
 namespace tc {
 
-/// Whether this build has the cublas kernels (the CUDA toolkit with cuBLASLt was found).
-bool cublas_built();
-
 /// Opens cuBLASLt and finds the functions the kernels call (done once per process, when the first
 /// kernel is compiled; this needs no GPU). An error names the library or the missing functions.
 collage::Status load_cublaslt();
 
 /// Compiles `plan` (the call of `function`) for `device`: uploads the constants it reads, picks
 /// cuBLASLt's best algorithm by heuristic for the plan's shapes and epilogue (operands assumed
-/// 16-byte aligned, which run() checks), and reserves the device's workspace for it. Without cuBLASLt
-/// in the build, an error saying so.
+/// 16-byte aligned, which run() checks), and reserves the device's workspace for it.
 collage::Result<std::unique_ptr<Kernel>> compile_cublas_kernel(const Function& function, const MatmulPlan& plan,
                                                                CudaDevice& device, const CublasOptions& options);
 

@@ -13,11 +13,14 @@
 #include <memory>
 
 #include "backends/backend.hpp"
-#include "backends/native/native_backend.hpp"
+#include "loops/lower.hpp"
 
 namespace tc {
 
 /// The cuda backend (target "cuda") with the native fusion rule bounded at `max_depth`.
-std::unique_ptr<Backend> make_cuda_backend(std::size_t max_depth = NativeBackend::kDefaultMaxDepth);
+std::unique_ptr<Backend> make_cuda_backend(std::size_t max_depth = native::kFusionMaxDepth);
+
+/// The cuda backend's entry in the registry (built with the CUDA toolkit and NVRTC).
+BackendRegistration cuda_registration();
 
 }  // namespace tc

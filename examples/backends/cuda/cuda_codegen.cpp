@@ -9,7 +9,7 @@
 #include <variant>
 
 #include "backends/cuda/kernel_math.hpp"
-#include "backends/native/index_math.hpp"
+#include "loops/index_math.hpp"
 
 namespace tc::cudagen {
 
@@ -29,7 +29,7 @@ using native::TileOpCode;
 using native::TileProgram;
 
 /// The source text of the headers the generated code includes (kernel_headers.inc is written by
-/// CMake from native/index_math.hpp and kernel_math.hpp).
+/// CMake from loops/index_math.hpp and kernel_math.hpp).
 #include "kernel_headers.inc"
 
 /// <cstdint> for NVRTC, which has no standard library: the host's fixed-width types (LP64).
@@ -937,7 +937,7 @@ std::string float_literal(float value) {
 const std::vector<KernelHeader>& kernel_headers() {
   static const std::vector<KernelHeader> headers = {
       {"cstdint", kCstdint},
-      {"backends/native/index_math.hpp", kIndexMathHeader},
+      {"loops/index_math.hpp", kIndexMathHeader},
       {"backends/cuda/kernel_math.hpp", kKernelMathHeader},
   };
   return headers;

@@ -16,7 +16,7 @@
 #include <collage/support/result.hpp>
 
 #include "backends/cuda/kernel_math.hpp"
-#include "backends/native/program.hpp"
+#include "loops/program.hpp"
 
 namespace tc::cudagen {
 

@@ -10,7 +10,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/cuda/cuda_codegen.hpp"
-#include "backends/native/program.hpp"
+#include "loops/program.hpp"
 #include "runtime/cuda_device.hpp"
 
 namespace tc {

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "backends/native/index_math.hpp"
+#include "loops/index_math.hpp"
 
 namespace tc::cudagen {
 

@@ -3,7 +3,7 @@
 #include <utility>
 #include <vector>
 
-#include "backends/checked_patterns.hpp"
+#include "backends/kit/checked_patterns.hpp"
 #include "backends/cudnn/cudnn_kernel.hpp"
 #include "runtime/cuda_device.hpp"
 
@@ -11,27 +11,30 @@ namespace tc {
 
 namespace {
 
+constexpr const char* kNotBuilt = TC_HAVE_CUDNN ? "" : "the CUDA toolkit with cuDNN was not found when this build was configured";
+
 using P = collage::Pattern<Graph>;
 
 class CudnnBackend final : public Backend {
  public:
-  explicit CudnnBackend(CudnnOptions options) : options_(options) {}
-  const std::string& name() const override { return name_; }
-  DeviceKind device() const override { return DeviceKind::cuda; }
-  collage::PartitionSpec<Graph> spec() const override { return cudnn_spec(name_); }
+  explicit CudnnBackend(CudnnOptions options) : Backend("cudnn", DeviceKind::cuda), options_(options) {}
+  collage::PartitionSpec<Graph> spec() const override { return cudnn_spec(name()); }
 
-  collage::Result<std::unique_ptr<Kernel>> compile(const Function& function, Device& device) const override {
-    collage::Result<CudaDevice*> cuda = usable_cuda_device(device, name_);
+ private:
+  collage::Result<std::unique_ptr<Kernel>> do_compile(const Function& function, Device& device) const override {
+    collage::Result<CudaDevice*> cuda = usable_cuda_device(device, name());
     if (!cuda.ok()) return cuda.error();
-    collage::Result<std::vector<int>> call = function_call(function, name_);
+    collage::Result<std::vector<int>> call = function_call(function, name());
     if (!call.ok()) return call.error();
     collage::Result<CudnnPlan> plan = plan_cudnn(function.graph, *call);
     if (!plan.ok()) return plan.error();
+#if TC_HAVE_CUDNN
     return compile_cudnn_kernel(function, *plan, **cuda, options_);
+#else
+    return collage::Error{collage::ErrorCode::invalid_argument, kNotBuilt};
+#endif
   }
 
- private:
-  std::string name_ = "cudnn";
   CudnnOptions options_;
 };
 
@@ -60,5 +63,9 @@ collage::PartitionSpec<Graph> cudnn_spec(std::string target) {
 }
 
 std::unique_ptr<Backend> make_cudnn_backend(CudnnOptions options) { return std::make_unique<CudnnBackend>(options); }
+
+BackendRegistration cudnn_registration() {
+  return {"cudnn", DeviceKind::cuda, kNotBuilt, [](const BackendOptions&) { return make_cudnn_backend(); }};
+}
 
 }  // namespace tc

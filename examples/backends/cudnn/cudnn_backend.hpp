@@ -29,4 +29,7 @@ collage::PartitionSpec<Graph> cudnn_spec(std::string target = "cudnn");
 /// The cudnn backend. It exists in every build; in one without cuDNN its compile() says so.
 std::unique_ptr<Backend> make_cudnn_backend(CudnnOptions options = {});
 
+/// The cudnn backend's entry in the registry (built with the CUDA toolkit and cuDNN).
+BackendRegistration cudnn_registration();
+
 }  // namespace tc

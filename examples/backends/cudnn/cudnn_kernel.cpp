@@ -5,11 +5,9 @@
 #include <utility>
 #include <vector>
 
-#include "backends/device_operands.hpp"
-
-#if TC_HAVE_CUDNN
 #include <cudnn.h>
-#endif
+
+#include "backends/kit/device_operands.hpp"
 
 namespace tc {
 
@@ -17,10 +15,6 @@ using collage::Error;
 using collage::ErrorCode;
 using collage::Result;
 using collage::Status;
-
-#if TC_HAVE_CUDNN
-
-bool cudnn_built() { return true; }
 
 namespace {
 
@@ -323,15 +317,5 @@ Result<std::unique_ptr<Kernel>> compile_cudnn_kernel(const Function& function, c
                                                                  std::move(operands).value(), softmax.x,
                                                                  std::move(desc).value()));
 }
-
-#else  // built without cuDNN
-
-bool cudnn_built() { return false; }
-
-Result<std::unique_ptr<Kernel>> compile_cudnn_kernel(const Function&, const CudnnPlan&, CudaDevice&, const CudnnOptions&) {
-  return Error{ErrorCode::invalid_argument, "cudnn: built without the CUDA toolkit and cuDNN"};
-}
-
-#endif
 
 }  // namespace tc

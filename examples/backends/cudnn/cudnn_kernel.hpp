@@ -13,12 +13,9 @@
 
 namespace tc {
 
-/// Whether this build has the cudnn kernels (the CUDA toolkit and cuDNN were found).
-bool cudnn_built();
-
 /// Compiles `plan` (the call of `function`) for `device`: uploads the constants it reads, sets up
 /// cuDNN's descriptors, picks a convolution algorithm by cuDNN's heuristic, and reserves the
-/// device's workspace for it. Without cuDNN in the build, an error saying so.
+/// device's workspace for it.
 collage::Result<std::unique_ptr<Kernel>> compile_cudnn_kernel(const Function& function, const CudnnPlan& plan,
                                                               CudaDevice& device, const CudnnOptions& options);
 

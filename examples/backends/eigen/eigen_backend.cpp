@@ -4,8 +4,8 @@
 
 #include "backends/eigen/eigen_kernel.hpp"
 #include "backends/eigen/eigen_plan.hpp"
-#include "backends/library_calls.hpp"
-#include "backends/pattern_table.hpp"
+#include "backends/kit/library_calls.hpp"
+#include "backends/kit/pattern_table.hpp"
 
 namespace tc {
 
@@ -33,6 +33,8 @@ std::vector<LabelledPattern> make_table() {
 
 bool compiles(const Graph& graph, const LibraryCall& call) { return eigen::plan_call(graph, call).ok(); }
 
+constexpr const char* kNotBuilt = TC_HAVE_EIGEN ? "" : "Eigen3 was not found when this build was configured";
+
 }  // namespace
 
 const std::vector<LabelledPattern>& eigen_pattern_table() {
@@ -40,7 +42,7 @@ const std::vector<LabelledPattern>& eigen_pattern_table() {
   return table;
 }
 
-EigenBackend::EigenBackend() : name_("eigen") {}
+EigenBackend::EigenBackend() : Backend("eigen", DeviceKind::cpu) {}
 
 collage::PartitionSpec<Graph> EigenBackend::spec() const {
   collage::Result<std::vector<collage::PartitionRule<Graph>>> composites =
@@ -48,15 +50,11 @@ collage::PartitionSpec<Graph> EigenBackend::spec() const {
   // The table is fixed text that a test parses; should it ever fail, the target proposes nothing.
   std::vector<collage::PartitionRule<Graph>> rules;
   if (composites.ok()) rules = std::move(composites).value();
-  return collage::PartitionSpec<Graph>{name_, one_call_per_partition(std::move(rules)), 0.0};
+  return collage::PartitionSpec<Graph>{name(), one_call_per_partition(std::move(rules)), 0.0};
 }
 
-collage::Result<std::unique_ptr<Kernel>> EigenBackend::compile(const Function& function, Device& device) const {
-  if (device.kind() != DeviceKind::cpu) {
-    return collage::Error{collage::ErrorCode::invalid_argument,
-                          std::string("eigen: runs on the CPU, not on ") + to_string(device.kind())};
-  }
-  collage::Result<std::vector<LibraryCall>> calls = library_calls(function, name_);
+collage::Result<std::unique_ptr<Kernel>> EigenBackend::do_compile(const Function& function, Device& device) const {
+  collage::Result<std::vector<LibraryCall>> calls = library_calls(function, name());
   if (!calls.ok()) return calls.error();
   std::vector<eigen::CallPlan> plans;
   for (const LibraryCall& call : *calls) {
@@ -64,7 +62,16 @@ collage::Result<std::unique_ptr<Kernel>> EigenBackend::compile(const Function& f
     if (!plan.ok()) return plan.error();
     plans.push_back(std::move(plan).value());
   }
+#if TC_HAVE_EIGEN
   return eigen::make_kernel(function, *calls, std::move(plans), device);
+#else
+  (void)device;
+  return collage::Error{collage::ErrorCode::invalid_argument, kNotBuilt};
+#endif
+}
+
+BackendRegistration eigen_registration() {
+  return {"eigen", DeviceKind::cpu, kNotBuilt, [](const BackendOptions&) { return std::make_unique<EigenBackend>(); }};
 }
 
 }  // namespace tc

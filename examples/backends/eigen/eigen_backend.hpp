@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
-#include "backends/pattern_table.hpp"
+#include "backends/kit/pattern_table.hpp"
 
 namespace tc {
 
@@ -21,21 +21,21 @@ namespace tc {
 class EigenBackend final : public Backend {
  public:
   EigenBackend();
-  const std::string& name() const override { return name_; }
-  DeviceKind device() const override { return DeviceKind::cpu; }
   /// Each match of its pattern table (see eigen_pattern_table) that the compiler accepts is one
   /// partition: primitive(only_valid(union(composite(label, pattern(label, text, accepts))...))).
   collage::PartitionSpec<Graph> spec() const override;
-  /// Compiles every call of `function` (its Composite groups and any single MatMul, Gemm or Conv
-  /// outside them); constant weights are packed once here.
-  collage::Result<std::unique_ptr<Kernel>> compile(const Function& function, Device& device) const override;
 
  private:
-  std::string name_;
+  /// Compiles every call of `function` (its Composite groups and any single MatMul, Gemm or Conv
+  /// outside them); constant weights are packed once here.
+  collage::Result<std::unique_ptr<Kernel>> do_compile(const Function& function, Device& device) const override;
 };
 
 /// The eigen pattern table, in the order the rule lists it: "eigen.dense" (MatMul or Gemm),
 /// "eigen.conv", each with "_bias", then "_relu", "_clip" or "_gelu" ("eigen.conv_bias_relu").
 const std::vector<LabelledPattern>& eigen_pattern_table();
+
+/// The eigen backend's entry in the registry (built with Eigen3).
+BackendRegistration eigen_registration();
 
 }  // namespace tc

@@ -10,7 +10,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/eigen/eigen_plan.hpp"
-#include "backends/library_calls.hpp"
+#include "backends/kit/library_calls.hpp"
 
 namespace tc::eigen {
 

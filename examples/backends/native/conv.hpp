@@ -12,7 +12,7 @@
 
 #include "backends/native/function_ref.hpp"
 #include "backends/native/gemm.hpp"
-#include "backends/native/program.hpp"
+#include "loops/program.hpp"
 
 namespace tc::native {
 

@@ -12,7 +12,7 @@
 
 #include "backends/native/conv.hpp"
 #include "backends/native/gemm.hpp"
-#include "backends/native/lower.hpp"
+#include "loops/lower.hpp"
 #include "backends/native/row_kernels.hpp"
 #include "backends/native/tile_loop.hpp"
 
@@ -212,20 +212,16 @@ class NativeKernel final : public Kernel {
 
 }  // namespace
 
-const std::string& NativeBackend::name() const {
-  static const std::string kName = "native";
-  return kName;
-}
-
 collage::PartitionSpec<Graph> NativeBackend::spec() const { return collage::native_fusion_spec<Graph>(name(), max_depth_); }
 
-Result<std::unique_ptr<Kernel>> NativeBackend::compile(const Function& function, Device& device) const {
-  if (device.kind() != DeviceKind::cpu) {
-    return Error{ErrorCode::invalid_argument, std::string("native: runs on the CPU, not on ") + to_string(device.kind())};
-  }
+Result<std::unique_ptr<Kernel>> NativeBackend::do_compile(const Function& function, Device&) const {
   auto lowered = lower(function);
   if (!lowered.ok()) return lowered.error();
   return NativeKernel::make(std::move(*lowered));
+}
+
+BackendRegistration native_registration() {
+  return {"native", DeviceKind::cpu, "", [](const BackendOptions&) { return std::make_unique<NativeBackend>(); }};
 }
 
 }  // namespace tc

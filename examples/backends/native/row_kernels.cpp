@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "backends/native/fast_math.hpp"
-#include "backends/native/index_math.hpp"
+#include "loops/index_math.hpp"
 
 namespace tc::native {
 

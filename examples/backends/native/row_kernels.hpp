@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "backends/native/function_ref.hpp"
-#include "backends/native/program.hpp"
+#include "loops/program.hpp"
 
 namespace tc::native {
 

@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "backends/native/index_math.hpp"
-#include "backends/native/program.hpp"
+#include "loops/index_math.hpp"
+#include "loops/program.hpp"
 
 namespace tc::native {
 

@@ -3,14 +3,16 @@
 #include <algorithm>
 #include <utility>
 
-#include "backends/library_calls.hpp"
+#include "backends/kit/library_calls.hpp"
 #include "backends/onednn/onednn_kernel.hpp"
 #include "backends/onednn/onednn_plan.hpp"
-#include "backends/pattern_table.hpp"
+#include "backends/kit/pattern_table.hpp"
 
 namespace tc {
 
 namespace {
+
+constexpr const char* kNotBuilt = TC_HAVE_ONEDNN ? "" : "oneDNN 2.x (libdnnl-dev) was not found when this build was configured";
 
 /// One optional step of an anchor's epilogue: its label suffix and how it wraps the pattern
 /// before it.
@@ -84,7 +86,7 @@ const std::vector<LabelledPattern>& onednn_pattern_table() {
   return table;
 }
 
-OnednnBackend::OnednnBackend(int threads) : name_("onednn"), threads_(std::max(threads, 1)) {}
+OnednnBackend::OnednnBackend(int threads) : Backend("onednn", DeviceKind::cpu), threads_(std::max(threads, 1)) {}
 
 std::string OnednnBackend::configuration() const { return threads_ == 1 ? "" : "threads=" + std::to_string(threads_); }
 
@@ -95,15 +97,11 @@ collage::PartitionSpec<Graph> OnednnBackend::spec() const {
   std::vector<collage::PartitionRule<Graph>> rules;
   if (composites.ok()) rules = std::move(composites).value();
   rules.push_back(checked_operators("onednn.op", accepts));
-  return collage::PartitionSpec<Graph>{name_, one_call_per_partition(std::move(rules)), 0.0};
+  return collage::PartitionSpec<Graph>{name(), one_call_per_partition(std::move(rules)), 0.0};
 }
 
-collage::Result<std::unique_ptr<Kernel>> OnednnBackend::compile(const Function& function, Device& device) const {
-  if (device.kind() != DeviceKind::cpu) {
-    return collage::Error{collage::ErrorCode::invalid_argument,
-                          std::string("onednn: runs on the CPU, not on ") + to_string(device.kind())};
-  }
-  collage::Result<std::vector<LibraryCall>> calls = library_calls(function, name_);
+collage::Result<std::unique_ptr<Kernel>> OnednnBackend::do_compile(const Function& function, Device& device) const {
+  collage::Result<std::vector<LibraryCall>> calls = library_calls(function, name());
   if (!calls.ok()) return calls.error();
   std::vector<onednn::CallPlan> plans;
   for (const LibraryCall& call : *calls) {
@@ -111,7 +109,17 @@ collage::Result<std::unique_ptr<Kernel>> OnednnBackend::compile(const Function& 
     if (!plan.ok()) return plan.error();
     plans.push_back(std::move(plan).value());
   }
+#if TC_HAVE_ONEDNN
   return onednn::make_kernel(function, *calls, plans, device, threads_);
+#else
+  (void)device;
+  return collage::Error{collage::ErrorCode::invalid_argument, kNotBuilt};
+#endif
+}
+
+BackendRegistration onednn_registration() {
+  return {"onednn", DeviceKind::cpu, kNotBuilt,
+          [](const BackendOptions& options) { return std::make_unique<OnednnBackend>(options.cpu_threads); }};
 }
 
 }  // namespace tc

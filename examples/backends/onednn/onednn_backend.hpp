@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
-#include "backends/pattern_table.hpp"
+#include "backends/kit/pattern_table.hpp"
 
 namespace tc {
 
@@ -25,20 +25,18 @@ class OnednnBackend final : public Backend {
  public:
   /// Kernels run on `threads` OpenMP threads (at least 1).
   explicit OnednnBackend(int threads = 1);
-  const std::string& name() const override { return name_; }
-  DeviceKind device() const override { return DeviceKind::cpu; }
   /// Each accepted match of onednn_pattern_table() and each operator oneDNN runs alone is one
   /// partition: primitive(only_valid(union(composite(label, pattern(label, text, accepts))...,
   /// op_predicate(onednn.op, accepts)))). A match is accepted when it plans (see onednn_plan.hpp)
   /// under its own label, so each fusion is proposed once, under its canonical name.
   collage::PartitionSpec<Graph> spec() const override;
-  /// Creates a primitive per call of `function` (its Composite groups and the operators outside
-  /// them), with constant weights reordered once.
-  collage::Result<std::unique_ptr<Kernel>> compile(const Function& function, Device& device) const override;
   std::string configuration() const override;
 
  private:
-  std::string name_;
+  /// Creates a primitive per call of `function` (its Composite groups and the operators outside
+  /// them), with constant weights reordered once.
+  collage::Result<std::unique_ptr<Kernel>> do_compile(const Function& function, Device& device) const override;
+
   int threads_;
 };
 
@@ -47,5 +45,8 @@ class OnednnBackend final : public Backend {
 /// "onednn.dense_bias_gelu"); "onednn.gelu" and "onednn.swish" alone; "onednn.batch_norm_relu";
 /// "onednn.layer_norm" (with scale and bias), "onednn.layer_norm_scale", "onednn.layer_norm_bare".
 const std::vector<LabelledPattern>& onednn_pattern_table();
+
+/// The onednn backend's entry in the registry (built with oneDNN 2.x; made with BackendOptions::cpu_threads).
+BackendRegistration onednn_registration();
 
 }  // namespace tc

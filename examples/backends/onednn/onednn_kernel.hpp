@@ -10,7 +10,7 @@
 #include <collage/support/result.hpp>
 
 #include "backends/backend.hpp"
-#include "backends/library_calls.hpp"
+#include "backends/kit/library_calls.hpp"
 #include "backends/onednn/onednn_plan.hpp"
 
 namespace tc::onednn {

@@ -12,7 +12,7 @@
 
 #include <collage/support/result.hpp>
 
-#include "backends/library_calls.hpp"
+#include "backends/kit/library_calls.hpp"
 #include "tensor/graph.hpp"
 
 namespace tc::onednn {

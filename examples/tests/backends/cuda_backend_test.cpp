@@ -1,7 +1,6 @@
 // The cuda backend: a CUDA target with the native fusion rule, refusing to compile without a
 // usable GPU; on a GPU (skipped, with the device's reason, where there is none), its kernels
 // computing what the reference interpreter does.
-#ifdef TC_HAVE_CUDA_BACKEND
 
 #include "backends/cuda/cuda_backend.hpp"
 
@@ -14,8 +13,8 @@
 
 #include "backends/gpu_test_support.hpp"
 #include "cuda_testing.hpp"
-#include "run/configurations.hpp"
-#include "run/executable.hpp"
+#include "driver/configurations.hpp"
+#include "executor/executable.hpp"
 #include "runtime/cpu_device.hpp"
 
 namespace tc {
@@ -25,7 +24,7 @@ using cuda_testing::ints_attr;
 using native_testing::Builder;
 using Ints = std::vector<std::int64_t>;
 
-TEST(CudaBackend, IsACudaTarget) { testing::expect_cuda_target(*make_cuda_backend(), "cuda", true); }
+TEST(CudaBackend, IsACudaTarget) { testing::expect_cuda_target(*make_cuda_backend(), "cuda"); }
 
 TEST(CudaBackend, ProposesWhatTheNativeRuleDoes) {
   for (const auto& [name, graph] : cuda_testing::model_graphs()) {
@@ -164,4 +163,3 @@ TEST_F(CudaGpu, AModelRunsAcrossTheCpuAndTheGpu) {
 }  // namespace
 }  // namespace tc
 
-#endif  // TC_HAVE_CUDA_BACKEND

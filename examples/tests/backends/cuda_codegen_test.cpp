@@ -2,7 +2,6 @@
 // those kernels emulated launch by launch (their index arithmetic through the functions they
 // call) against the reference interpreter, for every candidate of the rule on random graphs and
 // on model-like graphs.
-#ifdef TC_HAVE_CUDA_BACKEND
 
 #include "backends/cuda/cuda_codegen.hpp"
 
@@ -307,4 +306,3 @@ TEST(CudaEmulation, ModelGraphsMatchTheReference) {
 }  // namespace
 }  // namespace tc
 
-#endif  // TC_HAVE_CUDA_BACKEND

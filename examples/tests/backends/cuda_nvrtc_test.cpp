@@ -1,6 +1,6 @@
 // The cuda backend's generated kernels compile with NVRTC (which needs no GPU) for an H100
 // (sm_90): every candidate of the rule on random graphs and on model-like graphs.
-#ifdef TC_HAVE_CUDA_BACKEND
+#if TC_HAVE_NVRTC
 
 #include "backends/cuda/nvrtc.hpp"
 
@@ -179,4 +179,4 @@ TEST(CudaNvrtc, ModelGraphsCompileForSm90) {
 }  // namespace
 }  // namespace tc
 
-#endif  // TC_HAVE_CUDA_BACKEND
+#endif  // TC_HAVE_NVRTC

@@ -23,7 +23,7 @@
 #include "backends/cuda/cuda_backend.hpp"
 #include "backends/cuda/cuda_codegen.hpp"
 #include "backends/cuda/kernel_math.hpp"
-#include "backends/native/lower.hpp"
+#include "loops/lower.hpp"
 #include "native_random_graph.hpp"
 
 namespace tc::cuda_testing {

@@ -1,5 +1,5 @@
 // Built only with the eigen backend (Eigen found at configure time).
-#ifdef TC_HAVE_EIGEN_BACKEND
+#if TC_HAVE_EIGEN
 
 #include "backends/eigen/eigen_backend.hpp"
 
@@ -282,4 +282,4 @@ TEST(EigenBackend, RunsSeveralCallsInOneKernel) {
 }  // namespace
 }  // namespace tc
 
-#endif  // TC_HAVE_EIGEN_BACKEND
+#endif  // TC_HAVE_EIGEN

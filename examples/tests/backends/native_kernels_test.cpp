@@ -9,10 +9,10 @@
 #include <random>
 #include <variant>
 
-#include "backends/native/coord_map.hpp"
+#include "loops/coord_map.hpp"
 #include "backends/native/fast_math.hpp"
 #include "backends/native/gemm.hpp"
-#include "backends/native/index_math.hpp"
+#include "loops/index_math.hpp"
 #include "native_testing.hpp"
 
 namespace tc::native {

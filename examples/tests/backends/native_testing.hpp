@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "backends/native/lower.hpp"
+#include "loops/lower.hpp"
 #include "backends/native/native_backend.hpp"
 #include "runtime/cpu_device.hpp"
 #include "tensor/compare.hpp"

@@ -1,5 +1,5 @@
 // Built only with the onednn backend (oneDNN 2.x found at configure time).
-#ifdef TC_HAVE_ONEDNN_BACKEND
+#if TC_HAVE_ONEDNN
 
 #include "backends/onednn/onednn_backend.hpp"
 
@@ -532,4 +532,4 @@ TEST(OnednnBackend, RunsSeveralCallsInOneKernel) {
 }  // namespace
 }  // namespace tc
 
-#endif  // TC_HAVE_ONEDNN_BACKEND
+#endif  // TC_HAVE_ONEDNN

@@ -1,0 +1,55 @@
+#include "costing/measurement_session.hpp"
+
+#include <collage/cost/caching_oracle.hpp>
+#include <collage/cost/measurement_db.hpp>
+
+#include "costing/measuring_oracle.hpp"
+
+namespace tc {
+
+MeasurementSession::~MeasurementSession() = default;
+
+collage::Result<std::unique_ptr<MeasurementSession>> MeasurementSession::open(const BackendSet& backends,
+                                                                              const DeviceSet& devices,
+                                                                              KernelTimingOptions timing,
+                                                                              const std::string& db_path) {
+  std::unique_ptr<MeasurementSession> session(new MeasurementSession());
+  MeasurementSession& s = *session;
+  s.cold_caches_ = timing.cold_caches;
+  s.measuring_ = make_measuring_oracle(backends, devices, timing, &s.measured_);
+  collage::CostOracle<Graph>* front = s.measuring_.get();
+  if (!db_path.empty()) {
+    auto store = SqliteMeasurementStore::open(db_path);
+    if (!store.ok()) return store.error();
+    s.store_ = std::make_unique<SqliteMeasurementStore>(std::move(store).value());
+    // The identity names what the costs depend on: the method and the hardware.
+    std::string version = kMeasuringOracleVersion;
+    if (timing.cold_caches) version += "|cold caches";
+    for (DeviceKind kind : {DeviceKind::cpu, DeviceKind::cuda}) {
+      if (const Device* device = devices.find(kind)) version += "|" + device->name();
+    }
+    for (const auto& backend : backends.all()) {
+      if (std::string c = backend->configuration(); !c.empty()) version += "|" + backend->name() + " " + c;
+    }
+    s.persistent_ = std::make_unique<collage::PersistentOracle<Graph>>(*s.measuring_, *s.store_, version);
+    front = s.persistent_.get();
+  }
+  s.cached_ = std::make_unique<collage::CachingOracle<Graph>>(*front);
+  return session;
+}
+
+std::size_t MeasurementSession::stored_hits() const { return persistent_ ? persistent_->stats().db_hits : 0; }
+
+collage::CostOracle<Graph>& MeasurementSession::oracle() { return *cached_; }
+
+std::string MeasurementSession::describe() const {
+  std::string out = "measured (each candidate compiled and timed";
+  if (cold_caches_) out += ", the caches evicted before each run";
+  if (store_) {
+    auto n = store_->size();
+    out += "; SQLite database " + store_->path() + ", " + (n.ok() ? std::to_string(*n) : "?") + " entries";
+  }
+  return out + ")";
+}
+
+}  // namespace tc

@@ -1,0 +1,174 @@
+#include "driver/comparison.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+#include "tensor/compare.hpp"
+
+namespace tc {
+
+PreparedRun prepare_partitioning(const collage::DataflowGraph<Graph>& dataflow, const collage::Partitioning& partitioning,
+                                 const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
+                                 const BackendSet& backends, const DeviceSet& devices, const ComparisonOptions& options) {
+  PreparedRun run;
+  ConfigurationResult& r = run.result;
+  for (const collage::Candidate& part : partitioning.parts) {
+    ++r.partitions[std::string(part.target)];
+    if (part.cost && part.cost->is_known()) r.estimated_ms += part.cost->raw();
+  }
+  collage::Result<Executable> exe = Executable::compile(dataflow, partitioning, backends, devices);
+  if (!exe.ok()) {
+    r.error = exe.error().message;
+    return run;
+  }
+  r.memory = exe->memory();
+  collage::Result<std::vector<Tensor>> outputs = exe->run(inputs);
+  if (!outputs.ok()) {
+    r.error = outputs.error().message;
+    return run;
+  }
+  r.matches = outputs->size() == expected.size();
+  for (std::size_t k = 0; k < outputs->size() && k < expected.size(); ++k) {
+    const Tensor& got = (*outputs)[k];
+    std::string worst;
+    if (!all_close(got, expected[k], options.rtol, options.atol, &worst)) {
+      if (r.matches) r.mismatch = "output " + std::to_string(k) + ": " + worst;
+      r.matches = false;
+    }
+    if (got.data.size() == expected[k].data.size()) {
+      for (std::size_t i = 0; i < got.data.size(); ++i) {
+        const double d = std::fabs(static_cast<double>(got.data[i]) - expected[k].data[i]);
+        r.max_abs_error = std::max(r.max_abs_error, std::isnan(d) ? INFINITY : d);
+      }
+    }
+  }
+  run.executable = std::move(exe).value();
+  return run;
+}
+
+void time_prepared(std::vector<PreparedRun*> runs, const ComparisonOptions& options) {
+  const std::size_t rounds = std::max<std::size_t>(options.rounds, 1);
+  for (std::size_t round = 0; round < rounds; ++round) {
+    for (PreparedRun* run : runs) {
+      if (!run->executable || !run->result.error.empty()) continue;
+      collage::Status failure;
+      collage::Measurement m = collage::time_run(
+          [&] {
+            if (failure.ok()) failure = run->executable->execute();
+          },
+          options.timing);
+      if (!failure.ok()) {
+        run->result.error = failure.message();
+        continue;
+      }
+      run->round_latencies_ms.push_back(m.cost.raw() * 1e3);
+      run->result.samples += m.samples;
+      if (rounds == 1) run->result.spread = m.spread;
+    }
+  }
+  for (PreparedRun* run : runs) {
+    if (options.profile_runs == 0 || !run->executable || !run->result.error.empty()) continue;
+    std::vector<double> seconds;
+    for (std::size_t k = 0; k < options.profile_runs; ++k) {
+      if (collage::Status st = run->executable->execute(&seconds); !st.ok()) {
+        run->result.error = st.message();
+        break;
+      }
+    }
+    run->result.steps = run->executable->steps();
+    for (double s : seconds) run->result.step_ms.push_back(s * 1e3 / static_cast<double>(options.profile_runs));
+  }
+  for (PreparedRun* run : runs) {
+    std::vector<double> v = run->round_latencies_ms;
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end());
+    const double median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+    run->result.latency_ms = median;
+    if (v.size() > 1 && median > 0) run->result.spread = (v.back() - v.front()) / median;
+  }
+}
+
+namespace {
+
+/// "collage+evo": `start` (the collage configuration's result) refined with the whole model's
+/// measured latency as fitness; a partitioning that fails to compile or run, or whose outputs
+/// differ from `expected`, is Invalid to it.
+PreparedRun refine_collage(const collage::DataflowGraph<Graph>& dataflow, const collage::PartitionResult& start,
+                           const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
+                           const BackendSet& backends, const DeviceSet& devices, const ComparisonOptions& options) {
+  ComparisonOptions once = options;
+  once.rounds = 1;
+  once.profile_runs = 0;
+  once.timing = options.refine_timing;
+  auto measure_whole_model = [&](const collage::DataflowGraph<Graph>&,
+                                 const collage::Partitioning& p) -> collage::Result<collage::Cost> {
+    PreparedRun run = prepare_partitioning(dataflow, p, inputs, expected, backends, devices, once);
+    if (run.result.error.empty() && !run.result.matches) return collage::Cost::invalid();
+    if (run.result.error.empty()) time_prepared({&run}, once);
+    if (!run.result.error.empty()) return collage::Error{collage::ErrorCode::oracle, run.result.error};
+    return collage::Cost::value(run.result.latency_ms);
+  };
+  auto fitness = collage::make_end_to_end_oracle<Graph>("whole-model latency", measure_whole_model);
+  collage::EvolutionOptions evolution;
+  evolution.max_seconds = options.refine_seconds;
+  evolution.max_evaluations = 0;
+  evolution.generations = std::numeric_limits<std::size_t>::max();
+  evolution.seed = options.refine_seed;
+  collage::EvolutionStats stats;
+  collage::Result<collage::Partitioning> refined = collage::refine(dataflow, start, *fitness, evolution, &stats);
+  PreparedRun run;
+  if (refined.ok()) {
+    run = prepare_partitioning(dataflow, *refined, inputs, expected, backends, devices, options);
+    collage::PartitionResult shown = start;
+    shown.partitioning = std::move(refined).value();
+    run.result.partition = std::move(shown);
+  } else {
+    run.result.error = refined.error().message;
+  }
+  run.result.name = "collage+evo";
+  run.result.refinement = std::move(stats);
+  return run;
+}
+
+}  // namespace
+
+std::vector<ConfigurationResult> compare_configurations(const collage::DataflowGraph<Graph>& dataflow,
+                                                        const std::vector<Tensor>& inputs,
+                                                        const std::vector<Tensor>& expected,
+                                                        const std::vector<Configuration>& configurations,
+                                                        const BackendSet& backends, const DeviceSet& devices,
+                                                        collage::CostOracle<Graph>& oracle,
+                                                        const ComparisonOptions& options) {
+  std::vector<std::size_t> order(configurations.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_partition(order.begin(), order.end(), [&](std::size_t k) { return configurations[k].name == "collage"; });
+  std::vector<PreparedRun> prepared(configurations.size());
+  for (std::size_t k : order) {
+    const Configuration& config = configurations[k];
+    collage::Result<collage::PartitionResult> partitioned =
+        partition_model(dataflow, backends, config, oracle, options.partitioner);
+    if (!partitioned.ok()) {
+      prepared[k].result.error = partitioned.error().message;
+    } else {
+      prepared[k] = prepare_partitioning(dataflow, partitioned->partitioning, inputs, expected, backends, devices, options);
+      prepared[k].result.partition = std::move(partitioned).value();
+    }
+    prepared[k].result.name = config.name;
+  }
+  for (std::size_t k = 0; k < prepared.size() && options.refine_seconds > 0; ++k) {
+    if (configurations[k].name != "collage" || !prepared[k].result.partition || !prepared[k].executable) continue;
+    PreparedRun evo = refine_collage(dataflow, *prepared[k].result.partition, inputs, expected, backends, devices, options);
+    prepared.insert(prepared.begin() + static_cast<std::ptrdiff_t>(k) + 1, std::move(evo));
+    break;
+  }
+  std::vector<PreparedRun*> runs;
+  for (PreparedRun& p : prepared) runs.push_back(&p);
+  time_prepared(runs, options);
+  std::vector<ConfigurationResult> results;
+  for (PreparedRun& p : prepared) results.push_back(std::move(p.result));
+  return results;
+}
+
+}  // namespace tc
