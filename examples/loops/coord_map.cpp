@@ -6,7 +6,7 @@
 #include "loops/index_math.hpp"
 #include "tensor/shape_inference.hpp"
 
-namespace tc::native {
+namespace tc::loops {
 
 Affine Affine::constant(std::size_t rank, std::int64_t value) { return Affine{value, Ints(rank, 0)}; }
 
@@ -328,4 +328,4 @@ Shape coalesce(const Shape& domain, const std::vector<Affine*>& exprs) {
   return dims;
 }
 
-}  // namespace tc::native
+}  // namespace tc::loops

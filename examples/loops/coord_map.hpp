@@ -16,7 +16,7 @@
 
 #include "tensor/shape.hpp"
 
-namespace tc::native {
+namespace tc::loops {
 
 using Ints = std::vector<std::int64_t>;
 
@@ -141,4 +141,4 @@ bool is_identity_access(const Access& access, const Shape& dims);
 /// row-major order.
 Shape coalesce(const Shape& domain, const std::vector<Affine*>& exprs);
 
-}  // namespace tc::native
+}  // namespace tc::loops

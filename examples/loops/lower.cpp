@@ -12,7 +12,7 @@
 #include "loops/index_math.hpp"
 #include "tensor/shape_inference.hpp"
 
-namespace tc::native {
+namespace tc::loops {
 
 namespace {
 
@@ -197,7 +197,7 @@ class Lowering {
     return add_source(Source::Kind::scratch, static_cast<int>(out_.scratch_sizes.size()) - 1);
   }
   Status fail(int n, const std::string& problem) const {
-    return Error{ErrorCode::invalid_argument, "native: " + describe(g_, n) + ": " + problem};
+    return Error{ErrorCode::invalid_argument, describe(g_, n) + ": " + problem};
   }
 
   void plan_materialization();
@@ -227,7 +227,7 @@ int ProgramBuilder::emit(TileOp op) {
       return static_cast<int>(i);
     }
   }
-  if (program_.ops.size() >= kMaxProgramOps) return stop("native: fused program exceeds " + std::to_string(kMaxProgramOps) + " operations");
+  if (program_.ops.size() >= kMaxProgramOps) return stop("fused program exceeds " + std::to_string(kMaxProgramOps) + " operations");
   program_.ops.push_back(op);
   return static_cast<int>(program_.ops.size()) - 1;
 }
@@ -421,7 +421,7 @@ int ProgramBuilder::compute(int n, const CoordMap& map) {
       case Op::hard_sigmoid:
         return unary(TileOpCode::hard_sigmoid, a, static_cast<float>(node.attrs.get_float("alpha", 0.2)),
                      static_cast<float>(node.attrs.get_float("beta", 0.5)));
-      default: return stop("native: " + describe(g, n) + ": no tile operation");
+      default: return stop(describe(g, n) + ": no tile operation");
     }
   }
   if (is_binary_elementwise(op)) {
@@ -498,7 +498,7 @@ int ProgramBuilder::compute(int n, const CoordMap& map) {
       for (std::size_t k = pieces.size() - 1; k-- > 0;) acc = select(pieces[k].first, pieces[k].second, acc);
       return acc;
     }
-    default: return stop("native: " + describe(g, n) + ": cannot be inlined into a fused loop");
+    default: return stop(describe(g, n) + ": cannot be inlined into a fused loop");
   }
 }
 
@@ -630,11 +630,11 @@ Result<TileProgram> Lowering::build_program(int root, const Shape& shape, int in
     if (builder.error()) return *builder.error();
     if (builder.split()) {
       if (attempt >= kMaxSplits || !domain.split(*builder.split())) {
-        return Error{ErrorCode::internal, "native: " + describe(g_, root) + ": reshape splits do not converge"};
+        return Error{ErrorCode::internal, describe(g_, root) + ": reshape splits do not converge"};
       }
       continue;
     }
-    if (result < 0) return Error{ErrorCode::internal, "native: " + describe(g_, root) + ": empty program"};
+    if (result < 0) return Error{ErrorCode::internal, describe(g_, root) + ": empty program"};
     TileProgram p = builder.take();
     // The sink: the destination's linear index (the reduced one for a reduction's input).
     const Shape dims = domain.dims();
@@ -664,7 +664,7 @@ Result<TileProgram> Lowering::build_program(int root, const Shape& shape, int in
     }
     p.dims = coalesce(dims, exprs);
     if (p.dims.size() > static_cast<std::size_t>(kMaxDomainRank)) {
-      return Error{ErrorCode::invalid_argument, "native: " + describe(g_, root) + ": loop nest deeper than " +
+      return Error{ErrorCode::invalid_argument, describe(g_, root) + ": loop nest deeper than " +
                                                     std::to_string(kMaxDomainRank) + " dimensions"};
     }
     // A table-read leaf's unused linear expression takes the domain's rank too.
@@ -963,4 +963,4 @@ Result<LoweredFunction> Lowering::run() {
 
 Result<LoweredFunction> lower(const Function& function) { return Lowering(function).run(); }
 
-}  // namespace tc::native
+}  // namespace tc::loops

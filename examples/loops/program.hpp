@@ -1,12 +1,12 @@
 #pragma once
 
 /// \file
-/// The native backend's compiled form of a partition, independent of the CPU loop that runs it:
-/// tile programs (a fused elementwise/injective DAG evaluated over chunks of consecutive
-/// points of an iteration domain, each leaf read through an Access) and stages (at most one
-/// anchor or reduction per stage, its epilogue program fused onto each finished block). The CPU
-/// kernels in this folder run it; a CUDA backend can generate one kernel per stage from the same
-/// data.
+/// The loop IR: a partition's compiled form, independent of what renders it: tile programs (a
+/// fused elementwise/injective DAG evaluated over chunks of consecutive points of an iteration
+/// domain, each leaf read through an Access) and stages (at most one anchor or reduction per
+/// stage, its epilogue program fused onto each finished block). The native backend runs it as C++
+/// loops (backends/native/); the cuda backend renders one CUDA kernel per stage from the same data
+/// (backends/cuda/).
 
 #include <cstdint>
 #include <memory>
@@ -18,7 +18,7 @@
 #include "tensor/shape.hpp"
 #include "tensor/tensor.hpp"
 
-namespace tc::native {
+namespace tc::loops {
 
 /// What one tile operation computes, element by element over the tile.
 enum class TileOpCode : std::uint8_t {
@@ -183,4 +183,4 @@ struct LoweredFunction {
   std::string to_string() const;
 };
 
-}  // namespace tc::native
+}  // namespace tc::loops

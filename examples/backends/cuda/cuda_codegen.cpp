@@ -19,14 +19,14 @@ using collage::Error;
 using collage::ErrorCode;
 using collage::Result;
 using collage::Status;
-using native::Access;
-using native::Affine;
-using native::Check;
-using native::Ints;
-using native::Stage;
-using native::TileOp;
-using native::TileOpCode;
-using native::TileProgram;
+using loops::Access;
+using loops::Affine;
+using loops::Check;
+using loops::Ints;
+using loops::Stage;
+using loops::TileOp;
+using loops::TileOpCode;
+using loops::TileProgram;
 
 /// The source text of the headers the generated code includes (kernel_headers.inc is written by
 /// CMake from loops/index_math.hpp and kernel_math.hpp).
@@ -136,7 +136,7 @@ class KernelParams {
     return "b" + std::to_string(source);
   }
   /// The name of `table` in the kernel (uploaded once per program).
-  std::string table(const native::IndexTable& table) {
+  std::string table(const loops::IndexTable& table) {
     int index = -1;
     for (std::size_t t = 0; t < program_.tables.size(); ++t) {
       if (program_.tables[t] == table) index = static_cast<int>(t);
@@ -208,7 +208,7 @@ class ProgramEmitter {
     auto uses = [&](const Access& a, bool is_mask) {
       if (a.table) {
         need_linear = true;
-      } else if (is_mask || !native::is_identity_access(a, p_.dims)) {
+      } else if (is_mask || !loops::is_identity_access(a, p_.dims)) {
         need_coords = true;
       } else {
         need_linear = true;
@@ -216,7 +216,7 @@ class ProgramEmitter {
     };
     for (const TileOp& op : p_.ops) {
       if (op.code == TileOpCode::load) {
-        const native::Leaf& leaf = p_.leaves[static_cast<std::size_t>(op.ref)];
+        const loops::Leaf& leaf = p_.leaves[static_cast<std::size_t>(op.ref)];
         if (leaf.source != substitute_source_) uses(leaf.access, false);
       } else if (op.code == TileOpCode::select) {
         uses(p_.masks[static_cast<std::size_t>(op.ref)], true);
@@ -228,12 +228,12 @@ class ProgramEmitter {
     if (need_coords && point.coords.empty()) {
       point.coords = prefix_ + "c";
       code.line("std::int64_t " + point.coords + "[" + std::to_string(rank_) + "];");
-      code.line("tc::native::unravel(" + point.linear + ", " + prefix_ + "dims, " + std::to_string(rank_) + ", " +
+      code.line("tc::loops::unravel(" + point.linear + ", " + prefix_ + "dims, " + std::to_string(rank_) + ", " +
                 point.coords + ");");
     }
     if (need_linear && point.linear.empty()) {
       point.linear = prefix_ + "p";
-      code.line("const std::int64_t " + point.linear + " = tc::native::ravel(" + point.coords + ", " + prefix_ +
+      code.line("const std::int64_t " + point.linear + " = tc::loops::ravel(" + point.coords + ", " + prefix_ +
                 "dims, " + std::to_string(rank_) + ");");
     }
     point_ = point;
@@ -260,7 +260,7 @@ class ProgramEmitter {
   /// Emits the affine expression `a` at the point as a variable named `name`.
   std::string affine(Code& code, const Affine& a, const std::string& name) {
     code.line("const std::int64_t " + name + "k[" + std::to_string(rank_) + "] = " + int_list(a.coef) + ";");
-    code.line("const std::int64_t " + name + " = tc::native::affine_at(" + int_literal(a.offset) + ", " + name + "k, " +
+    code.line("const std::int64_t " + name + " = tc::loops::affine_at(" + int_literal(a.offset) + ", " + name + "k, " +
               point_.coords + ", " + std::to_string(rank_) + ");");
     return name;
   }
@@ -277,7 +277,7 @@ class ProgramEmitter {
     return valid.empty() ? "true" : valid;
   }
 
-  void emit_load(Code& code, const std::string& v, const native::Leaf& leaf) {
+  void emit_load(Code& code, const std::string& v, const loops::Leaf& leaf) {
     if (leaf.source == substitute_source_) {
       code.line("const float " + v + " = " + substitute_value_ + ";");
       return;
@@ -290,7 +290,7 @@ class ProgramEmitter {
       code.line("const float " + v + " = " + at + " >= 0 ? " + src + "[" + at + "] : 0.0f;");
       return;
     }
-    if (native::is_identity_access(a, p_.dims)) {
+    if (loops::is_identity_access(a, p_.dims)) {
       code.line("const float " + v + " = " + src + "[" + point_.linear + "];");
       return;
     }
@@ -403,7 +403,7 @@ Error unsupported(const std::string& what) { return Error{ErrorCode::invalid_arg
 /// The generator of one LoweredFunction.
 class Generator {
  public:
-  explicit Generator(const native::LoweredFunction& lowered) : lowered_(lowered) {}
+  explicit Generator(const loops::LoweredFunction& lowered) : lowered_(lowered) {}
 
   Result<CudaProgram> run() {
     out_.source = kPreamble;
@@ -504,11 +504,11 @@ class Generator {
     // for element (an anchor in place), or a reduction's result along its row.
     bool fused = false;
     if (st.has_epilogue) {
-      const bool reduce = std::holds_alternative<native::ReduceCore>(st.core);
+      const bool reduce = std::holds_alternative<loops::ReduceCore>(st.core);
       fused = reduce ? st.rows_per_result > 0 : st.core_dst == st.dst;
       if (fused && !reduce) {
-        for (const native::Leaf& leaf : st.epilogue.leaves) {
-          if (leaf.source == st.core_dst && !native::is_identity_access(leaf.access, st.epilogue.dims)) {
+        for (const loops::Leaf& leaf : st.epilogue.leaves) {
+          if (leaf.source == st.core_dst && !loops::is_identity_access(leaf.access, st.epilogue.dims)) {
             return fail("the epilogue reads the anchor's result out of place");
           }
         }
@@ -516,12 +516,12 @@ class Generator {
       if (fused) store_ = Store{&st.epilogue, st.core_dst, st.dst};
     }
     Status made = Status::success();
-    if (const auto* g = std::get_if<native::GemmCore>(&st.core)) made = gemm(name, *g);
-    if (const auto* c = std::get_if<native::ConvCore>(&st.core)) made = conv(name, *c);
-    if (const auto* p = std::get_if<native::PoolCore>(&st.core)) made = pool(name, *p);
-    if (const auto* r = std::get_if<native::ReduceCore>(&st.core)) made = reduce(name, *r, st.rows_per_result);
-    if (const auto* x = std::get_if<native::SoftmaxCore>(&st.core)) softmax(name, *x);
-    if (const auto* l = std::get_if<native::LayerNormCore>(&st.core)) made = layer_norm(name, *l);
+    if (const auto* g = std::get_if<loops::GemmCore>(&st.core)) made = gemm(name, *g);
+    if (const auto* c = std::get_if<loops::ConvCore>(&st.core)) made = conv(name, *c);
+    if (const auto* p = std::get_if<loops::PoolCore>(&st.core)) made = pool(name, *p);
+    if (const auto* r = std::get_if<loops::ReduceCore>(&st.core)) made = reduce(name, *r, st.rows_per_result);
+    if (const auto* x = std::get_if<loops::SoftmaxCore>(&st.core)) softmax(name, *x);
+    if (const auto* l = std::get_if<loops::LayerNormCore>(&st.core)) made = layer_norm(name, *l);
     if (!made.ok()) return made;
     if (st.has_epilogue && !fused) {
       ++out_.split_stages;
@@ -609,7 +609,7 @@ class Generator {
                {std::min<std::int64_t>(col_tiles, std::int64_t{1} << 20), capped(row_tiles), capped(g.batches)});
   }
 
-  Status gemm(const std::string& name, const native::GemmCore& core) {
+  Status gemm(const std::string& name, const loops::GemmCore& core) {
     Result<GemmGeom> geom = gemm_geometry(core);
     if (!geom.ok()) return geom.error();
     GemmShape g;
@@ -631,7 +631,7 @@ class Generator {
     return Status::success();
   }
 
-  Status conv(const std::string& name, const native::ConvCore& core) {
+  Status conv(const std::string& name, const loops::ConvCore& core) {
     Result<ConvGeom> geom = conv_geometry(core);
     if (!geom.ok()) return geom.error();
     const std::int64_t size = numel(core.out_shape);
@@ -662,7 +662,7 @@ class Generator {
     return Status::success();
   }
 
-  Status pool(const std::string& name, const native::PoolCore& core) {
+  Status pool(const std::string& name, const loops::PoolCore& core) {
     Result<PoolGeom> geom = pool_geometry(core);
     if (!geom.ok()) return geom.error();
     const std::int64_t size = numel(core.out_shape);
@@ -678,11 +678,11 @@ class Generator {
   /// A reduction with its prologue, and its epilogue when fused (`per` epilogue points after each
   /// result): one block per result when the reduced elements are innermost and many, else one
   /// thread per result.
-  Status reduce(const std::string& name, const native::ReduceCore& core, std::int64_t per) {
+  Status reduce(const std::string& name, const loops::ReduceCore& core, std::int64_t per) {
     Result<ReduceGeom> geom = reduce_geometry(core);
     if (!geom.ok()) return fail(geom.error().message);
     if (core.size == 0) return Status::success();
-    const bool max = core.kind == native::ReduceKind::max;
+    const bool max = core.kind == loops::ReduceKind::max;
     const std::string init = max ? "-__int_as_float(0x7f800000)" : "0.0f";
     const bool by_block = geom->reduced[geom->rank - 1] && core.count >= 32;
     const int block = by_block ? block_for(core.count) : kThreads;
@@ -703,7 +703,7 @@ class Generator {
     code.line(max ? "acc = tc::cudagen::nan_max(acc, " + v + ");" : "acc += " + v + ";");
     code.close();
     if (by_block) code.line(std::string("acc = tc_block_reduce<") + boolean(max) + ">(acc);");
-    if (core.kind == native::ReduceKind::mean) {
+    if (core.kind == loops::ReduceKind::mean) {
       code.line("acc = acc / " + float_literal(static_cast<float>(core.count)) + ";");
     }
     if (per > 0) {
@@ -719,7 +719,7 @@ class Generator {
     return Status::success();
   }
 
-  void softmax(const std::string& name, const native::SoftmaxCore& core) {
+  void softmax(const std::string& name, const loops::SoftmaxCore& core) {
     if (core.outer * core.axis * core.inner == 0) return;
     KernelParams params(out_);
     Code code;
@@ -763,15 +763,15 @@ class Generator {
   /// coordinates `nc`) at normalised position j.
   static std::string parameter(Code& code, const std::string& source, const Access& access, const Shape& dims,
                                const std::string& name) {
-    if (native::is_identity_access(access, dims)) return source + "[j]";
+    if (loops::is_identity_access(access, dims)) return source + "[j]";
     const std::string rank = std::to_string(dims.size());
     code.line("const std::int64_t " + name + "k[" + rank + "] = " + int_list(access.linear.coef) + ";");
-    code.line("const std::int64_t " + name + " = tc::native::affine_at(" + int_literal(access.linear.offset) + ", " +
+    code.line("const std::int64_t " + name + " = tc::loops::affine_at(" + int_literal(access.linear.offset) + ", " +
               name + "k, nc, " + rank + ");");
     return source + "[" + name + "]";
   }
 
-  Status layer_norm(const std::string& name, const native::LayerNormCore& core) {
+  Status layer_norm(const std::string& name, const loops::LayerNormCore& core) {
     if (core.scale_access.has_holes() || (core.bias >= 0 && core.bias_access.has_holes())) {
       return fail("layer normalisation with a scale or bias read through a table");
     }
@@ -787,8 +787,8 @@ class Generator {
     const std::string inv_cols = float_literal(1.0f / static_cast<float>(core.cols));
     const std::string rank = std::to_string(core.normalized.size());
     const std::string each = "for (std::int64_t j = threadIdx.x; j < " + cols + "; j += " + std::to_string(block) + ")";
-    const bool dense = native::is_identity_access(core.scale_access, core.normalized) &&
-                       (core.bias < 0 || native::is_identity_access(core.bias_access, core.normalized));
+    const bool dense = loops::is_identity_access(core.scale_access, core.normalized) &&
+                       (core.bias < 0 || loops::is_identity_access(core.bias_access, core.normalized));
     code.open(block_loop("row", core.rows));
     code.line("const float* in = " + x + " + row * " + cols + ";");
     code.line("float sum = 0.0f;");
@@ -805,7 +805,7 @@ class Generator {
     if (!dense) {
       code.line("const std::int64_t ndims[" + rank + "] = " + int_list(core.normalized) + ";");
       code.line("std::int64_t nc[" + rank + "];");
-      code.line("tc::native::unravel(j, ndims, " + rank + ", nc);");
+      code.line("tc::loops::unravel(j, ndims, " + rank + ", nc);");
     }
     std::string y = "(in[j] - mean) * rstd * " + parameter(code, scale, core.scale_access, core.normalized, "si");
     if (core.bias >= 0) y += " + " + parameter(code, bias, core.bias_access, core.normalized, "bi");
@@ -816,7 +816,7 @@ class Generator {
     return Status::success();
   }
 
-  const native::LoweredFunction& lowered_;
+  const loops::LoweredFunction& lowered_;
   CudaProgram out_;
   int stage_ = 0;
   Store store_;
@@ -824,7 +824,7 @@ class Generator {
 
 }  // namespace
 
-Result<GemmGeom> gemm_geometry(const native::GemmCore& core) {
+Result<GemmGeom> gemm_geometry(const loops::GemmCore& core) {
   if (core.batch.size() > static_cast<std::size_t>(kMaxBatchRank)) {
     return unsupported("matrix product with " + std::to_string(core.batch.size()) + " batch dimensions (at most " +
                        std::to_string(kMaxBatchRank) + ")");
@@ -846,7 +846,7 @@ Result<GemmGeom> gemm_geometry(const native::GemmCore& core) {
   return g;
 }
 
-Result<ConvGeom> conv_geometry(const native::ConvCore& core) {
+Result<ConvGeom> conv_geometry(const loops::ConvCore& core) {
   const std::size_t r = core.x_shape.size() - 2;
   ConvGeom g{};
   if (core.x_shape.size() < 3 || !spread(core.x_shape, 2, r, 1, g.in) || !spread(core.out_shape, 2, r, 1, g.out) ||
@@ -863,7 +863,7 @@ Result<ConvGeom> conv_geometry(const native::ConvCore& core) {
 
 bool runs_direct(const ConvGeom& geom) { return geom.group > 1 && conv_group_channels(geom) <= 4; }
 
-Result<PoolGeom> pool_geometry(const native::PoolCore& core) {
+Result<PoolGeom> pool_geometry(const loops::PoolCore& core) {
   const std::size_t r = core.x_shape.size() - 2;
   PoolGeom g{};
   if (core.x_shape.size() < 3 || !spread(core.x_shape, 2, r, 1, g.in) || !spread(core.out_shape, 2, r, 1, g.out) ||
@@ -878,7 +878,7 @@ Result<PoolGeom> pool_geometry(const native::PoolCore& core) {
   return g;
 }
 
-Result<ReduceGeom> reduce_geometry(const native::ReduceCore& core) {
+Result<ReduceGeom> reduce_geometry(const loops::ReduceCore& core) {
   // Each dimension of the input's domain is reduced (the sink ignores it) or kept, and the sink
   // enumerates the kept coordinates row-major.
   const TileProgram& in = core.input;
@@ -943,6 +943,6 @@ const std::vector<KernelHeader>& kernel_headers() {
   return headers;
 }
 
-Result<CudaProgram> generate_cuda(const native::LoweredFunction& lowered) { return Generator(lowered).run(); }
+Result<CudaProgram> generate_cuda(const loops::LoweredFunction& lowered) { return Generator(lowered).run(); }
 
 }  // namespace tc::cudagen

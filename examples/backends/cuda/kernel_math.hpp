@@ -69,9 +69,9 @@ COLLAGE_TC_HOST_DEVICE inline std::int64_t gemm_batches(const GemmGeom& g) {
 COLLAGE_TC_HOST_DEVICE inline void gemm_batch_offsets(const GemmGeom& g, std::int64_t z, std::int64_t* a,
                                                       std::int64_t* b) {
   std::int64_t coords[kMaxBatchRank];
-  native::unravel(z, g.batch, g.batch_rank, coords);
-  *a = native::affine_at(0, g.a_batch_strides, coords, g.batch_rank);
-  *b = native::affine_at(0, g.b_batch_strides, coords, g.batch_rank);
+  loops::unravel(z, g.batch, g.batch_rank, coords);
+  *a = loops::affine_at(0, g.a_batch_strides, coords, g.batch_rank);
+  *b = loops::affine_at(0, g.b_batch_strides, coords, g.batch_rank);
 }
 
 /// Where C's element (i, j) of batch z lies.
@@ -227,8 +227,8 @@ COLLAGE_TC_HOST_DEVICE inline float pool_value(const PoolGeom& g, const float* x
 /// coordinates row-major.
 struct ReduceGeom {
   int rank;
-  std::int64_t dims[native::kMaxDomainRank];
-  bool reduced[native::kMaxDomainRank];
+  std::int64_t dims[loops::kMaxDomainRank];
+  bool reduced[loops::kMaxDomainRank];
 };
 
 /// The domain coordinates of element q of result r.

@@ -34,7 +34,7 @@ void valid_outputs(std::int64_t offset, std::int64_t stride, std::int64_t in, st
 
 }  // namespace
 
-collage::Result<ConvKernel> ConvKernel::make(const ConvCore& core) {
+collage::Result<ConvKernel> ConvKernel::make(const loops::ConvCore& core) {
   const std::size_t r = core.x_shape.size() - 2;
   ConvKernel k;
   if (r < 1 || r > 3) {
@@ -185,7 +185,7 @@ void ConvKernel::run_direct(const float* x, const float* w, float* out, RangeDon
   }
 }
 
-collage::Result<PoolKernel> PoolKernel::make(const PoolCore& core) {
+collage::Result<PoolKernel> PoolKernel::make(const loops::PoolCore& core) {
   const std::size_t r = core.x_shape.size() - 2;
   if (r < 1 || r > 3) {
     return Error{ErrorCode::invalid_argument,

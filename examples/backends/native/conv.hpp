@@ -20,7 +20,7 @@ namespace tc::native {
 class ConvKernel {
  public:
   /// Fails for more than 3 spatial dimensions.
-  static collage::Result<ConvKernel> make(const ConvCore& core);
+  static collage::Result<ConvKernel> make(const loops::ConvCore& core);
 
   /// out = conv(x, w); done() for each finished range of out.
   void run(const float* x, const float* w, float* out, RangeDone done);
@@ -43,7 +43,7 @@ class ConvKernel {
 /// Max or average pooling prepared for one geometry (1 to 3 spatial dimensions).
 class PoolKernel {
  public:
-  static collage::Result<PoolKernel> make(const PoolCore& core);
+  static collage::Result<PoolKernel> make(const loops::PoolCore& core);
   /// out = pool(x); done() per finished range.
   void run(const float* x, float* out, RangeDone done) const;
 

@@ -24,6 +24,17 @@ using collage::Error;
 using collage::ErrorCode;
 using collage::Result;
 using collage::Status;
+using loops::ConvCore;
+using loops::Core;
+using loops::GemmCore;
+using loops::LayerNormCore;
+using loops::LoweredFunction;
+using loops::PoolCore;
+using loops::ReduceCore;
+using loops::ReduceKind;
+using loops::SoftmaxCore;
+using loops::Source;
+using loops::Stage;
 using namespace native;
 
 /// Reduction input points per interleaved chunk (the chunk's input stays in L1/L2 for the
@@ -215,7 +226,7 @@ class NativeKernel final : public Kernel {
 collage::PartitionSpec<Graph> NativeBackend::spec() const { return collage::native_fusion_spec<Graph>(name(), max_depth_); }
 
 Result<std::unique_ptr<Kernel>> NativeBackend::do_compile(const Function& function, Device&) const {
-  auto lowered = lower(function);
+  auto lowered = loops::lower(function);
   if (!lowered.ok()) return lowered.error();
   return NativeKernel::make(std::move(*lowered));
 }

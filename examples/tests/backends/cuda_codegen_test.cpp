@@ -227,7 +227,7 @@ TEST(CudaCodegen, SourceIsDeterministicAndNamesItsKernels) {
 }
 
 TEST(CudaCodegen, UnsupportedGeometriesAreErrors) {
-  native::ConvCore conv;
+  loops::ConvCore conv;
   conv.x_shape = {1, 2, 3, 3, 3, 3};
   conv.w_shape = {2, 2, 1, 1, 1, 1};
   conv.out_shape = {1, 2, 3, 3, 3, 3};
@@ -236,7 +236,7 @@ TEST(CudaCodegen, UnsupportedGeometriesAreErrors) {
   auto c = cudagen::conv_geometry(conv);
   ASSERT_FALSE(c.ok());
   EXPECT_EQ(c.error().message, "cuda: Conv with 4 spatial dimensions (1 to 3 are supported)");
-  native::GemmCore gemm;
+  loops::GemmCore gemm;
   gemm.batch = Shape(9, 2);
   gemm.a_batch_strides = gemm.b_batch_strides = Ints(9, 0);
   auto g = cudagen::gemm_geometry(gemm);

@@ -63,11 +63,11 @@ extern "C" __global__ void k(float* out, const float* x, const float* w, tc::cud
   tc::cudagen::gemm_batch_offsets(g, blockIdx.x, &a, &b);
   tc::cudagen::reduce_coords(r, blockIdx.x, threadIdx.x, coords);
   std::int64_t j0 = 0, j1 = 8;
-  tc::native::clip_to_check(a, b, 0, 4, &j0, &j1);
+  tc::loops::clip_to_check(a, b, 0, 4, &j0, &j1);
   const std::int64_t at = tc::cudagen::conv_image_offset(c, 0, threadIdx.x, blockIdx.x) +
                           tc::cudagen::conv_weight_offset(c, 0, 1, 2) + tc::cudagen::conv_output_offset(c, 0, 1, 2) +
-                          tc::cudagen::gemm_output_offset(g, 0, 1, 2) + tc::native::ravel(coords, r.dims, r.rank) +
-                          tc::native::row_carry(r.dims, r.dims, r.rank, 0) + j0 + j1;
+                          tc::cudagen::gemm_output_offset(g, 0, 1, 2) + tc::loops::ravel(coords, r.dims, r.rank) +
+                          tc::loops::row_carry(r.dims, r.dims, r.rank, 0) + j0 + j1;
   out[at] = tc::cudagen::conv_direct(c, x, w, threadIdx.x) + tc::cudagen::pool_value(p, x, threadIdx.x) +
             tc::cudagen::clamp(x[0], 0.0f, 6.0f) + tc::cudagen::nan_min(x[1], x[2]) + tc::cudagen::quiet_nan();
 }

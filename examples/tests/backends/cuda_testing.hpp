@@ -28,7 +28,7 @@
 
 namespace tc::cuda_testing {
 
-using native::Affine;
+using loops::Affine;
 using native_testing::Builder;
 using Ints = std::vector<std::int64_t>;
 
@@ -44,13 +44,13 @@ inline void for_each_candidate(const Graph& graph,
 
 /// A Function lowered by the native backend and generated as CUDA.
 struct Generated {
-  native::LoweredFunction lowered;
+  loops::LoweredFunction lowered;
   cudagen::CudaProgram program;
 };
 
 /// Lowers and generates `function`.
 inline collage::Result<Generated> generate(const Function& function) {
-  auto lowered = native::lower(function);
+  auto lowered = loops::lower(function);
   if (!lowered.ok()) return lowered.error();
   auto program = cudagen::generate_cuda(*lowered);
   if (!program.ok()) return program.error();
@@ -172,23 +172,23 @@ inline std::vector<std::pair<std::string, Graph>> model_graphs() {
 /// The value of a tile program at one point of its domain (linear index `p`): each operation as
 /// the generated code computes it, each leaf read through index_math.hpp as the kernels read it.
 /// Leaves of buffer `substitute` read `value` (a core's result in a register).
-inline float evaluate_point(const native::TileProgram& program, const std::vector<std::vector<float>>& buffers,
+inline float evaluate_point(const loops::TileProgram& program, const std::vector<std::vector<float>>& buffers,
                             std::int64_t p, int substitute = -1, float value = 0.0f) {
-  using native::TileOpCode;
+  using loops::TileOpCode;
   const int rank = static_cast<int>(program.dims.size());
-  std::int64_t c[native::kMaxDomainRank];
-  native::unravel(p, program.dims.data(), rank, c);
-  auto valid = [&](const native::Access& a) {
+  std::int64_t c[loops::kMaxDomainRank];
+  loops::unravel(p, program.dims.data(), rank, c);
+  auto valid = [&](const loops::Access& a) {
     if (a.table) return (*a.table)[static_cast<std::size_t>(p)] >= 0;
-    for (const native::Check& k : a.checks) {
-      const std::int64_t e = native::affine_at(k.expr.offset, k.expr.coef.data(), c, rank);
+    for (const loops::Check& k : a.checks) {
+      const std::int64_t e = loops::affine_at(k.expr.offset, k.expr.coef.data(), c, rank);
       if (e < k.lo || e >= k.hi) return false;
     }
     return true;
   };
   std::vector<float> v(program.ops.size());
   for (std::size_t i = 0; i < program.ops.size(); ++i) {
-    const native::TileOp& op = program.ops[i];
+    const loops::TileOp& op = program.ops[i];
     const float a = op.a >= 0 ? v[static_cast<std::size_t>(op.a)] : 0.0f;
     const float b = op.b >= 0 ? v[static_cast<std::size_t>(op.b)] : 0.0f;
     const float p0 = op.p0;
@@ -196,14 +196,14 @@ inline float evaluate_point(const native::TileProgram& program, const std::vecto
     float r = 0.0f;
     switch (op.code) {
       case TileOpCode::load: {
-        const native::Leaf& leaf = program.leaves[static_cast<std::size_t>(op.ref)];
+        const loops::Leaf& leaf = program.leaves[static_cast<std::size_t>(op.ref)];
         if (leaf.source == substitute) {
           r = value;
         } else if (valid(leaf.access)) {
-          const native::Access& access = leaf.access;
+          const loops::Access& access = leaf.access;
           const Affine& linear = access.linear;
           const std::int64_t at = access.table ? (*access.table)[static_cast<std::size_t>(p)]
-                                               : native::affine_at(linear.offset, linear.coef.data(), c, rank);
+                                               : loops::affine_at(linear.offset, linear.coef.data(), c, rank);
           r = buffers[static_cast<std::size_t>(leaf.source)][static_cast<std::size_t>(at)];
         }
         break;
@@ -251,10 +251,10 @@ inline float evaluate_point(const native::TileProgram& program, const std::vecto
 /// Runs `program`'s launches (generated from `lowered`, the lowering of `function`) on the CPU,
 /// one kernel at a time, each as its threads would: element by element, row by row, or output by
 /// output through the tiled products' index functions. Outputs nothing launched writes stay NaN.
-inline collage::Result<std::vector<Tensor>> emulate(const Function& function, const native::LoweredFunction& lowered,
+inline collage::Result<std::vector<Tensor>> emulate(const Function& function, const loops::LoweredFunction& lowered,
                                                     const cudagen::CudaProgram& program,
                                                     const std::vector<Tensor>& inputs) {
-  using native::Source;
+  using loops::Source;
   std::vector<std::vector<float>> buf(lowered.sources.size());
   for (std::size_t i = 0; i < lowered.sources.size(); ++i) {
     const Source& s = lowered.sources[i];
@@ -271,7 +271,7 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
     }
   }
   for (const cudagen::KernelLaunch& launch : program.launches) {
-    const native::Stage& st = lowered.stages[static_cast<std::size_t>(launch.stage)];
+    const loops::Stage& st = lowered.stages[static_cast<std::size_t>(launch.stage)];
     auto data = [&](int source) { return buf[static_cast<std::size_t>(source)].data(); };
     auto store = [&](std::int64_t o, float v) {
       if (launch.fused_epilogue) {
@@ -285,7 +285,7 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
         for (std::int64_t p = 0; p < st.size; ++p) data(st.dst)[p] = evaluate_point(st.epilogue, buf, p);
         break;
       case cudagen::KernelKind::gemm: {
-        const auto& core = std::get<native::GemmCore>(st.core);
+        const auto& core = std::get<loops::GemmCore>(st.core);
         auto geom = cudagen::gemm_geometry(core);
         if (!geom.ok()) return geom.error();
         for (std::int64_t z = 0; z < cudagen::gemm_batches(*geom); ++z) {
@@ -307,7 +307,7 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
       }
       case cudagen::KernelKind::conv_gemm:
       case cudagen::KernelKind::conv_direct: {
-        const auto& core = std::get<native::ConvCore>(st.core);
+        const auto& core = std::get<loops::ConvCore>(st.core);
         auto geom = cudagen::conv_geometry(core);
         if (!geom.ok()) return geom.error();
         if (launch.kind == cudagen::KernelKind::conv_direct) {
@@ -331,7 +331,7 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
         break;
       }
       case cudagen::KernelKind::pool: {
-        const auto& core = std::get<native::PoolCore>(st.core);
+        const auto& core = std::get<loops::PoolCore>(st.core);
         auto geom = cudagen::pool_geometry(core);
         if (!geom.ok()) return geom.error();
         for (std::int64_t o = 0; o < numel(core.out_shape); ++o) store(o, cudagen::pool_value(*geom, data(core.x), o));
@@ -339,20 +339,20 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
       }
       case cudagen::KernelKind::reduce_rows:
       case cudagen::KernelKind::reduce_columns: {
-        const auto& core = std::get<native::ReduceCore>(st.core);
+        const auto& core = std::get<loops::ReduceCore>(st.core);
         auto geom = cudagen::reduce_geometry(core);
         if (!geom.ok()) return geom.error();
-        const bool max = core.kind == native::ReduceKind::max;
+        const bool max = core.kind == loops::ReduceKind::max;
         const std::int64_t per = launch.fused_epilogue ? st.rows_per_result : 0;
         for (std::int64_t r = 0; r < core.size; ++r) {
           float acc = max ? -std::numeric_limits<float>::infinity() : 0.0f;
           for (std::int64_t q = 0; q < core.count; ++q) {
-            std::int64_t c[native::kMaxDomainRank];
+            std::int64_t c[loops::kMaxDomainRank];
             cudagen::reduce_coords(*geom, r, q, c);
-            const float v = evaluate_point(core.input, buf, native::ravel(c, geom->dims, geom->rank));
+            const float v = evaluate_point(core.input, buf, loops::ravel(c, geom->dims, geom->rank));
             acc = max ? cudagen::nan_max(acc, v) : acc + v;
           }
-          if (core.kind == native::ReduceKind::mean) acc /= static_cast<float>(core.count);
+          if (core.kind == loops::ReduceKind::mean) acc /= static_cast<float>(core.count);
           if (per == 0) store(r, acc);
           for (std::int64_t e = 0; e < per; ++e) store(r * per + e, acc);
         }
@@ -360,7 +360,7 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
       }
       case cudagen::KernelKind::softmax_rows:
       case cudagen::KernelKind::softmax_columns: {
-        const auto& core = std::get<native::SoftmaxCore>(st.core);
+        const auto& core = std::get<loops::SoftmaxCore>(st.core);
         for (std::int64_t t = 0; t < core.outer * core.inner; ++t) {
           const std::int64_t base = t / core.inner * core.axis * core.inner + t % core.inner;
           const float* x = data(core.x);
@@ -376,7 +376,7 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
         break;
       }
       case cudagen::KernelKind::layer_norm: {
-        const auto& core = std::get<native::LayerNormCore>(st.core);
+        const auto& core = std::get<loops::LayerNormCore>(st.core);
         const int rank = static_cast<int>(core.normalized.size());
         for (std::int64_t row = 0; row < core.rows; ++row) {
           const float* in = data(core.x) + row * core.cols;
@@ -387,10 +387,10 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
           for (std::int64_t j = 0; j < core.cols; ++j) squares += (in[j] - mean) * (in[j] - mean);
           const float rstd = 1.0f / std::sqrt(squares / static_cast<float>(core.cols) + core.epsilon);
           for (std::int64_t j = 0; j < core.cols; ++j) {
-            std::int64_t c[native::kMaxDomainRank];
-            native::unravel(j, core.normalized.data(), rank, c);
-            const auto param = [&](int source, const native::Access& a) {
-              return data(source)[native::affine_at(a.linear.offset, a.linear.coef.data(), c, rank)];
+            std::int64_t c[loops::kMaxDomainRank];
+            loops::unravel(j, core.normalized.data(), rank, c);
+            const auto param = [&](int source, const loops::Access& a) {
+              return data(source)[loops::affine_at(a.linear.offset, a.linear.coef.data(), c, rank)];
             };
             float y = (in[j] - mean) * rstd * param(core.scale, core.scale_access);
             if (core.bias >= 0) y += param(core.bias, core.bias_access);

@@ -33,11 +33,11 @@ struct CandidateReport {
 
 /// Whether `stage` keeps no full-size intermediate: an anchor's epilogue runs in place unless it
 /// broadcasts the anchor's result to a larger output; a reduction's buffer holds its results only.
-bool no_full_size_intermediate(const native::LoweredFunction& lowered, const native::Stage& stage) {
+bool no_full_size_intermediate(const loops::LoweredFunction& lowered, const loops::Stage& stage) {
   if (std::holds_alternative<std::monostate>(stage.core) || stage.core_dst == stage.dst) return true;
   const auto& scratch = lowered.sources[static_cast<std::size_t>(stage.core_dst)];
   const std::int64_t size = lowered.scratch_sizes[static_cast<std::size_t>(scratch.index)];
-  if (const auto* r = std::get_if<native::ReduceCore>(&stage.core)) return size == r->size;
+  if (const auto* r = std::get_if<loops::ReduceCore>(&stage.core)) return size == r->size;
   return size != stage.size;
 }
 
@@ -53,11 +53,11 @@ CandidateReport check_every_candidate(const Graph& graph, std::uint64_t seed, fl
     const Function function = extract_function(*dataflow, c.sub_graph);
     report.largest = std::max(report.largest, function.body().size());
     const std::string label = c.sub_graph.to_string(*dataflow);
-    auto lowered = native::lower(function);
+    auto lowered = loops::lower(function);
     EXPECT_TRUE(lowered.ok()) << label << ": " << lowered.error().message;
     if (!lowered.ok()) continue;
     EXPECT_EQ(lowered->stages.size(), 1u) << label << "\n" << lowered->to_string();
-    for (const native::Stage& stage : lowered->stages) {
+    for (const loops::Stage& stage : lowered->stages) {
       EXPECT_TRUE(no_full_size_intermediate(*lowered, stage)) << label << "\n" << lowered->to_string();
       if (stage.rows_per_result > 0) ++report.interleaved;
     }

@@ -68,7 +68,7 @@ inline ::testing::AssertionResult matches_reference(const Function& function, co
   for (std::size_t k = 0; k < expected->size(); ++k) {
     std::string worst;
     if (!all_close((*actual)[k], (*expected)[k], rtol, atol, &worst)) {
-      auto lowered = native::lower(function);
+      auto lowered = loops::lower(function);
       return ::testing::AssertionFailure() << "output " << k << ": " << worst << "\n"
                                            << (lowered.ok() ? lowered->to_string() : lowered.error().message);
     }

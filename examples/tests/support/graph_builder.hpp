@@ -27,6 +27,11 @@ inline Tensor random_tensor(const Shape& shape, std::mt19937_64& rng, float lo =
   return t;
 }
 
+/// A uniform integer in [lo, hi] from `rng`.
+inline std::int64_t pick(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
+  return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+}
+
 /// One seeded random tensor, uniform in [lo, hi], per input of `g`.
 inline std::vector<Tensor> random_inputs(const Graph& g, std::uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
   std::mt19937_64 rng(seed);
