@@ -14,6 +14,7 @@
 #include <variant>
 #include <vector>
 
+#include "tensor/op_attrs.hpp"
 #include "tensor/shape.hpp"
 
 namespace tc::loops {
@@ -114,9 +115,9 @@ CoordMap transpose_input(const CoordMap& out, const Shape& out_shape, const Ints
 /// The map of Slice's input (canonical starts and steps, one per dimension).
 CoordMap slice_input(const CoordMap& out, const Shape& out_shape, const Ints& starts, const Ints& steps,
                      const Shape& in_shape, const Shape& domain);
-/// The map of Pad's input (pads: begins then ends; mode as PadMode). Constant padding adds
-/// checks; reflect and edge padding become tables.
-CoordMap pad_input(const CoordMap& out, const Shape& out_shape, const Ints& pads, int mode, const Shape& in_shape,
+/// The map of Pad's input (pads: begins then ends). Constant padding adds checks; reflect and
+/// edge padding become tables.
+CoordMap pad_input(const CoordMap& out, const Shape& out_shape, const Ints& pads, PadAttrs::Mode mode, const Shape& in_shape,
                    const Shape& domain);
 /// The map of the Concat input occupying [offset, offset + in_shape[axis]) along `axis`.
 CoordMap concat_input(const CoordMap& out, const Shape& out_shape, std::size_t axis, std::int64_t offset,

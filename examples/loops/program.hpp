@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "loops/coord_map.hpp"
+#include "loops/window.hpp"
 #include "tensor/shape.hpp"
 #include "tensor/tensor.hpp"
 
@@ -95,22 +96,17 @@ struct GemmCore {
   Ints a_batch_strides, b_batch_strides;
 };
 
-/// Convolution without bias (the bias is an epilogue operation).
+/// Convolution without bias (the bias is an epilogue operation) over 1 to 3 spatial dimensions.
 struct ConvCore {
   int x = -1;
   int w = -1;
-  Shape x_shape, w_shape, out_shape;
-  Ints strides, pads, dilations;
-  std::int64_t group = 1;
+  ConvGeom geom{};
 };
 
-/// Max or average pooling over the spatial dimensions.
+/// Max or average pooling over 1 to 3 spatial dimensions.
 struct PoolCore {
-  bool max = true;
   int x = -1;
-  Shape x_shape, out_shape;
-  Ints kernel, strides, pads, dilations;
-  bool count_include_pad = false;
+  PoolGeom geom{};
 };
 
 /// How a reduction combines its elements.

@@ -29,7 +29,7 @@ using loops::TileOpCode;
 using loops::TileProgram;
 
 /// The source text of the headers the generated code includes (kernel_headers.inc is written by
-/// CMake from loops/index_math.hpp and kernel_math.hpp).
+/// CMake from loops/index_math.hpp, loops/window.hpp and kernel_math.hpp).
 #include "kernel_headers.inc"
 
 /// <cstdint> for NVRTC, which has no standard library: the host's fixed-width types (LP64).
@@ -357,15 +357,6 @@ class ProgramEmitter {
   Point point_;
 };
 
-/// The spatial entries of `src` from `offset` (r of them) in the last r of three slots, the others
-/// `fill`; false for more than three.
-bool spread(const Ints& src, std::size_t offset, std::size_t r, std::int64_t fill, std::int64_t* dst) {
-  if (r < 1 || r > 3 || src.size() < offset + r) return false;
-  for (std::size_t j = 0; j < 3; ++j) dst[j] = fill;
-  for (std::size_t j = 0; j < r; ++j) dst[3 - r + j] = src[offset + j];
-  return true;
-}
-
 std::string triple(const std::int64_t* v) { return int_list(v, 3); }
 std::string boolean(bool v) { return v ? "true" : "false"; }
 
@@ -377,14 +368,14 @@ std::string to_source(const GemmGeom& g) {
          int_list(g.a_batch_strides, kMaxBatchRank) + ", " + int_list(g.b_batch_strides, kMaxBatchRank) + "};";
 }
 
-std::string to_source(const ConvGeom& g) {
-  return "const tc::cudagen::ConvGeom geom = {" + int_literal(g.n) + ", " + int_literal(g.c) + ", " + int_literal(g.m) +
+std::string to_source(const loops::ConvGeom& g) {
+  return "const tc::loops::ConvGeom geom = {" + int_literal(g.n) + ", " + int_literal(g.c) + ", " + int_literal(g.m) +
          ", " + int_literal(g.group) + ", " + triple(g.in) + ", " + triple(g.out) + ", " + triple(g.k) + ", " +
          triple(g.stride) + ", " + triple(g.dil) + ", " + triple(g.pad) + "};";
 }
 
-std::string to_source(const PoolGeom& g) {
-  return "const tc::cudagen::PoolGeom geom = {" + boolean(g.max) + ", " + boolean(g.count_include_pad) + ", " +
+std::string to_source(const loops::PoolGeom& g) {
+  return "const tc::loops::PoolGeom geom = {" + boolean(g.max) + ", " + boolean(g.count_include_pad) + ", " +
          int_literal(g.planes) + ", " + triple(g.in) + ", " + triple(g.out) + ", " + triple(g.k) + ", " +
          triple(g.stride) + ", " + triple(g.dil) + ", " + triple(g.pad) + ", " + triple(g.pad_end) + "};";
 }
@@ -632,25 +623,24 @@ class Generator {
   }
 
   Status conv(const std::string& name, const loops::ConvCore& core) {
-    Result<ConvGeom> geom = conv_geometry(core);
-    if (!geom.ok()) return geom.error();
-    const std::int64_t size = numel(core.out_shape);
+    const loops::ConvGeom& geom = core.geom;
+    const std::int64_t size = loops::conv_outputs(geom);
     if (size == 0) return Status::success();
     KernelParams params(out_);
     Code code;
-    code.line(to_source(*geom));
+    code.line(to_source(geom));
     const std::string x = params.buffer(core.x);
     const std::string w = params.buffer(core.w);
-    if (runs_direct(*geom)) {
+    if (runs_direct(geom)) {
       per_output_kernel(name, KernelKind::conv_direct, params, code, size,
                         "tc::cudagen::conv_direct(geom, " + x + ", " + w + ", o)");
       return Status::success();
     }
     GemmShape g;
-    g.m = conv_group_features(*geom);
-    g.n = conv_columns(*geom);
-    g.k = conv_depth(*geom);
-    g.batches = geom->group;
+    g.m = loops::conv_group_features(geom);
+    g.n = conv_columns(geom);
+    g.k = loops::conv_depth(geom);
+    g.batches = geom.group;
     g.load_a = w + "[tc::cudagen::conv_weight_offset(geom, z, gi, gk)]";
     g.load_b = "tc_image(z, gk, gj)";
     g.output = "tc::cudagen::conv_output_offset(geom, z, gi, gj)";
@@ -663,13 +653,12 @@ class Generator {
   }
 
   Status pool(const std::string& name, const loops::PoolCore& core) {
-    Result<PoolGeom> geom = pool_geometry(core);
-    if (!geom.ok()) return geom.error();
-    const std::int64_t size = numel(core.out_shape);
+    const loops::PoolGeom& geom = core.geom;
+    const std::int64_t size = loops::pool_outputs(geom);
     if (size == 0) return Status::success();
     KernelParams params(out_);
     Code code;
-    code.line(to_source(*geom));
+    code.line(to_source(geom));
     const std::string x = params.buffer(core.x);
     per_output_kernel(name, KernelKind::pool, params, code, size, "tc::cudagen::pool_value(geom, " + x + ", o)");
     return Status::success();
@@ -846,37 +835,7 @@ Result<GemmGeom> gemm_geometry(const loops::GemmCore& core) {
   return g;
 }
 
-Result<ConvGeom> conv_geometry(const loops::ConvCore& core) {
-  const std::size_t r = core.x_shape.size() - 2;
-  ConvGeom g{};
-  if (core.x_shape.size() < 3 || !spread(core.x_shape, 2, r, 1, g.in) || !spread(core.out_shape, 2, r, 1, g.out) ||
-      !spread(core.w_shape, 2, r, 1, g.k) || !spread(core.strides, 0, r, 1, g.stride) ||
-      !spread(core.dilations, 0, r, 1, g.dil) || !spread(core.pads, 0, r, 0, g.pad) || core.group < 1) {
-    return unsupported("Conv with " + std::to_string(r) + " spatial dimensions (1 to 3 are supported)");
-  }
-  g.n = core.x_shape[0];
-  g.c = core.x_shape[1];
-  g.m = core.w_shape[0];
-  g.group = core.group;
-  return g;
-}
-
-bool runs_direct(const ConvGeom& geom) { return geom.group > 1 && conv_group_channels(geom) <= 4; }
-
-Result<PoolGeom> pool_geometry(const loops::PoolCore& core) {
-  const std::size_t r = core.x_shape.size() - 2;
-  PoolGeom g{};
-  if (core.x_shape.size() < 3 || !spread(core.x_shape, 2, r, 1, g.in) || !spread(core.out_shape, 2, r, 1, g.out) ||
-      !spread(core.kernel, 0, r, 1, g.k) || !spread(core.strides, 0, r, 1, g.stride) ||
-      !spread(core.dilations, 0, r, 1, g.dil) || !spread(core.pads, 0, r, 0, g.pad) ||
-      !spread(core.pads, r, r, 0, g.pad_end)) {
-    return unsupported("pooling with " + std::to_string(r) + " spatial dimensions (1 to 3 are supported)");
-  }
-  g.max = core.max;
-  g.count_include_pad = core.count_include_pad;
-  g.planes = core.x_shape[0] * core.x_shape[1];
-  return g;
-}
+bool runs_direct(const loops::ConvGeom& geom) { return geom.group > 1 && loops::conv_group_channels(geom) <= 4; }
 
 Result<ReduceGeom> reduce_geometry(const loops::ReduceCore& core) {
   // Each dimension of the input's domain is reduced (the sink ignores it) or kept, and the sink
@@ -938,6 +897,7 @@ const std::vector<KernelHeader>& kernel_headers() {
   static const std::vector<KernelHeader> headers = {
       {"cstdint", kCstdint},
       {"loops/index_math.hpp", kIndexMathHeader},
+      {"loops/window.hpp", kWindowHeader},
       {"backends/cuda/kernel_math.hpp", kKernelMathHeader},
   };
   return headers;

@@ -80,19 +80,14 @@ struct CudaProgram {
 inline constexpr int kThreads = 256;
 
 /// Generates the kernels of `lowered`. Fails, naming the case, where no kernel is generated for it
-/// (convolutions and pooling beyond three spatial dimensions, matrix products beyond
-/// kMaxBatchRank batch dimensions, launch grids beyond CUDA's limits).
+/// (matrix products beyond kMaxBatchRank batch dimensions, launch grids beyond CUDA's limits).
 collage::Result<CudaProgram> generate_cuda(const loops::LoweredFunction& lowered);
 
 /// The geometry of a matrix product (an error beyond kMaxBatchRank batch dimensions).
 collage::Result<GemmGeom> gemm_geometry(const loops::GemmCore& core);
-/// The geometry of a convolution (an error beyond three spatial dimensions).
-collage::Result<ConvGeom> conv_geometry(const loops::ConvCore& core);
 /// Whether a convolution runs one thread per output (depthwise and few channels per group)
 /// rather than as a tiled matrix product per group.
-bool runs_direct(const ConvGeom& geom);
-/// The geometry of a pooling (an error beyond three spatial dimensions).
-collage::Result<PoolGeom> pool_geometry(const loops::PoolCore& core);
+bool runs_direct(const loops::ConvGeom& geom);
 /// The geometry of a reduction's input domain (an error where its sink does not enumerate the
 /// results row-major over the kept dimensions, which the lowering never produces).
 collage::Result<ReduceGeom> reduce_geometry(const loops::ReduceCore& core);
@@ -103,8 +98,9 @@ struct KernelHeader {
   const char* text;
 };
 
-/// The headers the generated source includes, to be handed to NVRTC with it: the native backend's
-/// index arithmetic, kernel_math.hpp and a <cstdint> for the device.
+/// The headers the generated source includes, to be handed to NVRTC with it: the loop IR's index
+/// arithmetic and window geometries (loops/index_math.hpp, loops/window.hpp), kernel_math.hpp and
+/// a <cstdint> for the device.
 const std::vector<KernelHeader>& kernel_headers();
 
 /// `value` as a CUDA float expression that reads back bit for bit (a hexadecimal literal, or the

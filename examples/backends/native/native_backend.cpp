@@ -44,21 +44,11 @@ constexpr std::int64_t kReduceChunkPoints = 4096;
 /// One stage ready to run: its kernels, tile loops and working memory.
 class StageRun {
  public:
-  static Result<StageRun> make(const Stage& stage) {
-    StageRun run(stage);
-    if (stage.has_epilogue) run.epilogue_.emplace(stage.epilogue);
-    if (const auto* r = std::get_if<ReduceCore>(&stage.core)) run.input_.emplace(r->input);
-    if (const auto* c = std::get_if<ConvCore>(&stage.core)) {
-      auto conv = ConvKernel::make(*c);
-      if (!conv.ok()) return conv.error();
-      run.conv_.emplace(std::move(*conv));
-    }
-    if (const auto* p = std::get_if<PoolCore>(&stage.core)) {
-      auto pool = PoolKernel::make(*p);
-      if (!pool.ok()) return pool.error();
-      run.pool_.emplace(std::move(*pool));
-    }
-    return run;
+  explicit StageRun(const Stage& stage) : stage_(&stage) {
+    if (stage.has_epilogue) epilogue_.emplace(stage.epilogue);
+    if (const auto* r = std::get_if<ReduceCore>(&stage.core)) input_.emplace(r->input);
+    if (const auto* c = std::get_if<ConvCore>(&stage.core)) conv_.emplace(c->geom);
+    if (const auto* p = std::get_if<PoolCore>(&stage.core)) pool_.emplace(p->geom);
   }
 
   void run(const float* const* read, float* const* write) {
@@ -92,8 +82,6 @@ class StageRun {
   }
 
  private:
-  explicit StageRun(const Stage& stage) : stage_(&stage) {}
-
   void run_gemm(const GemmCore& g, const float* const* read, float* c, RangeDone finished) {
     const std::int64_t batches = numel(g.batch);
     const std::size_t rank = g.batch.size();
@@ -169,11 +157,7 @@ class NativeKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> make(LoweredFunction lowered) {
     std::unique_ptr<NativeKernel> kernel(new NativeKernel(std::move(lowered)));
-    for (const Stage& stage : kernel->lowered_.stages) {
-      auto run = StageRun::make(stage);
-      if (!run.ok()) return run.error();
-      kernel->stages_.push_back(std::move(*run));
-    }
+    for (const Stage& stage : kernel->lowered_.stages) kernel->stages_.emplace_back(stage);
     for (std::int64_t size : kernel->lowered_.scratch_sizes) kernel->scratch_.emplace_back(static_cast<std::size_t>(size));
     for (const Source& s : kernel->lowered_.sources) {
       if (s.kind == Source::Kind::param) kernel->params_ = std::max(kernel->params_, static_cast<std::size_t>(s.index) + 1);

@@ -57,8 +57,8 @@ TEST(CudaNvrtc, CompileErrorsAreValuesWithTheLog) {
 TEST(CudaNvrtc, KernelMathCompilesForTheDevice) {
   // Every function of kernel_math.hpp and index_math.hpp, called from a kernel.
   const std::string source = R"(#include "backends/cuda/kernel_math.hpp"
-extern "C" __global__ void k(float* out, const float* x, const float* w, tc::cudagen::ConvGeom c,
-                             tc::cudagen::PoolGeom p, tc::cudagen::GemmGeom g, tc::cudagen::ReduceGeom r) {
+extern "C" __global__ void k(float* out, const float* x, const float* w, tc::loops::ConvGeom c,
+                             tc::loops::PoolGeom p, tc::cudagen::GemmGeom g, tc::cudagen::ReduceGeom r) {
   std::int64_t a, b, coords[16];
   tc::cudagen::gemm_batch_offsets(g, blockIdx.x, &a, &b);
   tc::cudagen::reduce_coords(r, blockIdx.x, threadIdx.x, coords);

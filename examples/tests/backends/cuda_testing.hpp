@@ -308,23 +308,22 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
       case cudagen::KernelKind::conv_gemm:
       case cudagen::KernelKind::conv_direct: {
         const auto& core = std::get<loops::ConvCore>(st.core);
-        auto geom = cudagen::conv_geometry(core);
-        if (!geom.ok()) return geom.error();
+        const loops::ConvGeom& geom = core.geom;
         if (launch.kind == cudagen::KernelKind::conv_direct) {
-          for (std::int64_t o = 0; o < numel(core.out_shape); ++o) {
-            store(o, cudagen::conv_direct(*geom, data(core.x), data(core.w), o));
+          for (std::int64_t o = 0; o < loops::conv_outputs(geom); ++o) {
+            store(o, cudagen::conv_direct(geom, data(core.x), data(core.w), o));
           }
           break;
         }
-        for (std::int64_t z = 0; z < geom->group; ++z) {
-          for (std::int64_t i = 0; i < cudagen::conv_group_features(*geom); ++i) {
-            for (std::int64_t j = 0; j < cudagen::conv_columns(*geom); ++j) {
+        for (std::int64_t z = 0; z < geom.group; ++z) {
+          for (std::int64_t i = 0; i < loops::conv_group_features(geom); ++i) {
+            for (std::int64_t j = 0; j < cudagen::conv_columns(geom); ++j) {
               float acc = 0.0f;
-              for (std::int64_t kk = 0; kk < cudagen::conv_depth(*geom); ++kk) {
-                const std::int64_t at = cudagen::conv_image_offset(*geom, z, kk, j);
-                if (at >= 0) acc += data(core.w)[cudagen::conv_weight_offset(*geom, z, i, kk)] * data(core.x)[at];
+              for (std::int64_t kk = 0; kk < loops::conv_depth(geom); ++kk) {
+                const std::int64_t at = cudagen::conv_image_offset(geom, z, kk, j);
+                if (at >= 0) acc += data(core.w)[cudagen::conv_weight_offset(geom, z, i, kk)] * data(core.x)[at];
               }
-              store(cudagen::conv_output_offset(*geom, z, i, j), acc);
+              store(cudagen::conv_output_offset(geom, z, i, j), acc);
             }
           }
         }
@@ -332,9 +331,9 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
       }
       case cudagen::KernelKind::pool: {
         const auto& core = std::get<loops::PoolCore>(st.core);
-        auto geom = cudagen::pool_geometry(core);
-        if (!geom.ok()) return geom.error();
-        for (std::int64_t o = 0; o < numel(core.out_shape); ++o) store(o, cudagen::pool_value(*geom, data(core.x), o));
+        for (std::int64_t o = 0; o < loops::pool_outputs(core.geom); ++o) {
+          store(o, cudagen::pool_value(core.geom, data(core.x), o));
+        }
         break;
       }
       case cudagen::KernelKind::reduce_rows:

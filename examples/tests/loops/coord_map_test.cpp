@@ -10,7 +10,6 @@
 #include <variant>
 
 #include "loops/index_math.hpp"
-#include "tensor/shape_inference.hpp"
 #include "tests/support/graph_builder.hpp"
 
 namespace tc::loops {
@@ -113,7 +112,7 @@ TEST(LoopsCoordMap, PadAndConcatChecksMarkTheHoles) {
   Domain domain(out);
   const Shape dims = domain.dims();
   const CoordMap piece = concat_input(domain.identity(), out, 1, 4, padded, dims);
-  const CoordMap m = pad_input(piece, padded, {1, 0, 0, 2}, kPadConstant, in, dims);
+  const CoordMap m = pad_input(piece, padded, {1, 0, 0, 2}, PadAttrs::Mode::constant, in, dims);
   const Access a = access_of(m, in, dims.size());
   for (std::int64_t r = 0; r < 3; ++r) {
     for (std::int64_t col = 0; col < 9; ++col) {
@@ -123,7 +122,7 @@ TEST(LoopsCoordMap, PadAndConcatChecksMarkTheHoles) {
     }
   }
   // Reflect padding becomes a table.
-  const CoordMap reflect = pad_input(Domain(Shape{6}).identity(), {6}, {2, 1}, kPadReflect, {3}, {6});
+  const CoordMap reflect = pad_input(Domain(Shape{6}).identity(), {6}, {2, 1}, PadAttrs::Mode::reflect, {3}, {6});
   ASSERT_TRUE(reflect.table != nullptr);
   EXPECT_EQ(*reflect.table, (std::vector<std::int64_t>{2, 1, 0, 1, 2, 1}));
 }
