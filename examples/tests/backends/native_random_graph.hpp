@@ -124,11 +124,12 @@ class RandomGraph {
         break;
       }
       case 8: {
-        a.set("axis", pick(rng(), 0, rank - 1));
+        const std::int64_t axis = pick(rng(), 0, rank - 1);
+        a.set("axis", axis);
         if (pick(rng(), 0, 1) != 0) {
           add(b_.op(Op::softmax, {x}, a));
         } else {
-          const Shape normalized(s.begin() + a.get_int("axis"), s.end());
+          const Shape normalized(s.begin() + axis, s.end());
           add(b_.op(Op::layer_norm, {x, b_.constant(normalized)}, a));
         }
         break;
