@@ -29,7 +29,7 @@
 namespace tc::cuda_testing {
 
 using loops::Affine;
-using native_testing::Builder;
+using testing::GraphBuilder;
 using Ints = std::vector<std::int64_t>;
 
 /// Calls `visit(label, function)` for every candidate of the cuda backend's rule on `graph`.
@@ -68,66 +68,66 @@ inline Attributes ints_attr(const std::string& key, Ints value) {
 /// batch norm and its residual, a 1x1 projection, the global average pool, a classifier (Gemm
 /// with a transposed weight) and its softmax.
 inline Graph resnet_stage(std::uint64_t seed = 21) {
-  Builder b(seed);
+  GraphBuilder b(seed);
   Attributes stem = ints_attr("pads", {1, 1, 1, 1});
   stem.set("strides", Ints{2, 2});
   const int x = b.input({2, 3, 17, 17});
-  const int c1 = b.op(Op::relu, {b.op(Op::conv, {x, b.constant({16, 3, 3, 3}), b.constant({16})}, stem)});
+  const int c1 = b.op(Op::relu, {b.op(Op::conv, {x, b.weight({16, 3, 3, 3}), b.weight({16})}, stem)});
   Attributes pool = ints_attr("kernel_shape", {3, 3});
   pool.set("strides", Ints{2, 2});
   pool.set("pads", Ints{1, 1, 1, 1});
   const int p = b.op(Op::max_pool, {c1}, pool);
   const Attributes same = ints_attr("pads", {1, 1, 1, 1});
-  const int c2 = b.op(Op::relu, {b.op(Op::conv, {p, b.constant({16, 16, 3, 3}), b.constant({16})}, same)});
-  const int c3 = b.op(Op::conv, {c2, b.constant({16, 16, 3, 3})}, same);
+  const int c2 = b.op(Op::relu, {b.op(Op::conv, {p, b.weight({16, 16, 3, 3}), b.weight({16})}, same)});
+  const int c3 = b.op(Op::conv, {c2, b.weight({16, 16, 3, 3})}, same);
   const int bn =
-      b.op(Op::batch_norm, {c3, b.constant({16}), b.constant({16}), b.constant({16}), b.constant({16}, 0.5f, 2.0f)});
+      b.op(Op::batch_norm, {c3, b.weight({16}), b.weight({16}), b.weight({16}), b.weight({16}, 0.5f, 2.0f)});
   const int r = b.op(Op::relu, {b.op(Op::add, {bn, p})});
-  const int proj = b.op(Op::conv, {r, b.constant({24, 16, 1, 1}), b.constant({24})});
+  const int proj = b.op(Op::conv, {r, b.weight({24, 16, 1, 1}), b.weight({24})});
   const int gap = b.op(Op::global_average_pool, {b.op(Op::relu, {proj})});
   const int flat = b.op(Op::flatten, {gap});
   Attributes tb;
   tb.set("trans_b", std::int64_t{1});
-  const int fc = b.op(Op::gemm, {flat, b.constant({10, 24}), b.constant({10})}, tb);
+  const int fc = b.op(Op::gemm, {flat, b.weight({10, 24}), b.weight({10})}, tb);
   Attributes axis;
   axis.set("axis", std::int64_t{1});
-  return b.finish(b.op(Op::softmax, {fc}, axis));
+  return b.done(b.op(Op::softmax, {fc}, axis));
 }
 
 /// A MobileNet-v2 inverted-residual block: 1x1 expansion with ReLU6 (Clip), a 3x3 depthwise
 /// convolution with ReLU6, a 1x1 projection and the residual, then an average pool.
 inline Graph mobilenet_block(std::uint64_t seed = 22) {
-  Builder b(seed);
+  GraphBuilder b(seed);
   Attributes six;
   six.set("min", 0.0);
   six.set("max", 6.0);
   const int x = b.input({1, 8, 14, 14});
-  const int e = b.op(Op::clip, {b.op(Op::conv, {x, b.constant({48, 8, 1, 1}), b.constant({48})})}, six);
+  const int e = b.op(Op::clip, {b.op(Op::conv, {x, b.weight({48, 8, 1, 1}), b.weight({48})})}, six);
   Attributes dw = ints_attr("pads", {1, 1, 1, 1});
   dw.set("group", std::int64_t{48});
-  const int d = b.op(Op::clip, {b.op(Op::conv, {e, b.constant({48, 1, 3, 3}), b.constant({48})}, dw)}, six);
-  const int proj = b.op(Op::conv, {d, b.constant({8, 48, 1, 1}), b.constant({8})});
+  const int d = b.op(Op::clip, {b.op(Op::conv, {e, b.weight({48, 1, 3, 3}), b.weight({48})}, dw)}, six);
+  const int proj = b.op(Op::conv, {d, b.weight({8, 48, 1, 1}), b.weight({8})});
   const int res = b.op(Op::add, {proj, x});
   Attributes avg = ints_attr("kernel_shape", {3, 3});
   avg.set("strides", Ints{2, 2});
   avg.set("pads", Ints{1, 1, 1, 1});
   avg.set("count_include_pad", std::int64_t{1});
-  return b.finish(b.op(Op::average_pool, {res}, avg));
+  return b.done(b.op(Op::average_pool, {res}, avg));
 }
 
 /// Layer norm over the last axis as exporters write it (ReduceMean, Sub, Pow, ReduceMean, Add,
 /// Sqrt, Div, Mul, Add).
-inline int layer_norm_decomposed(Builder& b, int x, std::int64_t width) {
+inline int layer_norm_decomposed(GraphBuilder& b, int x, std::int64_t width) {
   const int mean = b.reduce(Op::reduce_mean, x, {-1});
   const int d = b.op(Op::sub, {x, mean});
   const int v = b.reduce(Op::reduce_mean, b.op(Op::pow, {d, b.scalar(2.0f)}), {-1});
   const int n = b.op(Op::div, {d, b.op(Op::sqrt, {b.op(Op::add, {v, b.scalar(1e-5f)})})});
-  return b.op(Op::add, {b.op(Op::mul, {n, b.constant({width})}), b.constant({width})});
+  return b.op(Op::add, {b.op(Op::mul, {n, b.weight({width})}), b.weight({width})});
 }
 
 /// x W + b for a [.., k] x and a [k, n] weight.
-inline int linear(Builder& b, int x, std::int64_t k, std::int64_t n) {
-  return b.op(Op::add, {b.op(Op::matmul, {x, b.constant({k, n}, -0.3f, 0.3f)}), b.constant({n})});
+inline int linear(GraphBuilder& b, int x, std::int64_t k, std::int64_t n) {
+  return b.op(Op::add, {b.op(Op::matmul, {x, b.weight({k, n}, -0.3f, 0.3f)}), b.weight({n})});
 }
 
 /// A BERT-style encoder layer on [1, seq, hidden]: Q/K/V projections, heads split by Reshape and
@@ -136,7 +136,7 @@ inline int linear(Builder& b, int x, std::int64_t k, std::int64_t n) {
 /// layer norm.
 inline Graph encoder_layer(std::int64_t seq = 12, std::int64_t hidden = 32, std::int64_t heads = 4,
                            std::int64_t ffn = 64, std::uint64_t seed = 23) {
-  Builder b(seed);
+  GraphBuilder b(seed);
   const std::int64_t d = hidden / heads;
   const int x = b.input({1, seq, hidden});
   const int mask = b.input({1, 1, 1, seq});
@@ -158,7 +158,7 @@ inline Graph encoder_layer(std::int64_t seq = 12, std::int64_t hidden = 32, std:
   const int erf = b.op(Op::erf, {b.op(Op::div, {h, b.scalar(1.41421356f)})});
   const int gelu = b.op(Op::mul, {b.op(Op::mul, {h, b.op(Op::add, {erf, b.scalar(1.0f)})}), b.scalar(0.5f)});
   const int out = b.op(Op::add, {linear(b, gelu, ffn, hidden), ln1});
-  return b.finish(layer_norm_decomposed(b, out, hidden));
+  return b.done(layer_norm_decomposed(b, out, hidden));
 }
 
 /// The model-like graphs, named.

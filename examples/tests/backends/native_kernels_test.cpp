@@ -14,7 +14,7 @@
 namespace tc::native {
 namespace {
 
-using native_testing::pick;
+using testing::pick;
 
 TEST(NativeFastMath, CloseToTheStandardLibrary) {
   double exp_err = 0, tanh_err = 0, erf_err = 0, sig_err = 0;
