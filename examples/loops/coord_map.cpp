@@ -179,8 +179,8 @@ CoordMap slice_input(const CoordMap& out, const Shape& out_shape, const Ints& st
   return in;
 }
 
-CoordMap pad_input(const CoordMap& out, const Shape& out_shape, const Ints& pads, PadAttrs::Mode mode, const Shape& in_shape,
-                   const Shape& domain) {
+CoordMap pad_input(const CoordMap& out, const Shape& out_shape, const Ints& pads, PadAttrs::Mode mode,
+                   const Shape& in_shape, const Shape& domain) {
   const std::size_t rank = in_shape.size();
   if (out.table || mode != PadAttrs::Mode::constant) {
     return map_table(out, out_shape, in_shape, domain, [&](const Ints& oc, Ints& ic) {

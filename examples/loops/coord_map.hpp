@@ -117,8 +117,8 @@ CoordMap slice_input(const CoordMap& out, const Shape& out_shape, const Ints& st
                      const Shape& in_shape, const Shape& domain);
 /// The map of Pad's input (pads: begins then ends). Constant padding adds checks; reflect and
 /// edge padding become tables.
-CoordMap pad_input(const CoordMap& out, const Shape& out_shape, const Ints& pads, PadAttrs::Mode mode, const Shape& in_shape,
-                   const Shape& domain);
+CoordMap pad_input(const CoordMap& out, const Shape& out_shape, const Ints& pads, PadAttrs::Mode mode,
+                   const Shape& in_shape, const Shape& domain);
 /// The map of the Concat input occupying [offset, offset + in_shape[axis]) along `axis`.
 CoordMap concat_input(const CoordMap& out, const Shape& out_shape, std::size_t axis, std::int64_t offset,
                       const Shape& in_shape, const Shape& domain);

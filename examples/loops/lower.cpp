@@ -272,7 +272,9 @@ int ProgramBuilder::emit(TileOp op) {
       return static_cast<int>(i);
     }
   }
-  if (program_.ops.size() >= kMaxProgramOps) return stop("fused program exceeds " + std::to_string(kMaxProgramOps) + " operations");
+  if (program_.ops.size() >= kMaxProgramOps) {
+    return stop("fused program exceeds " + std::to_string(kMaxProgramOps) + " operations");
+  }
   program_.ops.push_back(op);
   return static_cast<int>(program_.ops.size()) - 1;
 }
@@ -503,10 +505,12 @@ int ProgramBuilder::compute(int n, const CoordMap& map) {
       return binary(Op::add, Operand{normed, 0.0f}, bias);
     }
     case Op::transpose:
-      return value(node.inputs[0], transpose_input(map, node.shape, perm_attr(node), g.node(node.inputs[0]).shape, dims_));
+      return value(node.inputs[0],
+                   transpose_input(map, node.shape, perm_attr(node), g.node(node.inputs[0]).shape, dims_));
     case Op::slice: {
       const SliceAttrs attrs = slice_attrs(node);
-      return value(node.inputs[0], slice_input(map, node.shape, attrs.starts, attrs.steps, g.node(node.inputs[0]).shape, dims_));
+      return value(node.inputs[0],
+                   slice_input(map, node.shape, attrs.starts, attrs.steps, g.node(node.inputs[0]).shape, dims_));
     }
     case Op::pad: {
       const Shape& in_shape = g.node(node.inputs[0]).shape;

@@ -51,13 +51,15 @@ class Exporter {
   /// A node of `op` over `inputs` with one output, named after the operator; returns the output.
   std::string node(const std::string& op, const std::vector<std::string>& inputs, Attrs attrs = {}) {
     std::string lower = op;
-    std::transform(lower.begin(), lower.end(), lower.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
     std::string name = fresh(lower);
     model_.nodes.push_back(OnnxNode{op, inputs, {name}, std::move(attrs), name, ""});
     return name;
   }
   /// Marks `value` a float32 graph output of `shape`.
-  void output(const std::string& value, const Shape& shape) { model_.outputs.push_back(float_value_info(value, shape)); }
+  void output(const std::string& value, const Shape& shape) {
+    model_.outputs.push_back(float_value_info(value, shape));
+  }
 
   std::mt19937_64& rng() { return rng_; }
   /// The model written so far.

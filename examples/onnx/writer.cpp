@@ -131,7 +131,9 @@ class Writer {
         integer("axis", static_cast<std::int64_t>(axis_attr(node)));
         real("epsilon", epsilon_attr(node), 1e-5);
         break;
-      case Op::softmax: case Op::flatten: case Op::concat: integer("axis", static_cast<std::int64_t>(axis_attr(node))); break;
+      case Op::softmax: case Op::flatten: case Op::concat:
+        integer("axis", static_cast<std::int64_t>(axis_attr(node)));
+        break;
       case Op::reduce_mean: case Op::reduce_max: case Op::reduce_sum: {
         const ReduceAttrs a = reduce_attrs(node);
         if (node.op == Op::reduce_sum) out.inputs.push_back(operand(node, "axes", int64_tensor(a.axes)));

@@ -139,7 +139,8 @@ COLLAGE_TC_HOST_DEVICE inline std::int64_t conv_output_offset(const loops::ConvG
 
 /// Output element o of the convolution computed directly (the depthwise kernel: one thread per
 /// output, summing its group's channels and taps).
-COLLAGE_TC_HOST_DEVICE inline float conv_direct(const loops::ConvGeom& g, const float* x, const float* w, std::int64_t o) {
+COLLAGE_TC_HOST_DEVICE inline float conv_direct(const loops::ConvGeom& g, const float* x, const float* w,
+                                                std::int64_t o) {
   const SpatialIndex pos = split_spatial(o, g.out);
   const std::int64_t feature = pos.outer % g.m;
   const std::int64_t batch = pos.outer / g.m;

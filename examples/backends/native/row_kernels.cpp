@@ -16,7 +16,8 @@ constexpr std::int64_t kRowsPerCallback = 16;
 
 /// The values of `access` (over `dims`, numel `size`) read from `src`, or src itself when the
 /// access is dense.
-const float* expand(const loops::Access& access, const Shape& dims, std::int64_t size, const float* src, float* buffer) {
+const float* expand(const loops::Access& access, const Shape& dims, std::int64_t size, const float* src,
+                    float* buffer) {
   const loops::Ints strides = row_major_strides(dims);
   bool dense = access.linear.offset == 0 && !access.has_holes();
   for (std::size_t d = 0; d < dims.size(); ++d) dense = dense && (dims[d] == 1 || access.linear.coef[d] == strides[d]);
