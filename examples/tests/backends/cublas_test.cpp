@@ -9,7 +9,7 @@
 
 #include "backends/cublas/cublas_kernel.hpp"
 #include "backends/cublas/cublas_plan.hpp"
-#include "backends/gpu_backends.hpp"
+#include "backends/registry.hpp"
 #include "backends/gpu_test_support.hpp"
 #include "tensor/shape_inference.hpp"
 
