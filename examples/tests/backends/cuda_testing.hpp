@@ -42,7 +42,7 @@ inline void for_each_candidate(const Graph& graph,
   }
 }
 
-/// A Function lowered by the native backend and generated as CUDA.
+/// A Function lowered to the loop IR and generated as CUDA.
 struct Generated {
   loops::LoweredFunction lowered;
   cudagen::CudaProgram program;
@@ -116,13 +116,11 @@ inline Graph mobilenet_block(std::uint64_t seed = 22) {
 }
 
 /// Layer norm over the last axis as exporters write it (ReduceMean, Sub, Pow, ReduceMean, Add,
-/// Sqrt, Div, Mul, Add).
+/// Sqrt, Div, Mul, Add), with random scale and bias.
 inline int layer_norm_decomposed(GraphBuilder& b, int x, std::int64_t width) {
-  const int mean = b.reduce(Op::reduce_mean, x, {-1});
-  const int d = b.op(Op::sub, {x, mean});
-  const int v = b.reduce(Op::reduce_mean, b.op(Op::pow, {d, b.scalar(2.0f)}), {-1});
-  const int n = b.op(Op::div, {d, b.op(Op::sqrt, {b.op(Op::add, {v, b.scalar(1e-5f)})})});
-  return b.op(Op::add, {b.op(Op::mul, {n, b.weight({width})}), b.weight({width})});
+  const int scale = b.weight({width});
+  const int bias = b.weight({width});
+  return b.layer_norm(x, 1, scale, bias);
 }
 
 /// x W + b for a [.., k] x and a [k, n] weight.
@@ -155,9 +153,7 @@ inline Graph encoder_layer(std::int64_t seq = 12, std::int64_t hidden = 32, std:
   const int merged = b.op(Op::reshape, {ctx}, ints_attr("shape", {1, seq, hidden}));
   const int ln1 = layer_norm_decomposed(b, b.op(Op::add, {linear(b, merged, hidden, hidden), x}), hidden);
   const int h = linear(b, ln1, hidden, ffn);
-  const int erf = b.op(Op::erf, {b.op(Op::div, {h, b.scalar(1.41421356f)})});
-  const int gelu = b.op(Op::mul, {b.op(Op::mul, {h, b.op(Op::add, {erf, b.scalar(1.0f)})}), b.scalar(0.5f)});
-  const int out = b.op(Op::add, {linear(b, gelu, ffn, hidden), ln1});
+  const int out = b.op(Op::add, {linear(b, b.gelu(h), ffn, hidden), ln1});
   return b.done(layer_norm_decomposed(b, out, hidden));
 }
 
