@@ -19,8 +19,6 @@
 
 namespace tc::loops {
 
-using Ints = std::vector<std::int64_t>;
-
 /// offset + sum of coef[d] * c[d] over the coordinates c of an iteration domain.
 struct Affine {
   std::int64_t offset = 0;

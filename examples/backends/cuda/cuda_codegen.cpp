@@ -22,7 +22,6 @@ using collage::Status;
 using loops::Access;
 using loops::Affine;
 using loops::Check;
-using loops::Ints;
 using loops::Stage;
 using loops::TileOp;
 using loops::TileOpCode;

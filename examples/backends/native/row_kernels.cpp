@@ -18,11 +18,11 @@ constexpr std::int64_t kRowsPerCallback = 16;
 /// access is dense.
 const float* expand(const loops::Access& access, const Shape& dims, std::int64_t size, const float* src,
                     float* buffer) {
-  const loops::Ints strides = row_major_strides(dims);
+  const Ints strides = row_major_strides(dims);
   bool dense = access.linear.offset == 0 && !access.has_holes();
   for (std::size_t d = 0; d < dims.size(); ++d) dense = dense && (dims[d] == 1 || access.linear.coef[d] == strides[d]);
   if (dense) return src;
-  loops::Ints c(dims.size());
+  Ints c(dims.size());
   const int rank = static_cast<int>(dims.size());
   for (std::int64_t i = 0; i < size; ++i) {
     loops::unravel(i, dims.data(), rank, c.data());
