@@ -1,8 +1,7 @@
 #pragma once
 
 /// \file
-/// Small tensor graphs with seeded random weights for the tests of the executor, the costing and
-/// the driver (random values from graph_builder.hpp).
+/// Small tensor graphs with seeded random weights for the run/ tests.
 
 #include <cstdint>
 #include <random>
