@@ -9,7 +9,6 @@
 
 #include "backends/cublas/cublas_kernel.hpp"
 #include "backends/cublas/cublas_plan.hpp"
-#include "backends/gpu_backends.hpp"
 #include "backends/gpu_test_support.hpp"
 #include "tensor/shape_inference.hpp"
 
