@@ -9,6 +9,7 @@
 
 #include "backends/cublas/cublas_kernel.hpp"
 #include "backends/cublas/cublas_plan.hpp"
+#include "backends/registry.hpp"
 #include "backends/gpu_test_support.hpp"
 #include "backends/kit/epilogue.hpp"
 #include "tests/support/graph_builder.hpp"

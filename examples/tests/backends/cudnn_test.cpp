@@ -14,6 +14,7 @@
 #include "backends/cublas/cublas_backend.hpp"
 #include "backends/cudnn/cudnn_kernel.hpp"
 #include "backends/cudnn/cudnn_plan.hpp"
+#include "backends/registry.hpp"
 #include "backends/gpu_test_support.hpp"
 #include "runtime/cpu_device.hpp"
 #include "driver/configurations.hpp"
