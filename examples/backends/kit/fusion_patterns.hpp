@@ -93,6 +93,7 @@ inline collage::Pattern<Graph> add_pattern(const collage::Pattern<Graph>& x) {
 struct Fusion {
   /// The anchor's name in labels ("dense", "conv").
   std::string name;
+  /// The anchor's pattern.
   collage::Pattern<Graph> anchor;
   /// Whether an entry may add a bias ("_bias").
   bool bias = false;
@@ -100,6 +101,7 @@ struct Fusion {
   bool scale = false;
   /// The most Adds of any value an entry may have, each labelled `add_label`.
   int adds = 0;
+  /// The label suffix of one Add.
   std::string add_label = "_add";
   /// The activations an entry may end with.
   std::vector<FusedActivation> activations;

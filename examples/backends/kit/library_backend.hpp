@@ -48,11 +48,17 @@ struct Library {
         calls(std::move(calls)),
         plan(std::move(plan)) {}
 
+  /// The target name.
   std::string name;
+  /// The kind of device its kernels run on.
   DeviceKind device;
+  /// Why this build has no kernels ("" when it has).
   std::string not_built;
+  /// Its pattern table.
   LibraryTable table;
+  /// The calls of a partition.
   CallsFunction calls;
+  /// Its planner.
   PlanFunction<CallPlan> plan;
   /// The operators it proposes alone, as their own partitions (none when empty).
   CallCheck single_operators;

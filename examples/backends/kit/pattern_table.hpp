@@ -33,13 +33,6 @@ struct LibraryPattern {
 /// A library backend's pattern table, in the order its rule lists the entries.
 using LibraryTable = std::vector<LibraryPattern>;
 
-/// The labelled patterns of `table` without their checks.
-inline collage::PatternTable<Graph> patterns_of(const LibraryTable& table) {
-  collage::PatternTable<Graph> out;
-  for (const LibraryPattern& entry : table) out.emplace_back(entry.label, entry.pattern);
-  return out;
-}
-
 /// The rule of a library backend that runs one library call per partition: each match of each
 /// entry of `table` that the entry's check accepts is one partition with a Composite group named
 /// by the entry's label, and, with `single_operators`, each operator it accepts alone is one
