@@ -61,6 +61,8 @@ const char* const kHelp =
     "  --threads N           oneDNN's kernels on N threads (default 1; the other CPU backends run on one)\n"
     "  --no-record           on a GPU, launch every step from the host instead of recording the run's\n"
     "                        GPU work as CUDA graphs and replaying them (and time candidates the same way)\n"
+    "  --ieee-denormals      keep IEEE denormal floats on the CPU (default: flushed to zero, as inference\n"
+    "                        runtimes do; random-weight models fill with denormals, 10-100x slower)\n"
     "  --cold-caches         evict the CPU caches before each timed run of a candidate (its cost inside a\n"
     "                        model too large for the caches, rather than alone and warm)\n"
     "  --refine SECONDS      with --compare: refine collage's partitioning for this long by evolutionary\n"
@@ -92,6 +94,7 @@ struct Options {
   bool cold_caches = false;
   int threads = 1;
   bool record = true;
+  bool ieee_denormals = false;
   bool explain = false;
   bool profile = false;
   std::string json;
@@ -121,6 +124,8 @@ std::optional<int> parse(int argc, char** argv, Options& out) {
     }
     if (a == "--compare") {
       out.compare = true;
+    } else if (a == "--ieee-denormals") {
+      out.ieee_denormals = true;
     } else if (a == "--no-record") {
       out.record = false;
     } else if (a == "--cold-caches") {
@@ -278,6 +283,7 @@ int main(int argc, char** argv) {
     timing.timing.max_seconds = 0.5;
     timing.cold_caches = options.cold_caches;
     if (!options.record) timing.recorded_launches = 0;
+    timing.flush_denormals = !options.ieee_denormals;
     auto opened = MeasurementSession::open(backends, devices.set, timing, options.db);
     if (!opened.ok()) return fail(opened.error().message);
     measurements = std::move(opened).value();
@@ -290,6 +296,7 @@ int main(int argc, char** argv) {
 
   ComparisonOptions compare;
   compare.executable.record = options.record;
+  compare.executable.flush_denormals = !options.ieee_denormals;
   compare.rtol = options.rtol;
   compare.atol = options.atol;
   compare.timing.warmups = 2;

@@ -59,6 +59,7 @@ collage::Result<collage::Measurement> time_function(const Function& function, co
                                                     const KernelTimingOptions& options) {
   collage::Result<std::unique_ptr<Kernel>> kernel = backend.compile(function, device);
   if (!kernel.ok()) return kernel.error();
+  const DenormalsFlushed denormals(options.flush_denormals);
   std::mt19937_64 rng(options.seed);
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   std::vector<OwnedBuffer> buffers;

@@ -27,6 +27,8 @@ struct KernelTimingOptions {
   /// recording: this many back-to-back launches are recorded once, and each timed replay's device
   /// time is divided by their number. 0: time single launches on the host's clock.
   std::size_t recorded_launches = 16;
+  /// Run CPU kernels with denormals flushed to zero, as the executor does (DenormalsFlushed).
+  bool flush_denormals = true;
 };
 
 /// The cost in milliseconds of running `function` compiled by `backend` on `device`, with its

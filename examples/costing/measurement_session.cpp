@@ -25,6 +25,7 @@ collage::Result<std::unique_ptr<MeasurementSession>> MeasurementSession::open(co
     // The identity names what the costs depend on: the method and the hardware.
     std::string version = kMeasuringOracleVersion;
     if (timing.cold_caches) version += "|cold caches";
+    if (!timing.flush_denormals) version += "|IEEE denormals";
     for (DeviceKind kind : {DeviceKind::cpu, DeviceKind::cuda}) {
       const Device* device = devices.find(kind);
       if (device == nullptr) continue;

@@ -50,6 +50,7 @@ struct Executable::State {
   std::map<DeviceKind, OwnedBuffer> arenas;
   std::vector<ArenaStats> memory;
   bool inputs_set = false;
+  bool flush_denormals = true;
   /// Steps [first, end) run as one: recorded on `device` and replayed when `device` is set.
   struct Segment {
     std::size_t first = 0;
@@ -279,6 +280,7 @@ Result<Executable> Executable::compile(const collage::DataflowGraph<Graph>& data
     s.memory.push_back(ArenaStats{kind, plan.arena_bytes, plan.lower_bound, slot_ids.size()});
   }
   s.plan_segments(options.record);
+  s.flush_denormals = options.flush_denormals;
   return Executable(std::move(state));
 }
 
@@ -309,6 +311,7 @@ Status Executable::set_inputs(const std::vector<Tensor>& inputs) {
 Status Executable::execute(std::vector<double>* step_seconds) {
   State& s = *state_;
   if (!s.inputs_set) return Error{ErrorCode::invalid_argument, "execute() before set_inputs()"};
+  const DenormalsFlushed denormals(s.flush_denormals);
   auto synchronize_all = [&]() -> Status {
     for (const ArenaStats& a : s.memory) {
       if (Status st = s.devices.find(a.device)->synchronize(); !st.ok()) return st;

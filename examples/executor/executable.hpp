@@ -57,6 +57,9 @@ struct ExecutableOptions {
   /// runs and replay the recording after that; where recording fails, say why (notes()) and
   /// launch the steps one by one, as without it.
   bool record = true;
+  /// Run with denormal floats flushed to zero on the calling thread (DenormalsFlushed); false
+  /// keeps IEEE denormals.
+  bool flush_denormals = true;
 };
 
 /// A model compiled for a partitioning.
