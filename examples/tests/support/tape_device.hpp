@@ -38,7 +38,7 @@ class TapeDevice final : public Device {
   }
   collage::Status copy(const Buffer& dst, std::size_t d, const Buffer& src, std::size_t s, std::size_t bytes) override {
     if (recording_) {
-      tape_.push_back([=] { (void)host_.copy(dst, d, src, s, bytes); });
+      tape_.push_back([this, dst, d, src, s, bytes] { (void)host_.copy(dst, d, src, s, bytes); });
       return collage::Status::success();
     }
     return host_.copy(dst, d, src, s, bytes);
