@@ -52,7 +52,8 @@ const char* const kHelp =
     "  --rtol R, --atol A    tolerances of the output check (default 1e-3, 1e-4)\n"
     "  --seed N              seed of the random inputs (default 1)\n"
     "  --cost measured|analytic   the cost model (default measured: each candidate compiled and timed)\n"
-    "  --db FILE             keep measurements in this SQLite database (reused by later runs)\n"
+    "  --db FILE|URL         keep measurements in this SQLite database, or on the PostgreSQL server at\n"
+    "                        URL (postgresql://user@host:5432/dbname); reused by later runs and machines\n"
     "  --tuning-budget SECONDS    stop measuring after this long; the rest are Unknown (default: none)\n"
     "  --threads N           oneDNN's kernels on N threads (default 1; the other CPU backends run on one)\n"
     "  --cold-caches         evict the CPU caches before each timed run of a candidate (its cost inside a\n"
@@ -271,6 +272,7 @@ int main(int argc, char** argv) {
     auto opened = MeasurementSession::open(backends, devices.set, timing, options.db);
     if (!opened.ok()) return fail(opened.error().message);
     measurements = std::move(opened).value();
+    if (!measurements->warning().empty()) std::fprintf(stderr, "collage-run: %s\n", measurements->warning().c_str());
     report.cost_model = measurements->describe();
   } else {
     oracle = make_analytic_oracle(backends, devices.set, default_analytic_rates());
@@ -335,6 +337,10 @@ int main(int argc, char** argv) {
   }
   if (!options.dot.empty()) {
     if (collage::Status s = write_dot(*dataflow, report, options.dot); !s.ok()) return fail(s.message());
+  }
+  if (measurements && measurements->store_failures() != 0) {
+    std::fprintf(stderr, "collage-run: %zu lookups or writes of the measurement database failed (the last: %s)\n",
+                 measurements->store_failures(), measurements->database()->last_error().c_str());
   }
   for (const ConfigurationResult& r : report.results) {
     if (!r.error.empty() || !r.matches) return kFailed;
