@@ -12,7 +12,7 @@ cd "$root"
 
 # The layers, lowest first. Folders not listed (tests/, guide/, mnist/) are clients and may include
 # any of them.
-layers=(tensor onnx models runtime loops backends executor costing driver conformance collage_run)
+layers=(tensor onnx models runtime loops backends executor costing distributed driver conformance collage_run)
 
 rank_of() {
   local folder=$1 k
