@@ -72,8 +72,9 @@ case $command in
       cat "$dir/initdb.log" >&2
       exit 1
     }
-    for attempt in 1 2 3; do
-      port=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    for _ in 1 2 3; do
+      # A port in 20000..59999 picked at random; taken, the start fails and another is tried.
+      port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
       if "${as_user[@]}" "$pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
           -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100" start >/dev/null; then
         echo "postgresql://collage@127.0.0.1:$port/postgres" | tee "$dir/url"
