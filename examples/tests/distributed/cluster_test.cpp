@@ -11,7 +11,6 @@
 #include "distributed/serve.hpp"
 #include "distributed/spread_oracle.hpp"
 #include "distributed/wire.hpp"
-#include "driver/configurations.hpp"
 #include "tests/support/local_transport.hpp"
 #include "tests/support/toy_measurer.hpp"
 
@@ -22,11 +21,9 @@ using Clock = std::chrono::steady_clock;
 using testing::Faults;
 using testing::toy_oracle;
 
-/// What one partitioning gave.
+/// What a spread partitioning gave, and how the ranks fared.
 struct Outcome {
-  std::vector<std::string> costs;  // every candidate's, in order
-  std::string parts;
-  std::vector<std::string> errors;
+  testing::ToyAnswers answers;
   std::vector<std::string> notes;
   std::vector<int> lost;
   bool clean = true;
@@ -35,22 +32,7 @@ struct Outcome {
 
 class Spread : public ::testing::Test {
  protected:
-  Spread()
-      : model_(testing::residual_block()), dataflow_(*collage::DataflowGraph<Graph>::build(model_)),
-        backends_(testing::toy_backends()) {}
-
-  Outcome partition(collage::CostOracle<Graph>& oracle) {
-    Outcome out;
-    Configuration config{"collage", {"refusing", "general"}, collage::SearchAlgorithm::exact};
-    auto r = partition_model(dataflow_, backends_, config, oracle);
-    EXPECT_TRUE(r.ok()) << r.error().message;
-    if (!r.ok()) return out;
-    for (const collage::Candidate& c : r->candidates) out.costs.push_back(c.to_string() + " " + c.cost->to_string());
-    for (const collage::Candidate& c : r->partitioning.parts) out.parts += c.to_string() + ";";
-    out.parts += " total " + r->partitioning.total.to_string();
-    out.errors = r->oracle_errors;
-    return out;
-  }
+  Spread() : alone_(testing::toy_partition(*toy_oracle())) {}
 
   /// Partitions over `ranks` ranks (threads), rank r misbehaving as faults[r] says.
   Outcome spread(int ranks, std::map<int, Faults> faults = {}, ClusterOptions options = {}) {
@@ -72,10 +54,7 @@ class Spread : public ::testing::Test {
       Cluster cluster(net.endpoint(0), options);
       cluster.join("toy setup", "toy");
       SpreadOracle<Graph> oracle(toy_oracle(), cluster);
-      Outcome result = partition(oracle);
-      out.costs = result.costs;
-      out.parts = result.parts;
-      out.errors = result.errors;
+      out.answers = testing::toy_partition(oracle);
       out.clean = cluster.finish(3);
       out.lost = cluster.lost();
     }
@@ -84,34 +63,29 @@ class Spread : public ::testing::Test {
     return out;
   }
 
-  Graph model_;
-  collage::DataflowGraph<Graph> dataflow_;
-  BackendSet backends_;
+  /// The answers of one process.
+  const testing::ToyAnswers alone_;
 };
 
 TEST_F(Spread, TheSameCostsAndPartitioningWhateverTheNumberOfRanks) {
-  auto local = toy_oracle();
-  const Outcome alone = partition(*local);
-  ASSERT_GT(alone.costs.size(), 10u);
-  ASSERT_FALSE(alone.errors.empty());  // the refusing backend's candidates, Invalid with the reason
+  ASSERT_GT(alone_.costs.size(), 10u);
+  ASSERT_FALSE(alone_.errors.empty());  // the refusing backend's candidates, Invalid with the reason
   for (int ranks = 1; ranks <= 4; ++ranks) {
     for (bool rank0_measures : {true, false}) {
       SCOPED_TRACE(std::to_string(ranks) + " ranks, rank 0 measures: " + (rank0_measures ? "yes" : "no"));
       ClusterOptions options;
       options.measure_on_rank0 = rank0_measures;
-      const Outcome spread_out = spread(ranks, {}, options);
-      EXPECT_EQ(spread_out.costs, alone.costs);
-      EXPECT_EQ(spread_out.parts, alone.parts);
-      EXPECT_EQ(spread_out.errors, alone.errors);
-      EXPECT_TRUE(spread_out.clean);
-      EXPECT_TRUE(spread_out.notes.empty());
+      const Outcome out = spread(ranks, {}, options);
+      EXPECT_EQ(out.answers.costs, alone_.costs);
+      EXPECT_EQ(out.answers.parts, alone_.parts);
+      EXPECT_EQ(out.answers.errors, alone_.errors);
+      EXPECT_TRUE(out.clean);
+      EXPECT_TRUE(out.notes.empty());
     }
   }
 }
 
 TEST_F(Spread, ARankThatDiesCostsOnlyTheCandidateItWasMeasuring) {
-  auto local = toy_oracle();
-  const Outcome alone = partition(*local);
   ClusterOptions options;
   options.silence_timeout_seconds = 0.5;
   Faults dies;
@@ -120,23 +94,7 @@ TEST_F(Spread, ARankThatDiesCostsOnlyTheCandidateItWasMeasuring) {
   EXPECT_LT(out.seconds, 10.0);
   EXPECT_FALSE(out.clean);
   EXPECT_EQ(out.lost, std::vector<int>{2});
-  // The candidate it died on is Invalid with the reason; every other answer is the same.
-  ASSERT_EQ(out.costs.size(), alone.costs.size());
-  std::size_t differ = 0;
-  for (std::size_t k = 0; k < out.costs.size(); ++k) differ += out.costs[k] != alone.costs[k] ? 1 : 0;
-  EXPECT_LE(differ, 1u);  // 0 when it was one the refusing backend fails anyway
-  std::vector<std::string> reasons;
-  for (const std::string& e : out.errors) {
-    if (e.find("rank 2") == std::string::npos) {
-      EXPECT_NE(std::find(alone.errors.begin(), alone.errors.end(), e), alone.errors.end()) << e;
-    } else {
-      reasons.push_back(e);
-    }
-  }
-  ASSERT_EQ(reasons.size(), 1u);
-  EXPECT_NE(reasons[0].find("rank 2 (" + host_name() + ") was given up while measuring it: nothing heard from it for"),
-            std::string::npos)
-      << reasons[0];
+  EXPECT_EQ(testing::differences(alone_, out.answers, 2, "nothing heard from it for"), "");
   ASSERT_EQ(out.notes.size(), 1u);
   EXPECT_NE(out.notes[0].find("rank 2 (" + host_name() + ") given up"), std::string::npos) << out.notes[0];
 }
@@ -150,23 +108,16 @@ TEST_F(Spread, AStuckRankIsGivenUpAfterTheCandidateTimeout) {
   EXPECT_LT(out.seconds, 10.0);
   EXPECT_FALSE(out.clean);
   EXPECT_EQ(out.lost, std::vector<int>{1});
-  bool named = false;
-  for (const std::string& e : out.errors) {
-    named |= e.find("rank 1 (" + host_name() + ") was given up while measuring it: it spent over 0.3 s on one "
-                    "candidate") != std::string::npos;
-  }
-  EXPECT_TRUE(named);
+  EXPECT_EQ(testing::differences(alone_, out.answers, 1, "it spent over 0.3 s on one candidate"), "");
 }
 
 TEST_F(Spread, RanksThatMeasureOtherwiseOrCannotSetUpAreLeftOutSayingWhy) {
-  auto local = toy_oracle();
-  const Outcome alone = partition(*local);
   Faults other;
   other.identity = "toy on another GPU";
   Faults refuses;
   refuses.refuse = true;
   const Outcome out = spread(4, {{1, other}, {3, refuses}});
-  EXPECT_EQ(out.costs, alone.costs);
+  EXPECT_EQ(testing::differences(alone_, out.answers, 0), "");
   EXPECT_TRUE(out.clean);  // left out, not lost: they stop when told
   std::vector<std::string> notes = out.notes;  // in the order the ranks answered
   std::sort(notes.begin(), notes.end());

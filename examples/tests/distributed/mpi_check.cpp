@@ -12,7 +12,6 @@
 
 #include <signal.h>
 
-#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
@@ -22,57 +21,9 @@
 #include "distributed/mpi_transport.hpp"
 #include "distributed/serve.hpp"
 #include "distributed/spread_oracle.hpp"
-#include "driver/configurations.hpp"
 #include "tests/support/toy_measurer.hpp"
 
-namespace {
-
 using namespace tc;
-
-struct Answers {
-  std::vector<std::string> costs;
-  std::vector<std::string> errors;
-  std::string parts;
-};
-
-Answers partition(collage::CostOracle<Graph>& oracle) {
-  static const Graph model = testing::residual_block();
-  static const collage::DataflowGraph<Graph> dataflow = *collage::DataflowGraph<Graph>::build(model);
-  static const BackendSet backends = testing::toy_backends();
-  Answers out;
-  Configuration config{"collage", {"refusing", "general"}, collage::SearchAlgorithm::exact};
-  auto r = partition_model(dataflow, backends, config, oracle);
-  if (!r.ok()) {
-    out.parts = "error: " + r.error().message;
-    return out;
-  }
-  for (const collage::Candidate& c : r->candidates) out.costs.push_back(c.to_string() + " " + c.cost->to_string());
-  for (const collage::Candidate& c : r->partitioning.parts) out.parts += c.to_string() + "; ";
-  out.parts += "total " + r->partitioning.total.to_string();
-  out.errors = r->oracle_errors;
-  return out;
-}
-
-/// Whether `spread` is `alone` but for at most the one candidate rank `victim` was given up on.
-bool same_but_one(const Answers& alone, const Answers& spread, int victim, std::string& why) {
-  if (spread.costs.size() != alone.costs.size()) return why = "another number of candidates", false;
-  std::size_t differ = 0;
-  for (std::size_t k = 0; k < alone.costs.size(); ++k) differ += alone.costs[k] != spread.costs[k] ? 1 : 0;
-  if (differ > (victim > 0 ? 1u : 0u)) return why = std::to_string(differ) + " answers differ", false;
-  std::size_t named = 0;
-  const std::string given_up = "rank " + std::to_string(victim) + " (" + host_name() + ") was given up while measuring it";
-  for (const std::string& e : spread.errors) {
-    if (victim > 0 && e.find(given_up) != std::string::npos) {
-      ++named;
-    } else if (std::find(alone.errors.begin(), alone.errors.end(), e) == alone.errors.end()) {
-      return why = "an error one process did not have: " + e, false;
-    }
-  }
-  if (named != (victim > 0 ? 1u : 0u)) return why = std::to_string(named) + " candidates name the rank given up", false;
-  return true;
-}
-
-}  // namespace
 
 int main(int argc, char** argv) {
   const std::string mode = argc > 1 ? argv[1] : "";
@@ -107,16 +58,19 @@ int main(int argc, char** argv) {
   }
 
   auto local = testing::toy_oracle();
-  const Answers alone = partition(*local);
+  const testing::ToyAnswers alone = testing::toy_partition(*local);
   Cluster cluster(transport, options);
   cluster.join("toy setup", "toy");
   SpreadOracle<Graph> oracle(testing::toy_oracle(), cluster);
-  const Answers spread = partition(oracle);
+  const testing::ToyAnswers spread = testing::toy_partition(oracle);
   for (const std::string& line : spread.costs) std::printf("candidate %s\n", line.c_str());
   std::printf("partitioning %s\n", spread.parts.c_str());
   std::printf("ranks %s\n", cluster.describe().c_str());
-  std::string why;
-  const bool ok = same_but_one(alone, spread, mode == "same" ? 0 : victim, why);
+  const std::string why =
+      mode == "same"   ? testing::differences(alone, spread, 0)
+      : mode == "dies" ? testing::differences(alone, spread, victim, "nothing heard from it for")
+                       : testing::differences(alone, spread, victim, "it spent over 1 s on one candidate");
+  const bool ok = why.empty();
   std::printf("verdict: %s\n", ok ? "ok" : ("wrong: " + why).c_str());
   std::fflush(stdout);
   return transport.end(ok ? 0 : 1, cluster.finish());

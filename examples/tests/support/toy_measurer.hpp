@@ -5,6 +5,7 @@
 /// and over mpirun): the toy oracle over the residual block, and a serving rank's Measurer that
 /// can be told to die or stall.
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <functional>
@@ -12,11 +13,13 @@
 #include <string>
 #include <thread>
 #include <utility>
+#include <vector>
 
 #include <collage/cost/cost_oracle.hpp>
 
 #include "backends/reference/reference_backend.hpp"
 #include "distributed/serve.hpp"
+#include "driver/configurations.hpp"
 #include "tests/support/refusing_backend.hpp"
 #include "tests/support/test_models.hpp"
 
@@ -79,5 +82,55 @@ class ToyMeasurer final : public Measurer {
   std::unique_ptr<collage::CostOracle<Graph>> oracle_;
   int calls_ = 0;
 };
+
+/// What partitioning the residual block over toy_backends() gave: every candidate's answer, the
+/// oracle's errors, the parts.
+struct ToyAnswers {
+  std::vector<std::string> costs;
+  std::vector<std::string> errors;
+  std::string parts;
+};
+
+/// Partitions the residual block over toy_backends() with `oracle`.
+inline ToyAnswers toy_partition(collage::CostOracle<Graph>& oracle) {
+  static const Graph model = residual_block();
+  static const collage::DataflowGraph<Graph> dataflow = *collage::DataflowGraph<Graph>::build(model);
+  static const BackendSet backends = toy_backends();
+  ToyAnswers out;
+  Configuration config{"collage", {"refusing", "general"}, collage::SearchAlgorithm::exact};
+  auto r = partition_model(dataflow, backends, config, oracle);
+  if (!r.ok()) {
+    out.parts = "error: " + r.error().message;
+    return out;
+  }
+  for (const collage::Candidate& c : r->candidates) out.costs.push_back(c.to_string() + " " + c.cost->to_string());
+  for (const collage::Candidate& c : r->partitioning.parts) out.parts += c.to_string() + "; ";
+  out.parts += "total " + r->partitioning.total.to_string();
+  out.errors = r->oracle_errors;
+  return out;
+}
+
+/// "" when `spread` has the answers of `alone` but, when `victim` > 0, the one candidate that rank
+/// was given up on, whose error names it and says `reason`; else what differs.
+inline std::string differences(const ToyAnswers& alone, const ToyAnswers& spread, int victim,
+                               const std::string& reason = "") {
+  if (spread.costs.size() != alone.costs.size()) return "another number of candidates";
+  std::size_t differ = 0;
+  for (std::size_t k = 0; k < alone.costs.size(); ++k) differ += alone.costs[k] != spread.costs[k] ? 1 : 0;
+  // The candidate given up differs unless the refusing backend fails it anyway.
+  if (differ > (victim > 0 ? 1u : 0u)) return std::to_string(differ) + " answers differ";
+  const std::string given_up =
+      "rank " + std::to_string(victim) + " (" + host_name() + ") was given up while measuring it: " + reason;
+  std::size_t named = 0;
+  for (const std::string& e : spread.errors) {
+    if (victim > 0 && e.find(given_up) != std::string::npos) {
+      ++named;
+    } else if (std::find(alone.errors.begin(), alone.errors.end(), e) == alone.errors.end()) {
+      return "an error one process did not have: " + e;
+    }
+  }
+  if (named != (victim > 0 ? 1u : 0u)) return std::to_string(named) + " errors say '" + given_up + "'";
+  return spread.parts.rfind("error", 0) == 0 ? spread.parts : "";
+}
 
 }  // namespace tc::testing
