@@ -14,7 +14,8 @@
 # The server needs Debian's postgresql package (initdb and pg_ctl in /usr/lib/postgresql/*/bin or
 # on PATH). It refuses to run as root, so as root it runs as user `postgres` (the package makes
 # it), else `nobody`, in a DIR owned by that user. fsync is off: the data outlives a killed client
-# or server process, not a crash of the machine. Exit status: 0, 3 when PostgreSQL is not
+# or server process, not a crash of the machine (TC_POSTGRES_SERVER_OPTIONS="-c fsync=on" turns it
+# on; the variable's server options follow the script's and win). Exit status: 0, 3 when PostgreSQL is not
 # installed (one line on stderr says so), 1 when the server does not start (its log follows).
 set -euo pipefail
 
@@ -76,7 +77,7 @@ case $command in
       # A port in 20000..59999 picked at random; taken, the start fails and another is tried.
       port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
       if "${as_user[@]}" "$pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-          -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100" start >/dev/null; then
+          -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100 ${TC_POSTGRES_SERVER_OPTIONS:-}" start >/dev/null; then
         echo "postgresql://collage@127.0.0.1:$port/postgres" | tee "$dir/url"
         exit 0
       fi

@@ -132,6 +132,7 @@ void Cluster::handle(const Envelope& envelope, Batch* batch) {
   auto job = std::find_if(rank.queue.begin(), rank.queue.end(), [&](const Job& j) { return j.seq == m->seq; });
   if (job == rank.queue.end()) return;
   if (m->ok) ++batch->elsewhere;
+  bytes_back_ += envelope.bytes.size();
   batch->settle(job->index, answer_of(*m));
   rank.queue.erase(job);
   rank.last_answer_at = now_seconds();
@@ -147,7 +148,10 @@ void Cluster::assign(Batch& batch) {
       m.kind = MessageKind::measure;
       m.seq = next_seq_++;
       m.text = (*batch.records)[index];
-      transport_.send(r, encode(m));
+      std::string bytes = encode(m);
+      ++sent_;
+      bytes_out_ += bytes.size();
+      transport_.send(r, std::move(bytes));
       rank.queue.push_back(Job{index, m.seq, now_seconds()});
     }
   }
@@ -239,6 +243,10 @@ std::string Cluster::describe() const {
   }
   if (!left.empty()) out += "; left out: " + list(left);
   if (!lost().empty()) out += "; given up: " + list(lost());
+  if (sent_ > 0) {
+    auto kb = [](std::size_t bytes) { return collage::format_double(static_cast<double>(bytes) / 1000.0, 3) + " kB"; };
+    out += "; " + std::to_string(sent_) + " candidates sent: " + kb(bytes_out_) + " out, " + kb(bytes_back_) + " back";
+  }
   return out;
 }
 

@@ -86,7 +86,8 @@ class Cluster {
   std::vector<int> serving() const;
   /// The ranks given up.
   std::vector<int> lost() const;
-  /// "4 MPI ranks measuring: 0, 1, 2, 3" (with the ranks left out and lost).
+  /// "4 MPI ranks, measuring: 0, 1, 2, 3; 120 candidates sent: 14.2 kB out, 5.2 kB back" (with
+  /// the ranks left out and given up).
   std::string describe() const;
   /// The options, e.g. to set the progress callback.
   ClusterOptions& options() { return options_; }
@@ -120,6 +121,9 @@ class Cluster {
   ClusterOptions options_;
   std::vector<Rank> ranks_;
   std::uint64_t next_seq_ = 1;
+  std::size_t sent_ = 0;
+  std::size_t bytes_out_ = 0;
+  std::size_t bytes_back_ = 0;
 };
 
 }  // namespace tc
