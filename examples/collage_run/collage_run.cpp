@@ -440,7 +440,6 @@ int main(int argc, char** argv) {
     if (spread) oracle = spread_over_ranks(std::move(oracle), nullptr);
     report.cost_model = "analytic (flops and bytes; nothing measured)";
   }
-  if (cluster != nullptr) report.cost_model += "; " + cluster->describe();
   collage::CostOracle<Graph>& cost = options.measured ? measurements->oracle() : *oracle;
 
   ComparisonOptions compare;
@@ -490,6 +489,7 @@ int main(int argc, char** argv) {
   report.results = compare_configurations(*dataflow, data->inputs, data->expected, configurations, backends, devices.set,
                                           cost, compare);
   progress.finish();
+  if (cluster != nullptr) report.cost_model += "; " + cluster->describe();
   for (const ConfigurationResult& r : report.results) {
     if (r.partition && !r.refinement) report.tuning_seconds += r.partition->seconds.total;
   }

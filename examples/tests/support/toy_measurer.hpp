@@ -26,10 +26,12 @@
 namespace tc::testing {
 
 /// A cost from the nodes and the target, with a discount for fusing; the "refusing" target fails.
-inline std::unique_ptr<collage::CostOracle<Graph>> toy_oracle() {
+/// Each answer takes `pace_seconds` (sleeping: a device that takes that long).
+inline std::unique_ptr<collage::CostOracle<Graph>> toy_oracle(double pace_seconds = 0) {
   return collage::make_oracle<Graph>(
-      "toy", [](const collage::DataflowGraph<Graph>&, const collage::Candidate& c,
-                const collage::ExtractedFunction& fn) -> collage::Result<collage::Measurement> {
+      "toy", [pace_seconds](const collage::DataflowGraph<Graph>&, const collage::Candidate& c,
+                            const collage::ExtractedFunction& fn) -> collage::Result<collage::Measurement> {
+        if (pace_seconds > 0) std::this_thread::sleep_for(std::chrono::duration<double>(pace_seconds));
         if (c.target == "refusing") return collage::Error{collage::ErrorCode::oracle, "refusing: injected failure"};
         double sum = 0;
         for (std::size_t i : fn.body) sum += static_cast<double>(1 + (i * 37) % 11) / 3.0;
@@ -56,6 +58,8 @@ struct Faults {
   /// Refuses the setup.
   bool refuse = false;
   std::string identity = "toy";
+  /// Seconds every candidate takes.
+  double pace_seconds = 0;
 };
 
 /// A toy rank's measurer: the residual block and the toy oracle, with `faults`.
@@ -63,7 +67,7 @@ class ToyMeasurer final : public Measurer {
  public:
   ToyMeasurer(Faults faults, std::function<void()> die)
       : faults_(std::move(faults)), die_(std::move(die)), model_(residual_block()),
-        dataflow_(*collage::DataflowGraph<Graph>::build(model_)), oracle_(toy_oracle()) {}
+        dataflow_(*collage::DataflowGraph<Graph>::build(model_)), oracle_(toy_oracle(faults_.pace_seconds)) {}
   std::string identity() const override { return faults_.identity; }
   collage::Result<collage::Measurement> measure(std::string_view record) override {
     ++calls_;
