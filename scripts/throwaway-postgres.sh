@@ -69,6 +69,10 @@ case $command in
     dir=$(cd "$dir" && pwd)
     [[ ${#as_user[@]} -eq 0 ]] || chown "$user" "$dir"
     chmod 700 "$dir"
+    if ! "${as_user[@]}" test -w "$dir"; then
+      echo "$dir is out of reach of user $user (a directory above it is not searchable); use one under /tmp" >&2
+      exit 1
+    fi
     "${as_user[@]}" "$initdb" -D "$dir/data" -U collage --auth=trust -E UTF8 --no-locale --no-sync >"$dir/initdb.log" 2>&1 || {
       cat "$dir/initdb.log" >&2
       exit 1
