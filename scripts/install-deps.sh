@@ -13,6 +13,7 @@
 #     clang   clang (the clang configurations of scripts/test.sh, libFuzzer)
 #     bench   Google Benchmark
 #     pictures  Graphviz and gnuplot (the demo's picture, the benchmark plots)
+#     node    Node.js and npm (bench/ort/compare.sh installs ONNX Runtime's CPU build from npm)
 set -euo pipefail
 
 declare -A groups=(
@@ -23,6 +24,7 @@ declare -A groups=(
   [clang]="clang"
   [bench]="libbenchmark-dev"
   [pictures]="graphviz gnuplot"
+  [node]="nodejs npm"
 )
 
 packages=()

@@ -47,12 +47,16 @@ const char* const kHelp =
     "\n"
     "Loads an ONNX model, partitions it among the example compiler's backends with collage, runs it and\n"
     "checks its outputs (against --test-data, else against the reference interpreter on seeded random\n"
-    "inputs). Exit status: 0 when the outputs match, 1 on a mismatch or bad input (one line names it),\n"
-    "2 on a bad command line.\n"
+    "inputs). Collage's choice runs unless the single-backend configuration the search estimates\n"
+    "cheapest is measured faster end to end (the guard; the report's \"runs:\" line says which). Exit\n"
+    "status: 0 when the outputs match, 1 on a mismatch or bad input (one line names it), 2 on a bad\n"
+    "command line.\n"
     "\n"
     "options:\n"
-    "  --backend NAME        run NAME alone, with native taking the ops it lacks (default: collage over all)\n"
-    "  --compare             run every configuration (each backend alone, greedy, collage) and compare them\n"
+    "  --backend NAME        run NAME alone, with its device's fallback taking the ops it lacks (native on\n"
+    "                        the CPU, cuda on a GPU; default: collage over all)\n"
+    "  --compare             run every configuration (each backend alone, the GPU libraries, greedy,\n"
+    "                        collage) and compare them\n"
     "  --test-data DIR       inputs and expected outputs in the ONNX layout (DIR/input_N.pb, DIR/output_N.pb)\n"
     "  --rtol R, --atol A    tolerances of the output check (default 1e-3, 1e-4)\n"
     "  --seed N              seed of the random inputs (default 1)\n"
@@ -61,6 +65,10 @@ const char* const kHelp =
     "                        URL (postgresql://user@host:5432/dbname); reused by later runs and machines\n"
     "  --tuning-budget SECONDS    stop measuring after this long; the rest are Unknown (default: none)\n"
     "  --threads N           oneDNN's kernels on N threads (default 1; the other CPU backends run on one)\n"
+    "  --no-record           on a GPU, launch every step from the host instead of recording the run's\n"
+    "                        GPU work as CUDA graphs and replaying them (and time candidates the same way)\n"
+    "  --ieee-denormals      keep IEEE denormal floats on the CPU (default: flushed to zero, as inference\n"
+    "                        runtimes do; random-weight models fill with denormals, 10-100x slower)\n"
     "  --cold-caches         evict the CPU caches before each timed run of a candidate (its cost inside a\n"
     "                        model too large for the caches, rather than alone and warm)\n"
     "  --refine SECONDS      with --compare: refine collage's partitioning for this long by evolutionary\n"
@@ -70,7 +78,7 @@ const char* const kHelp =
     "                        (where the additive cost model's error comes from)\n"
     "  --json FILE           write the results as JSON\n"
     "  --dot FILE            draw the model coloured by backend (also FILE.png when Graphviz is installed)\n"
-    "  --backends A,B,...    use only these backends (native is always added)\n"
+    "  --backends A,B,...    use only these backends (each one's fallback and native are added)\n"
     "  --rank-timeout SECONDS   under mpirun: give up a rank that spends longer on one candidate\n"
     "                        (default 300)\n"
     "\n"
@@ -98,6 +106,8 @@ struct Options {
   double refine = 0;
   bool cold_caches = false;
   int threads = 1;
+  bool record = true;
+  bool ieee_denormals = false;
   bool explain = false;
   bool profile = false;
   std::string json;
@@ -128,6 +138,10 @@ std::optional<int> parse(const std::vector<std::string>& args, Options& out) {
     }
     if (a == "--compare") {
       out.compare = true;
+    } else if (a == "--ieee-denormals") {
+      out.ieee_denormals = true;
+    } else if (a == "--no-record") {
+      out.record = false;
     } else if (a == "--cold-caches") {
       out.cold_caches = true;
     } else if (a == "--explain") {
@@ -275,6 +289,8 @@ KernelTimingOptions candidate_timing(const Options& options) {
   timing.timing.max_repeats = 50;
   timing.timing.max_seconds = 0.5;
   timing.cold_caches = options.cold_caches;
+  if (!options.record) timing.recorded_launches = 0;
+  timing.flush_denormals = !options.ieee_denormals;
   return timing;
 }
 
@@ -443,6 +459,8 @@ int main(int argc, char** argv) {
   collage::CostOracle<Graph>& cost = options.measured ? measurements->oracle() : *oracle;
 
   ComparisonOptions compare;
+  compare.executable.record = options.record;
+  compare.executable.flush_denormals = !options.ieee_denormals;
   compare.rtol = options.rtol;
   compare.atol = options.atol;
   compare.timing.warmups = 2;
@@ -471,10 +489,16 @@ int main(int argc, char** argv) {
     link_timing.max_seconds = 0.5;
     collage::Result<LinkSpeed> link = measure_link(gpu, link_timing);
     if (!link.ok()) return fail(gpu.name() + ": timing host<->device copies failed: " + link.error().message);
+    if (compare.executable.record && gpu.can_record()) {
+      collage::Result<double> launch = measure_segment_launch(gpu, link_timing);
+      if (launch.ok()) link->segment_seconds = *launch;
+    }
     compare.partitioner.transfers = transfer_model(*dataflow, backends, *link);
-    char text[160];
-    std::snprintf(text, sizeof text, "host<->%s measured at %.1f GB/s + %.1f us per copy, charged by the search",
-                  gpu.name().c_str(), link->bytes_per_second / 1e9, link->seconds_per_copy * 1e6);
+    char text[200];
+    std::snprintf(text, sizeof text,
+                  "host<->%s measured at %.1f GB/s + %.1f us per copy, %.1f us per segment launched, charged by the search",
+                  gpu.name().c_str(), link->bytes_per_second / 1e9, link->seconds_per_copy * 1e6,
+                  link->segment_seconds * 1e6);
     report.transfers = text;
   }
 
@@ -482,9 +506,12 @@ int main(int argc, char** argv) {
   if (options.compare) {
     configurations = standard_configurations(backends);
   } else if (!options.backend.empty()) {
-    configurations.push_back(single_backend_configuration(options.backend));
+    configurations.push_back(single_backend_configuration(options.backend, backends));
   } else {
-    configurations.push_back(Configuration{"collage", backends.names(), collage::SearchAlgorithm::exact});
+    // Collage's choice and, for the guard, the single configuration the search estimates cheapest.
+    for (const std::string& name : backends.names()) configurations.push_back(single_backend_configuration(name, backends));
+    configurations.push_back(collage_configuration(backends));
+    compare.time_cheapest_single_only = true;
   }
   report.results = compare_configurations(*dataflow, data->inputs, data->expected, configurations, backends, devices.set,
                                           cost, compare);

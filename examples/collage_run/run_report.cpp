@@ -13,8 +13,6 @@ namespace tc {
 
 namespace {
 
-bool is_single(const ConfigurationResult& r) { return r.name != "greedy" && r.name.rfind("collage", 0) != 0; }
-
 std::string ms(double v) { return collage::format_double(v, v < 1 ? 3 : 4); }
 
 std::string partitions_text(const ConfigurationResult& r) {
@@ -123,20 +121,15 @@ BackendSet select_backends(BackendSet backends, const std::vector<std::string>& 
   if (names.empty()) return backends;
   BackendSet chosen;
   std::vector<std::string> wanted = names;
-  if (std::find(wanted.begin(), wanted.end(), kFallbackBackend) == wanted.end()) wanted.push_back(kFallbackBackend);
+  auto want = [&](const std::string& name) {
+    if (std::find(wanted.begin(), wanted.end(), name) == wanted.end()) wanted.push_back(name);
+  };
+  for (const std::string& name : names) want(fallback_for(name, backends));
+  want(kCpuFallback);
   for (const std::string& name : wanted) {
     if (std::unique_ptr<Backend> b = backends.take(name)) chosen.add(std::move(b));
   }
   return chosen;
-}
-
-const ConfigurationResult* best_single(const RunReport& report) {
-  const ConfigurationResult* best = nullptr;
-  for (const ConfigurationResult& r : report.results) {
-    if (!is_single(r) || !r.error.empty() || !r.matches) continue;
-    if (best == nullptr || r.latency_ms < best->latency_ms) best = &r;
-  }
-  return best;
 }
 
 std::string format_report(const collage::DataflowGraph<Graph>& dataflow, const RunReport& report, bool with_explanation) {
@@ -146,9 +139,9 @@ std::string format_report(const collage::DataflowGraph<Graph>& dataflow, const R
          report.data_source + "\n";
   out += "device: " + report.device + "\ncost model: " + report.cost_model + "\n";
   if (!report.transfers.empty()) out += "transfers: " + report.transfers + "\n";
-  const ConfigurationResult* best = best_single(report);
-  std::snprintf(line, sizeof line, "\n%-14s %11s %7s %8s %9s %-8s %-11s  %s\n", "configuration", "latency ms", "spread",
-                "speedup", "est. ms", "outputs", "max |err|", "partitions");
+  const ConfigurationResult* best = best_single(report.results);
+  std::snprintf(line, sizeof line, "\n%-14s %-9s %11s %7s %8s %9s %-8s %-11s  %s\n", "configuration", "fallback",
+                "latency ms", "spread", "speedup", "est. ms", "outputs", "max |err|", "partitions");
   out += line;
   for (const ConfigurationResult& r : report.results) {
     if (!r.error.empty()) {
@@ -156,13 +149,14 @@ std::string format_report(const collage::DataflowGraph<Graph>& dataflow, const R
       continue;
     }
     const std::string speedup = best ? collage::format_double(best->latency_ms / r.latency_ms, 3) + "x" : "-";
-    std::snprintf(line, sizeof line, "%-14s %11s %6.1f%% %8s %9s %-8s %-11s  %s\n", r.name.c_str(), ms(r.latency_ms).c_str(),
-                  100.0 * r.spread, speedup.c_str(), ms(r.estimated_ms).c_str(), r.matches ? "match" : "MISMATCH",
+    std::snprintf(line, sizeof line, "%-14s %-9s %11s %6.1f%% %8s %9s %-8s %-11s  %s\n", r.name.c_str(),
+                  r.fallback.empty() ? "-" : r.fallback.c_str(), ms(r.latency_ms).c_str(), 100.0 * r.spread, speedup.c_str(), ms(r.estimated_ms).c_str(), r.matches ? "match" : "MISMATCH",
                   collage::format_double(r.max_abs_error, 2).c_str(), partitions_text(r).c_str());
     out += line;
   }
   for (const ConfigurationResult& r : report.results) {
     if (r.error.empty() && !r.matches) out += r.name + ": outputs differ: " + r.mismatch + "\n";
+    for (const std::string& note : r.notes) out += r.name + ": " + note + "\n";
   }
   out += "\n";
   if (best != nullptr) out += "best single configuration: " + best->name + " (" + ms(best->latency_ms) + " ms)\n";
@@ -175,6 +169,7 @@ std::string format_report(const collage::DataflowGraph<Graph>& dataflow, const R
     out += "additive error: the parts' measured costs sum to " + ms(c->estimated_ms) + " ms against " + ms(c->latency_ms) +
            " ms measured end to end (" + (additive >= 0 ? "+" : "") + collage::format_double(100 * additive, 3) + "%)\n";
   }
+  if (std::optional<GuardDecision> guard = decide_guard(report.results)) out += "runs: " + guard->summary + "\n";
   for (const ConfigurationResult& r : report.results) {
     if (r.refinement) out += refinement_text(*r.refinement);
   }
@@ -240,6 +235,8 @@ std::string report_json(const collage::DataflowGraph<Graph>& dataflow, const Run
   for (const ConfigurationResult& r : report.results) {
     nlohmann::ordered_json c;
     c["name"] = r.name;
+    c["fallback"] = r.fallback.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.fallback);
+    c["single"] = r.single;
     if (!r.error.empty()) {
       c["error"] = r.error;
       configs.push_back(c);
@@ -292,6 +289,11 @@ std::string report_json(const collage::DataflowGraph<Graph>& dataflow, const Run
       arena += a.arena_bytes;
       bound += a.lower_bound;
     }
+    std::size_t recorded = 0;
+    for (const SegmentInfo& segment : r.segments) recorded += segment.recorded;
+    c["segments"] = r.segments.size();
+    c["recorded_segments"] = recorded;
+    if (!r.notes.empty()) c["notes"] = r.notes;
     c["arena_bytes"] = arena;
     c["arena_lower_bound_bytes"] = bound;
     configs.push_back(c);
@@ -301,12 +303,22 @@ std::string report_json(const collage::DataflowGraph<Graph>& dataflow, const Run
   j["database_hits"] = report.db_hits;
   j["tuning_seconds"] = report.tuning_seconds;
   j["unmeasured_candidates"] = unmeasured_candidates(report);
-  if (const ConfigurationResult* best = best_single(report)) {
+  if (const ConfigurationResult* best = best_single(report.results)) {
     j["best_single"] = best->name;
     if (const ConfigurationResult* c = collage_result(report); c && c->error.empty()) {
       j["collage_speedup_over_best_single"] = best->latency_ms / c->latency_ms;
       j["additive_error"] = c->latency_ms > 0 ? (c->estimated_ms - c->latency_ms) / c->latency_ms : 0.0;
     }
+  }
+  if (std::optional<GuardDecision> guard = decide_guard(report.results)) {
+    nlohmann::ordered_json g;
+    g["runs"] = guard->runs;
+    g["fired"] = guard->fired;
+    g["best_single"] = guard->best_single;
+    g["collage_ms"] = guard->collage_ms;
+    g["best_single_ms"] = guard->best_single_ms;
+    g["summary"] = guard->summary;
+    j["guard"] = g;
   }
   return j.dump(2) + "\n";
 }

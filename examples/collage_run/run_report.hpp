@@ -34,13 +34,10 @@ struct RunReport {
   double tuning_seconds = 0;
 };
 
-/// The single-backend configuration with the lowest latency that ran and matched, or nullptr.
-/// Single-backend configurations are those named after a backend (not "greedy", "collage...").
-const ConfigurationResult* best_single(const RunReport& report);
-
-/// The table: one row per configuration (latency, spread, speedup over the best single
+/// The table: one row per configuration (fallback, latency, spread, speedup over the best single
 /// configuration, estimated latency, output check, partitions per backend), then the summary
-/// (tuning, additive error) and, with `explain`, the alternatives of each collage partition.
+/// (which partitioning runs, tuning, additive error) and, with `explain`, the alternatives of
+/// each collage partition.
 std::string format_report(const collage::DataflowGraph<Graph>& dataflow, const RunReport& report, bool explain);
 
 /// For each configuration that was profiled: each step's time in the model against the cost its
@@ -58,7 +55,8 @@ collage::Status write_dot(const collage::DataflowGraph<Graph>& dataflow, const R
 /// Writes `text` to `path`, naming the file on failure.
 collage::Status write_text_file(const std::string& path, const std::string& text);
 
-/// `backends` limited to `names` (in their order) plus native; all of them when `names` is empty.
+/// `backends` limited to `names` (in their order) plus each one's fallback and native; all of them
+/// when `names` is empty.
 BackendSet select_backends(BackendSet backends, const std::vector<std::string>& names);
 
 /// "a, b, c".

@@ -31,7 +31,7 @@ std::vector<tc::ConformanceConfiguration> known_configurations() {
   static const tc::BackendSet backends = tc::make_default_backends(devices.set);
   for (const std::string& name : backends.names()) {
     out.push_back(tc::ConformanceConfiguration{name, [name](const tc::Graph& graph, const std::vector<tc::Tensor>& inputs) {
-                                      return tc::run_configuration(graph, inputs, tc::single_backend_configuration(name),
+                                      return tc::run_configuration(graph, inputs, tc::single_backend_configuration(name, backends),
                                                                    backends, devices.set);
                                     },
                                     1e-5});

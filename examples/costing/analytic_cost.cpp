@@ -1,5 +1,7 @@
 #include "costing/analytic_cost.hpp"
 
+#include "tensor/op_attrs.hpp"
+
 namespace tc {
 
 double anchor_flops(const Function& function) {
@@ -16,7 +18,7 @@ double anchor_flops(const Function& function) {
       }
       case Op::gemm: {
         const Shape& a = g.node(node.inputs[0]).shape;
-        const double k = static_cast<double>(node.attrs.get_int("trans_a") ? a[0] : a[1]);
+        const double k = static_cast<double>(gemm_attrs(node).trans_a ? a[0] : a[1]);
         flops += 2.0 * out * k;
         break;
       }

@@ -11,8 +11,12 @@ std::string measuring_oracle_version(const BackendSet& backends, const DeviceSet
                                      const KernelTimingOptions& timing) {
   std::string version = kMeasuringOracleVersion;
   if (timing.cold_caches) version += "|cold caches";
+  if (!timing.flush_denormals) version += "|IEEE denormals";
   for (DeviceKind kind : {DeviceKind::cpu, DeviceKind::cuda}) {
-    if (const Device* device = devices.find(kind)) version += "|" + device->name();
+    const Device* device = devices.find(kind);
+    if (device == nullptr) continue;
+    version += "|" + device->name();
+    if (device->can_record() && timing.recorded_launches > 0) version += " in recorded graphs";
   }
   for (const auto& backend : backends.all()) {
     if (std::string c = backend->configuration(); !c.empty()) version += "|" + backend->name() + " " + c;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,26 @@ collage::Result<LinkSpeed> measure_link(Device& device, const collage::TimingOpt
   return link;
 }
 
+collage::Result<double> measure_segment_launch(Device& device, const collage::TimingOptions& timing) {
+  collage::Result<OwnedBuffer> buffer = allocate_owned(device, 256);
+  if (!buffer.ok()) return buffer.error();
+  if (collage::Status st = device.begin_recording(); !st.ok()) return st.error();
+  const collage::Status copied = device.copy(buffer->get(), 128, buffer->get(), 0, 4);
+  collage::Result<std::unique_ptr<Recording>> recording = device.end_recording();
+  if (!copied.ok()) return copied.error();
+  if (!recording.ok()) return recording.error();
+  collage::Status failure;
+  const double seconds = collage::time_run(
+                             [&] {
+                               if (failure.ok()) failure = (*recording)->replay();
+                               if (failure.ok()) failure = device.synchronize();
+                             },
+                             timing)
+                             .cost.raw();
+  if (!failure.ok()) return failure.error();
+  return seconds;
+}
+
 namespace {
 
 /// Device 1 for each backend of `backends` whose kernels run on the CUDA device.
@@ -79,7 +100,9 @@ collage::TransferModel transfer_model(const collage::DataflowGraph<Graph>& dataf
     const double bytes = 4.0 * static_cast<double>(numel(graph.node(dataflow.handle(i)).shape));
     seconds[i] = link.seconds(bytes);
   }
-  model.cost = [seconds = std::move(seconds)](std::size_t node, std::size_t, std::size_t) { return seconds[node]; };
+  model.cost = [seconds = std::move(seconds), launch = link.segment_seconds](std::size_t node, std::size_t, std::size_t to) {
+    return seconds[node] + (to != 0 ? launch : 0.0);
+  };
   model.inputs_start_on_host = false;
   model.outputs_end_on_host = false;
   return model;

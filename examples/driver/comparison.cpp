@@ -5,6 +5,8 @@
 #include <cstddef>
 #include <limits>
 
+#include <collage/support/numbers.hpp>
+
 #include "tensor/compare.hpp"
 
 namespace tc {
@@ -18,7 +20,7 @@ PreparedRun prepare_partitioning(const collage::DataflowGraph<Graph>& dataflow, 
     ++r.partitions[std::string(part.target)];
     if (part.cost && part.cost->is_known()) r.estimated_ms += part.cost->raw();
   }
-  collage::Result<Executable> exe = Executable::compile(dataflow, partitioning, backends, devices);
+  collage::Result<Executable> exe = Executable::compile(dataflow, partitioning, backends, devices, options.executable);
   if (!exe.ok()) {
     r.error = exe.error().message;
     return run;
@@ -29,6 +31,8 @@ PreparedRun prepare_partitioning(const collage::DataflowGraph<Graph>& dataflow, 
     r.error = outputs.error().message;
     return run;
   }
+  r.segments = exe->segments();
+  r.notes = exe->notes();
   r.matches = outputs->size() == expected.size();
   for (std::size_t k = 0; k < outputs->size() && k < expected.size(); ++k) {
     const Tensor& got = (*outputs)[k];
@@ -145,30 +149,99 @@ std::vector<ConfigurationResult> compare_configurations(const collage::DataflowG
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
   std::stable_partition(order.begin(), order.end(), [&](std::size_t k) { return configurations[k].name == "collage"; });
   std::vector<PreparedRun> prepared(configurations.size());
+  std::vector<std::optional<collage::PartitionResult>> partitions(configurations.size());
+  for (std::size_t k : order) {
+    collage::Result<collage::PartitionResult> partitioned =
+        partition_model(dataflow, backends, configurations[k], oracle, options.partitioner);
+    if (partitioned.ok()) {
+      partitions[k] = std::move(partitioned).value();
+    } else {
+      prepared[k].result.error = partitioned.error().message;
+    }
+  }
+  std::vector<bool> skipped(configurations.size(), false);
+  if (options.time_cheapest_single_only) {
+    std::optional<std::size_t> cheapest;
+    auto estimate = [&](std::size_t k) { return partitions[k]->partitioning.total; };
+    for (std::size_t k = 0; k < configurations.size(); ++k) {
+      if (!configurations[k].single) continue;
+      skipped[k] = true;
+      if (partitions[k] && (!cheapest || estimate(k) < estimate(*cheapest))) cheapest = k;
+    }
+    if (cheapest) skipped[*cheapest] = false;
+  }
   for (std::size_t k : order) {
     const Configuration& config = configurations[k];
-    collage::Result<collage::PartitionResult> partitioned =
-        partition_model(dataflow, backends, config, oracle, options.partitioner);
-    if (!partitioned.ok()) {
-      prepared[k].result.error = partitioned.error().message;
-    } else {
-      prepared[k] = prepare_partitioning(dataflow, partitioned->partitioning, inputs, expected, backends, devices, options);
-      prepared[k].result.partition = std::move(partitioned).value();
+    if (partitions[k] && !skipped[k]) {
+      prepared[k] = prepare_partitioning(dataflow, partitions[k]->partitioning, inputs, expected, backends, devices, options);
+      prepared[k].result.partition = std::move(partitions[k]);
     }
     prepared[k].result.name = config.name;
+    prepared[k].result.fallback = config.fallback;
+    prepared[k].result.single = config.single;
   }
   for (std::size_t k = 0; k < prepared.size() && options.refine_seconds > 0; ++k) {
     if (configurations[k].name != "collage" || !prepared[k].result.partition || !prepared[k].executable) continue;
     PreparedRun evo = refine_collage(dataflow, *prepared[k].result.partition, inputs, expected, backends, devices, options);
     prepared.insert(prepared.begin() + static_cast<std::ptrdiff_t>(k) + 1, std::move(evo));
+    skipped.insert(skipped.begin() + static_cast<std::ptrdiff_t>(k) + 1, false);
     break;
   }
   std::vector<PreparedRun*> runs;
-  for (PreparedRun& p : prepared) runs.push_back(&p);
+  for (std::size_t k = 0; k < prepared.size(); ++k) {
+    if (!skipped[k]) runs.push_back(&prepared[k]);
+  }
   time_prepared(runs, options);
   std::vector<ConfigurationResult> results;
-  for (PreparedRun& p : prepared) results.push_back(std::move(p.result));
+  for (PreparedRun* p : runs) results.push_back(std::move(p->result));
   return results;
+}
+
+const ConfigurationResult* best_single(const std::vector<ConfigurationResult>& results) {
+  const ConfigurationResult* best = nullptr;
+  for (const ConfigurationResult& r : results) {
+    if (!r.single || !r.error.empty() || !r.matches) continue;
+    if (best == nullptr || r.latency_ms < best->latency_ms) best = &r;
+  }
+  return best;
+}
+
+namespace {
+
+/// Whether `a` and `b` chose the same parts for the same targets.
+bool same_partitioning(const ConfigurationResult& a, const ConfigurationResult& b) {
+  if (!a.partition || !b.partition) return false;
+  const std::vector<collage::Candidate>& pa = a.partition->partitioning.parts;
+  const std::vector<collage::Candidate>& pb = b.partition->partitioning.parts;
+  return std::equal(pa.begin(), pa.end(), pb.begin(), pb.end(), [](const collage::Candidate& x, const collage::Candidate& y) {
+    return x.target == y.target && x.sub_graph.inside() == y.sub_graph.inside();
+  });
+}
+
+}  // namespace
+
+std::optional<GuardDecision> decide_guard(const std::vector<ConfigurationResult>& results) {
+  const ConfigurationResult* best = best_single(results);
+  auto collage = std::find_if(results.begin(), results.end(), [](const ConfigurationResult& r) { return r.name == "collage"; });
+  if (best == nullptr || collage == results.end()) return std::nullopt;
+  GuardDecision d;
+  d.best_single = best->name;
+  d.best_single_ms = best->latency_ms;
+  d.collage_ms = collage->latency_ms;
+  const std::string alone = best->name + " alone";
+  if (!collage->error.empty() || !collage->matches) {
+    d.fired = true;
+    d.summary = alone + " (collage's choice " + (collage->error.empty() ? "did not match" : "did not run") + ")";
+  } else if (best->latency_ms < collage->latency_ms && !same_partitioning(*best, *collage)) {
+    d.fired = true;
+    d.summary = alone + ": collage's choice measured " + collage::format_double(collage->latency_ms, 4) + " ms, " +
+                collage::format_double(collage->latency_ms / best->latency_ms, 3) + "x its " +
+                collage::format_double(best->latency_ms, 4) + " ms";
+  } else {
+    d.summary = "collage's choice, " + collage::format_double(best->latency_ms / collage->latency_ms, 3) + "x as fast as " + alone;
+  }
+  d.runs = d.fired ? best->name : "collage";
+  return d;
 }
 
 }  // namespace tc

@@ -23,6 +23,9 @@ namespace tc {
 /// What one configuration did.
 struct ConfigurationResult {
   std::string name;
+  /// The configuration's fallback backend ("" for none) and whether it is one backend alone.
+  std::string fallback;
+  bool single = false;
   /// Empty when the configuration ran; otherwise why it did not (one line).
   std::string error;
   /// Median-ish (the timer's percentile) end-to-end latency and its relative spread.
@@ -40,6 +43,9 @@ struct ConfigurationResult {
   /// The partitioning and everything the search knew (for explanations and pictures).
   std::optional<collage::PartitionResult> partition;
   std::vector<ArenaStats> memory;
+  /// How the run was split into segments, and why a segment could not be recorded (one line each).
+  std::vector<SegmentInfo> segments;
+  std::vector<std::string> notes;
   /// With ComparisonOptions::profile: each step's mean time (ms) in the model as it runs, and
   /// what each step is (a partition or a copy).
   std::vector<double> step_ms;
@@ -53,6 +59,8 @@ struct ConfigurationResult {
 struct ComparisonOptions {
   /// How each configuration is timed in one round.
   collage::TimingOptions timing;
+  /// How each configuration's executable runs (whether it records and replays segments).
+  ExecutableOptions executable;
   /// Rounds of timing; each round times every configuration once, in turn, so that a slow spell
   /// of a shared machine hits them all alike. The latency is the median of the rounds.
   std::size_t rounds = 3;
@@ -68,6 +76,11 @@ struct ComparisonOptions {
   /// How the refinement times one candidate partitioning of the whole model.
   collage::TimingOptions refine_timing;
   std::uint64_t refine_seed = 1;
+  /// Among the single-backend configurations, compile, check and time only the one whose
+  /// partitioning the search estimates cheapest (the others are partitioned, which costs no
+  /// measurement once collage has asked about every candidate, and left out of the results): what
+  /// the guard needs when not every configuration is compared.
+  bool time_cheapest_single_only = false;
 };
 
 /// Runs every configuration on `dataflow`'s model with `inputs`, checking the outputs against
@@ -82,6 +95,28 @@ std::vector<ConfigurationResult> compare_configurations(const collage::DataflowG
                                                         const BackendSet& backends, const DeviceSet& devices,
                                                         collage::CostOracle<Graph>& oracle,
                                                         const ComparisonOptions& options);
+
+/// The single-backend configuration with the lowest latency that ran and matched, or nullptr.
+const ConfigurationResult* best_single(const std::vector<ConfigurationResult>& results);
+
+/// Which partitioning runs: collage's choice, unless the best single-backend configuration was
+/// measured faster end to end with another partitioning, or collage's choice did not run or match
+/// (a guard, not the fix: the costs should make it rarely fire).
+struct GuardDecision {
+  /// The configuration that runs: "collage" or the best single configuration's name.
+  std::string runs;
+  std::string best_single;
+  double collage_ms = 0;
+  double best_single_ms = 0;
+  /// The best single configuration runs instead of collage's choice.
+  bool fired = false;
+  /// One line: which runs and by how much ("collage's choice: 1.29x faster than cudnn alone").
+  std::string summary;
+};
+
+/// The guard's decision over `results`; nothing without a "collage" result and a single-backend
+/// configuration that ran and matched.
+std::optional<GuardDecision> decide_guard(const std::vector<ConfigurationResult>& results);
 
 /// A configuration compiled and checked, ready to be timed.
 struct PreparedRun {

@@ -50,6 +50,16 @@ struct Executable::State {
   std::map<DeviceKind, OwnedBuffer> arenas;
   std::vector<ArenaStats> memory;
   bool inputs_set = false;
+  bool flush_denormals = true;
+  /// Steps [first, end) run as one: recorded on `device` and replayed when `device` is set.
+  struct Segment {
+    std::size_t first = 0;
+    std::size_t end = 0;
+    Device* device = nullptr;
+    std::unique_ptr<Recording> recording;
+  };
+  std::vector<Segment> segments;
+  std::vector<std::string> notes;
 
   int add_slot(int node, DeviceKind device, int step) {
     Slot s;
@@ -73,6 +83,79 @@ struct Executable::State {
     const Slot& s = slots[static_cast<std::size_t>(slot)];
     return static_cast<char*>(arenas.at(s.device).get().data) + s.offset;
   }
+
+  /// The device step `k` runs on when it can be recorded there (a kernel, or a copy within one
+  /// device, on a device that records), else nullptr.
+  Device* recording_device(std::size_t k) const {
+    const Step& step = steps[k];
+    const DeviceKind kind = infos[k].device;
+    if (step.kernel == nullptr && slots[static_cast<std::size_t>(step.inputs[0])].device != kind) return nullptr;
+    Device* device = devices.find(kind);
+    return device != nullptr && device->can_record() ? device : nullptr;
+  }
+
+  /// Splits the steps into segments: runs of steps recordable on one device (when `record`),
+  /// every other step alone.
+  void plan_segments(bool record) {
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      Device* device = record ? recording_device(k) : nullptr;
+      if (device != nullptr && !segments.empty() && segments.back().device == device && segments.back().end == k) {
+        ++segments.back().end;
+      } else {
+        segments.push_back(Segment{k, k + 1, device, nullptr});
+      }
+    }
+  }
+
+  /// Launches step `k`.
+  Status run_step(std::size_t k) {
+    const Step& step = steps[k];
+    if (step.kernel == nullptr) {
+      const Slot& src = slots[static_cast<std::size_t>(step.inputs[0])];
+      const Slot& dst = slots[static_cast<std::size_t>(step.outputs[0])];
+      return copy_between(*devices.find(dst.device), address(step.outputs[0]), *devices.find(src.device),
+                          address(step.inputs[0]), src.bytes, arenas.at(dst.device).get(), arenas.at(src.device).get());
+    }
+    std::vector<const float*> in;
+    std::vector<float*> out;
+    for (int slot : step.inputs) in.push_back(static_cast<const float*>(address(slot)));
+    for (int slot : step.outputs) out.push_back(static_cast<float*>(address(slot)));
+    if (infos[k].device == DeviceKind::cpu) clear_vector_upper_state();
+    if (Status st = step.kernel->run(in, out); !st.ok()) {
+      return Error{st.code(), "step " + std::to_string(k + 1) + " (" + infos[k].target + "): " + st.message()};
+    }
+    return Status::success();
+  }
+
+  /// Runs `segment`: its recording, made first when there is none or it is no longer current;
+  /// where recording fails, its steps one by one from then on, with a note saying why.
+  Status run_segment(Segment& segment) {
+    if (segment.device != nullptr && (segment.recording == nullptr || !segment.recording->current())) {
+      segment.recording.reset();
+      const Status began = segment.device->begin_recording();
+      Status recorded = began;
+      for (std::size_t k = segment.first; k < segment.end && recorded.ok(); ++k) recorded = run_step(k);
+      if (began.ok()) {
+        Result<std::unique_ptr<Recording>> done = segment.device->end_recording();
+        if (recorded.ok() && done.ok()) segment.recording = std::move(done).value();
+        if (recorded.ok() && !done.ok()) recorded = done.error();
+      }
+      if (!recorded.ok()) {
+        notes.push_back("recording steps " + std::to_string(segment.first + 1) + "-" + std::to_string(segment.end) +
+                        " on " + segment.device->name() + " failed: " + recorded.message() +
+                        "; launching them one by one");
+        segment.device = nullptr;
+      }
+    }
+    if (segment.recording != nullptr) return segment.recording->replay();
+    for (std::size_t k = segment.first; k < segment.end; ++k) {
+      if (Status st = run_step(k); !st.ok()) return st;
+    }
+    return Status::success();
+  }
+
+  static Status copy_between(Device& dst_device, void* dst, Device& src_device, const void* src, std::size_t bytes,
+                             const Buffer& dst_arena, const Buffer& src_arena);
 };
 
 namespace {
@@ -81,8 +164,10 @@ std::string part_name(const collage::DataflowGraph<Graph>& dataflow, std::size_t
   return "part " + std::to_string(k + 1) + " (" + std::string(part.target) + ": " + part.sub_graph.label(dataflow) + ")";
 }
 
-Status copy_between(Device& dst_device, void* dst, Device& src_device, const void* src, std::size_t bytes,
-                    const Buffer& dst_arena, const Buffer& src_arena) {
+}  // namespace
+
+Status Executable::State::copy_between(Device& dst_device, void* dst, Device& src_device, const void* src,
+                                       std::size_t bytes, const Buffer& dst_arena, const Buffer& src_arena) {
   const std::size_t dst_offset = static_cast<std::size_t>(static_cast<char*>(dst) - static_cast<char*>(dst_arena.data));
   const std::size_t src_offset =
       static_cast<std::size_t>(static_cast<const char*>(src) - static_cast<const char*>(src_arena.data));
@@ -92,8 +177,6 @@ Status copy_between(Device& dst_device, void* dst, Device& src_device, const voi
   return Error{ErrorCode::invalid_argument, "no copy path between two non-host devices"};
 }
 
-}  // namespace
-
 Executable::Executable(std::unique_ptr<State> state) : state_(std::move(state)) {}
 Executable::Executable(Executable&&) noexcept = default;
 Executable& Executable::operator=(Executable&&) noexcept = default;
@@ -101,7 +184,7 @@ Executable::~Executable() = default;
 
 Result<Executable> Executable::compile(const collage::DataflowGraph<Graph>& dataflow,
                                        const collage::Partitioning& partitioning, const BackendSet& backends,
-                                       const DeviceSet& devices) {
+                                       const DeviceSet& devices, const ExecutableOptions& options) {
   auto state = std::make_unique<State>();
   State& s = *state;
   s.model = &dataflow.ir();
@@ -196,6 +279,8 @@ Result<Executable> Executable::compile(const collage::DataflowGraph<Graph>& data
     s.arenas.emplace(kind, std::move(arena).value());
     s.memory.push_back(ArenaStats{kind, plan.arena_bytes, plan.lower_bound, slot_ids.size()});
   }
+  s.plan_segments(options.record);
+  s.flush_denormals = options.flush_denormals;
   return Executable(std::move(state));
 }
 
@@ -226,45 +311,25 @@ Status Executable::set_inputs(const std::vector<Tensor>& inputs) {
 Status Executable::execute(std::vector<double>* step_seconds) {
   State& s = *state_;
   if (!s.inputs_set) return Error{ErrorCode::invalid_argument, "execute() before set_inputs()"};
-  if (step_seconds != nullptr) step_seconds->resize(s.steps.size(), 0.0);
-  auto step_started = std::chrono::steady_clock::now();
-  auto end_step = [&](std::size_t k) -> Status {
-    if (step_seconds == nullptr) return Status::success();
+  const DenormalsFlushed denormals(s.flush_denormals);
+  auto synchronize_all = [&]() -> Status {
     for (const ArenaStats& a : s.memory) {
       if (Status st = s.devices.find(a.device)->synchronize(); !st.ok()) return st;
     }
-    const auto now = std::chrono::steady_clock::now();
-    (*step_seconds)[k] += std::chrono::duration<double>(now - step_started).count();
-    step_started = now;
     return Status::success();
   };
-  std::vector<const float*> in;
-  std::vector<float*> out;
-  for (std::size_t k = 0; k < s.steps.size(); ++k) {
-    const State::Step& step = s.steps[k];
-    if (step.kernel == nullptr) {
-      const State::Slot& src = s.slots[static_cast<std::size_t>(step.inputs[0])];
-      const State::Slot& dst = s.slots[static_cast<std::size_t>(step.outputs[0])];
-      Device& src_device = *s.devices.find(src.device);
-      Device& dst_device = *s.devices.find(dst.device);
-      Status st = copy_between(dst_device, s.address(step.outputs[0]), src_device, s.address(step.inputs[0]), src.bytes,
-                               s.arenas.at(dst.device).get(), s.arenas.at(src.device).get());
-      if (!st.ok()) return st;
-      if (Status t = end_step(k); !t.ok()) return t;
-      continue;
+  if (step_seconds == nullptr) {
+    for (State::Segment& segment : s.segments) {
+      if (Status st = s.run_segment(segment); !st.ok()) return st;
     }
-    in.clear();
-    out.clear();
-    for (int slot : step.inputs) in.push_back(static_cast<const float*>(s.address(slot)));
-    for (int slot : step.outputs) out.push_back(static_cast<float*>(s.address(slot)));
-    if (s.infos[k].device == DeviceKind::cpu) clear_vector_upper_state();
-    if (Status st = step.kernel->run(in, out); !st.ok()) {
-      return Error{st.code(), "step " + std::to_string(k + 1) + " (" + s.infos[k].target + "): " + st.message()};
-    }
-    if (Status t = end_step(k); !t.ok()) return t;
+    return synchronize_all();
   }
-  for (const ArenaStats& a : s.memory) {
-    if (Status st = s.devices.find(a.device)->synchronize(); !st.ok()) return st;
+  step_seconds->resize(s.steps.size(), 0.0);
+  for (std::size_t k = 0; k < s.steps.size(); ++k) {
+    const auto started = std::chrono::steady_clock::now();
+    if (Status st = s.run_step(k); !st.ok()) return st;
+    if (Status st = synchronize_all(); !st.ok()) return st;
+    (*step_seconds)[k] += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
   }
   return Status::success();
 }
@@ -305,5 +370,14 @@ Result<std::vector<Tensor>> Executable::run(const std::vector<Tensor>& inputs) {
 
 const std::vector<StepInfo>& Executable::steps() const { return state_->infos; }
 const std::vector<ArenaStats>& Executable::memory() const { return state_->memory; }
+const std::vector<std::string>& Executable::notes() const { return state_->notes; }
+
+std::vector<SegmentInfo> Executable::segments() const {
+  std::vector<SegmentInfo> out;
+  for (const State::Segment& segment : state_->segments) {
+    out.push_back(SegmentInfo{segment.first, segment.end, state_->infos[segment.first].device, segment.device != nullptr});
+  }
+  return out;
+}
 
 }  // namespace tc

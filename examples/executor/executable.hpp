@@ -40,6 +40,28 @@ struct StepInfo {
   DeviceKind device = DeviceKind::cpu;
 };
 
+/// Consecutive steps that run on one device and can be recorded there (a CUDA graph): launched
+/// as one replay. Steps on the host and copies between devices each stand alone.
+struct SegmentInfo {
+  std::size_t first_step = 0;
+  /// One past the last step.
+  std::size_t end_step = 0;
+  DeviceKind device = DeviceKind::cpu;
+  /// Whether its steps are recorded and replayed (else launched one by one).
+  bool recorded = false;
+};
+
+/// How an Executable runs.
+struct ExecutableOptions {
+  /// Record each segment of steps on a device that can record (the CUDA device) the first time it
+  /// runs and replay the recording after that; where recording fails, say why (notes()) and
+  /// launch the steps one by one, as without it.
+  bool record = true;
+  /// Run with denormal floats flushed to zero on the calling thread (DenormalsFlushed); false
+  /// keeps IEEE denormals.
+  bool flush_denormals = true;
+};
+
 /// A model compiled for a partitioning.
 class Executable {
  public:
@@ -48,7 +70,7 @@ class Executable {
   /// missing, its device is missing or unavailable, or it does not compile.
   static collage::Result<Executable> compile(const collage::DataflowGraph<Graph>& dataflow,
                                              const collage::Partitioning& partitioning, const BackendSet& backends,
-                                             const DeviceSet& devices);
+                                             const DeviceSet& devices, const ExecutableOptions& options = {});
 
   Executable(Executable&&) noexcept;
   Executable& operator=(Executable&&) noexcept;
@@ -56,10 +78,11 @@ class Executable {
 
   /// Uploads the model inputs (graph.inputs() order, shapes checked) into the arenas.
   collage::Status set_inputs(const std::vector<Tensor>& inputs);
-  /// Runs every step once and waits for the devices. Inputs must have been set. With
-  /// `step_seconds`, each step is followed by a device synchronisation and its wall-clock time is
-  /// added to (*step_seconds)[step] (resized to steps().size()): a per-partition profile of the
-  /// model as it really runs, to set against the costs measured in isolation.
+  /// Runs every step once and waits for the devices. Inputs must have been set. Segments that can
+  /// be recorded are recorded on their first run and replayed after that. With `step_seconds`,
+  /// each step is launched alone and followed by a device synchronisation, and its wall-clock time
+  /// is added to (*step_seconds)[step] (resized to steps().size()): a per-partition profile of the
+  /// model, to set against the costs measured in isolation.
   collage::Status execute(std::vector<double>* step_seconds = nullptr);
   /// Downloads the model outputs (graph.outputs() order).
   collage::Result<std::vector<Tensor>> outputs() const;
@@ -68,6 +91,11 @@ class Executable {
 
   const std::vector<StepInfo>& steps() const;
   const std::vector<ArenaStats>& memory() const;
+  /// The run split into segments, in order.
+  std::vector<SegmentInfo> segments() const;
+  /// One line per segment whose recording failed, saying why ("recording steps 2-5 on cuda: ...;
+  /// launching them one by one").
+  const std::vector<std::string>& notes() const;
 
  private:
   struct State;

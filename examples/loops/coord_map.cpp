@@ -4,9 +4,8 @@
 #include <utility>
 
 #include "loops/index_math.hpp"
-#include "tensor/shape_inference.hpp"
 
-namespace tc::native {
+namespace tc::loops {
 
 Affine Affine::constant(std::size_t rank, std::int64_t value) { return Affine{value, Ints(rank, 0)}; }
 
@@ -180,17 +179,17 @@ CoordMap slice_input(const CoordMap& out, const Shape& out_shape, const Ints& st
   return in;
 }
 
-CoordMap pad_input(const CoordMap& out, const Shape& out_shape, const Ints& pads, int mode, const Shape& in_shape,
-                   const Shape& domain) {
+CoordMap pad_input(const CoordMap& out, const Shape& out_shape, const Ints& pads, PadAttrs::Mode mode,
+                   const Shape& in_shape, const Shape& domain) {
   const std::size_t rank = in_shape.size();
-  if (out.table || mode != kPadConstant) {
+  if (out.table || mode != PadAttrs::Mode::constant) {
     return map_table(out, out_shape, in_shape, domain, [&](const Ints& oc, Ints& ic) {
       for (std::size_t k = 0; k < rank; ++k) {
         std::int64_t c = oc[k] - pads[k];
         const std::int64_t n = in_shape[k];
         if (c < 0 || c >= n) {
-          if (mode == kPadConstant || n == 0) return false;
-          if (mode == kPadEdge) {
+          if (mode == PadAttrs::Mode::constant || n == 0) return false;
+          if (mode == PadAttrs::Mode::edge) {
             c = std::clamp<std::int64_t>(c, 0, n - 1);
           } else {  // reflect (|pad| < n, checked by shape inference)
             if (c < 0) c = -c;
@@ -328,4 +327,4 @@ Shape coalesce(const Shape& domain, const std::vector<Affine*>& exprs) {
   return dims;
 }
 
-}  // namespace tc::native
+}  // namespace tc::loops

@@ -14,11 +14,10 @@
 #include <variant>
 #include <vector>
 
+#include "tensor/op_attrs.hpp"
 #include "tensor/shape.hpp"
 
-namespace tc::native {
-
-using Ints = std::vector<std::int64_t>;
+namespace tc::loops {
 
 /// offset + sum of coef[d] * c[d] over the coordinates c of an iteration domain.
 struct Affine {
@@ -114,10 +113,10 @@ CoordMap transpose_input(const CoordMap& out, const Shape& out_shape, const Ints
 /// The map of Slice's input (canonical starts and steps, one per dimension).
 CoordMap slice_input(const CoordMap& out, const Shape& out_shape, const Ints& starts, const Ints& steps,
                      const Shape& in_shape, const Shape& domain);
-/// The map of Pad's input (pads: begins then ends; mode as PadMode). Constant padding adds
-/// checks; reflect and edge padding become tables.
-CoordMap pad_input(const CoordMap& out, const Shape& out_shape, const Ints& pads, int mode, const Shape& in_shape,
-                   const Shape& domain);
+/// The map of Pad's input (pads: begins then ends). Constant padding adds checks; reflect and
+/// edge padding become tables.
+CoordMap pad_input(const CoordMap& out, const Shape& out_shape, const Ints& pads, PadAttrs::Mode mode,
+                   const Shape& in_shape, const Shape& domain);
 /// The map of the Concat input occupying [offset, offset + in_shape[axis]) along `axis`.
 CoordMap concat_input(const CoordMap& out, const Shape& out_shape, std::size_t axis, std::int64_t offset,
                       const Shape& in_shape, const Shape& domain);
@@ -141,4 +140,4 @@ bool is_identity_access(const Access& access, const Shape& dims);
 /// row-major order.
 Shape coalesce(const Shape& domain, const std::vector<Affine*>& exprs);
 
-}  // namespace tc::native
+}  // namespace tc::loops

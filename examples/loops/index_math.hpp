@@ -15,7 +15,7 @@
 #define COLLAGE_TC_HOST_DEVICE
 #endif
 
-namespace tc::native {
+namespace tc::loops {
 
 /// The largest rank of an evaluation domain (after splitting and coalescing).
 inline constexpr int kMaxDomainRank = 16;
@@ -91,4 +91,4 @@ COLLAGE_TC_HOST_DEVICE inline std::int64_t row_carry(const std::int64_t* coef, c
   return carry;
 }
 
-}  // namespace tc::native
+}  // namespace tc::loops

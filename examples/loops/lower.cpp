@@ -10,9 +10,10 @@
 #include <vector>
 
 #include "loops/index_math.hpp"
+#include "tensor/op_attrs.hpp"
 #include "tensor/shape_inference.hpp"
 
-namespace tc::native {
+namespace tc::loops {
 
 namespace {
 
@@ -98,6 +99,50 @@ void assign_slots(TileProgram& p) {
       }
     }
   }
+}
+
+/// Copies the entries of `src`, a window's list over three spatial dimensions, to `dst`.
+void copy3(const Ints& src, std::int64_t* dst) {
+  for (std::size_t d = 0; d < 3; ++d) dst[d] = src[d];
+}
+
+/// The loop IR's geometry of a convolution over 1 to 3 spatial dimensions.
+ConvGeom conv_geom(const WindowGeometry& window) {
+  const WindowGeometry w = window.expanded_to(3);
+  ConvGeom g{};
+  g.n = w.batch;
+  g.c = w.channels;
+  g.m = w.out_channels;
+  g.group = w.group;
+  copy3(w.in, g.in);
+  copy3(w.out, g.out);
+  copy3(w.kernel, g.k);
+  copy3(w.stride, g.stride);
+  copy3(w.dilation, g.dil);
+  copy3(w.pad_begin, g.pad);
+  return g;
+}
+
+/// The loop IR's geometry of a pooling over 1 to 3 spatial dimensions.
+PoolGeom pool_geom(const WindowGeometry& window, bool max, bool count_include_pad) {
+  const WindowGeometry w = window.expanded_to(3);
+  PoolGeom g{};
+  g.max = max;
+  g.count_include_pad = count_include_pad;
+  g.planes = w.batch * w.channels;
+  copy3(w.in, g.in);
+  copy3(w.out, g.out);
+  copy3(w.kernel, g.k);
+  copy3(w.stride, g.stride);
+  copy3(w.dilation, g.dil);
+  copy3(w.pad_begin, g.pad);
+  copy3(w.pad_end, g.pad_end);
+  return g;
+}
+
+/// Why a window over more than three spatial dimensions is refused.
+std::string spatial_dims(const WindowGeometry& window, const char* what) {
+  return std::string(what) + " with " + std::to_string(window.rank()) + " spatial dimensions (1 to 3 are supported)";
 }
 
 class Lowering;
@@ -197,7 +242,7 @@ class Lowering {
     return add_source(Source::Kind::scratch, static_cast<int>(out_.scratch_sizes.size()) - 1);
   }
   Status fail(int n, const std::string& problem) const {
-    return Error{ErrorCode::invalid_argument, "native: " + describe(g_, n) + ": " + problem};
+    return Error{ErrorCode::invalid_argument, describe(g_, n) + ": " + problem};
   }
 
   void plan_materialization();
@@ -227,7 +272,9 @@ int ProgramBuilder::emit(TileOp op) {
       return static_cast<int>(i);
     }
   }
-  if (program_.ops.size() >= kMaxProgramOps) return stop("native: fused program exceeds " + std::to_string(kMaxProgramOps) + " operations");
+  if (program_.ops.size() >= kMaxProgramOps) {
+    return stop("fused program exceeds " + std::to_string(kMaxProgramOps) + " operations");
+  }
   program_.ops.push_back(op);
   return static_cast<int>(program_.ops.size()) - 1;
 }
@@ -371,8 +418,9 @@ int ProgramBuilder::core_value(const CoordMap& map) {
     add.b = bias;
     v = emit(add);
   } else if (node.op == Op::gemm) {
-    const auto alpha = static_cast<float>(node.attrs.get_float("alpha", 1.0));
-    const auto beta = static_cast<float>(node.attrs.get_float("beta", 1.0));
+    const GemmAttrs attrs = gemm_attrs(node);
+    const auto alpha = static_cast<float>(attrs.alpha);
+    const auto beta = static_cast<float>(attrs.beta);
     if (alpha != 1.0f) v = binary(Op::mul, Operand{v, 0.0f}, Operand{-1, alpha});
     if (node.inputs.size() == 3 && beta != 0.0f) {
       Operand c = operand(node.inputs[2], map, node.shape);
@@ -403,6 +451,7 @@ int ProgramBuilder::compute(int n, const CoordMap& map) {
   if (is_unary_elementwise(op)) {
     const int a = value(node.inputs[0], map);
     if (a < 0) return -1;
+    const UnaryAttrs attrs = unary_attrs(node);
     switch (op) {
       case Op::relu: return unary(TileOpCode::relu, a);
       case Op::sigmoid: return unary(TileOpCode::sigmoid, a);
@@ -414,14 +463,11 @@ int ProgramBuilder::compute(int n, const CoordMap& map) {
       case Op::neg: return unary(TileOpCode::neg, a);
       case Op::abs: return unary(TileOpCode::abs, a);
       case Op::reciprocal: return unary(TileOpCode::reciprocal, a);
-      case Op::clip:
-        return unary(TileOpCode::clip, a, static_cast<float>(node.attrs.get_float("min", -INFINITY)),
-                     static_cast<float>(node.attrs.get_float("max", INFINITY)));
-      case Op::leaky_relu: return unary(TileOpCode::leaky_relu, a, static_cast<float>(node.attrs.get_float("alpha", 0.01)));
+      case Op::clip: return unary(TileOpCode::clip, a, static_cast<float>(attrs.min), static_cast<float>(attrs.max));
+      case Op::leaky_relu: return unary(TileOpCode::leaky_relu, a, static_cast<float>(attrs.alpha));
       case Op::hard_sigmoid:
-        return unary(TileOpCode::hard_sigmoid, a, static_cast<float>(node.attrs.get_float("alpha", 0.2)),
-                     static_cast<float>(node.attrs.get_float("beta", 0.5)));
-      default: return stop("native: " + describe(g, n) + ": no tile operation");
+        return unary(TileOpCode::hard_sigmoid, a, static_cast<float>(attrs.alpha), static_cast<float>(attrs.beta));
+      default: return stop(describe(g, n) + ": no tile operation");
     }
   }
   if (is_binary_elementwise(op)) {
@@ -451,7 +497,7 @@ int ProgramBuilder::compute(int n, const CoordMap& map) {
       const Operand mean = channel(3);
       const Operand var = channel(4);
       if (scale.op < 0 || bias.op < 0 || mean.op < 0 || var.op < 0) return -1;
-      const auto eps = static_cast<float>(node.attrs.get_float("epsilon", 1e-5));
+      const auto eps = static_cast<float>(epsilon_attr(node));
       const int centered = binary(Op::sub, Operand{x, 0.0f}, mean);
       const int scaled = binary(Op::mul, Operand{centered, 0.0f}, scale);
       const int stddev = unary(TileOpCode::sqrt, binary(Op::add, var, Operand{-1, eps}));
@@ -459,20 +505,21 @@ int ProgramBuilder::compute(int n, const CoordMap& map) {
       return binary(Op::add, Operand{normed, 0.0f}, bias);
     }
     case Op::transpose:
-      return value(node.inputs[0], transpose_input(map, node.shape, node.attrs.get_ints("perm"),
-                                                   g.node(node.inputs[0]).shape, dims_));
-    case Op::slice:
-      return value(node.inputs[0], slice_input(map, node.shape, node.attrs.get_ints("starts"),
-                                               node.attrs.get_ints("steps"), g.node(node.inputs[0]).shape, dims_));
+      return value(node.inputs[0],
+                   transpose_input(map, node.shape, perm_attr(node), g.node(node.inputs[0]).shape, dims_));
+    case Op::slice: {
+      const SliceAttrs attrs = slice_attrs(node);
+      return value(node.inputs[0],
+                   slice_input(map, node.shape, attrs.starts, attrs.steps, g.node(node.inputs[0]).shape, dims_));
+    }
     case Op::pad: {
       const Shape& in_shape = g.node(node.inputs[0]).shape;
-      const Ints pads = node.attrs.get_ints("pads");
-      const auto mode = static_cast<int>(node.attrs.get_int("mode", kPadConstant));
-      const CoordMap in_map = pad_input(map, node.shape, pads, mode, in_shape, dims_);
+      const PadAttrs attrs = pad_attrs(node);
+      const CoordMap in_map = pad_input(map, node.shape, attrs.pads, attrs.mode, in_shape, dims_);
       const int x = value(node.inputs[0], in_map);
       if (x < 0) return -1;
-      if (mode != kPadConstant) return x;
-      const auto pad_value = static_cast<float>(node.attrs.get_float("value", 0.0));
+      if (attrs.mode != PadAttrs::Mode::constant) return x;
+      const auto pad_value = static_cast<float>(attrs.value);
       if (!in_map.table && in_map.checks.size() == map.checks.size()) return x;  // no element is padding
       const Access mask = access_of(in_map, in_shape, dims_.size());
       // A leaf reads 0 where it is not valid: padding with 0 needs no select.
@@ -480,7 +527,7 @@ int ProgramBuilder::compute(int n, const CoordMap& map) {
       return select(mask, x, fill(pad_value));
     }
     case Op::concat: {
-      const auto axis = static_cast<std::size_t>(node.attrs.get_int("axis", 0));
+      const std::size_t axis = axis_attr(node);
       std::vector<std::pair<Access, int>> pieces;
       std::int64_t offset = 0;
       for (int in : node.inputs) {
@@ -498,7 +545,7 @@ int ProgramBuilder::compute(int n, const CoordMap& map) {
       for (std::size_t k = pieces.size() - 1; k-- > 0;) acc = select(pieces[k].first, pieces[k].second, acc);
       return acc;
     }
-    default: return stop("native: " + describe(g, n) + ": cannot be inlined into a fused loop");
+    default: return stop(describe(g, n) + ": cannot be inlined into a fused loop");
   }
 }
 
@@ -528,7 +575,7 @@ std::pair<int, int> Lowering::folded_batch_norm(int n) {
     const auto& bias = node(nd.inputs[2]).value->data;
     const auto& mean = node(nd.inputs[3]).value->data;
     const auto& var = node(nd.inputs[4]).value->data;
-    const double eps = nd.attrs.get_float("epsilon", 1e-5);
+    const double eps = epsilon_attr(nd);
     const std::size_t c = scale.size();
     Tensor a(Shape{static_cast<std::int64_t>(c)});
     Tensor b(Shape{static_cast<std::int64_t>(c)});
@@ -630,11 +677,11 @@ Result<TileProgram> Lowering::build_program(int root, const Shape& shape, int in
     if (builder.error()) return *builder.error();
     if (builder.split()) {
       if (attempt >= kMaxSplits || !domain.split(*builder.split())) {
-        return Error{ErrorCode::internal, "native: " + describe(g_, root) + ": reshape splits do not converge"};
+        return Error{ErrorCode::internal, describe(g_, root) + ": reshape splits do not converge"};
       }
       continue;
     }
-    if (result < 0) return Error{ErrorCode::internal, "native: " + describe(g_, root) + ": empty program"};
+    if (result < 0) return Error{ErrorCode::internal, describe(g_, root) + ": empty program"};
     TileProgram p = builder.take();
     // The sink: the destination's linear index (the reduced one for a reduction's input).
     const Shape dims = domain.dims();
@@ -664,7 +711,7 @@ Result<TileProgram> Lowering::build_program(int root, const Shape& shape, int in
     }
     p.dims = coalesce(dims, exprs);
     if (p.dims.size() > static_cast<std::size_t>(kMaxDomainRank)) {
-      return Error{ErrorCode::invalid_argument, "native: " + describe(g_, root) + ": loop nest deeper than " +
+      return Error{ErrorCode::invalid_argument, describe(g_, root) + ": loop nest deeper than " +
                                                     std::to_string(kMaxDomainRank) + " dimensions"};
     }
     // A table-read leaf's unused linear expression takes the domain's rank too.
@@ -683,17 +730,13 @@ Status Lowering::build_core(int c, Stage& stage) {
   auto in_shape = [&](std::size_t k) -> const Shape& { return shape(nd.inputs[k]); };
   switch (nd.op) {
     case Op::conv: {
+      const WindowGeometry window = conv_geometry(g_, c);
+      if (window.rank() > 3) return fail(c, spatial_dims(window, "Conv"));
       ConvCore core;
       core.x = src(0);
       core.w = src(1);
-      core.x_shape = in_shape(0);
-      core.w_shape = in_shape(1);
-      core.out_shape = nd.shape;
-      core.strides = nd.attrs.get_ints("strides");
-      core.pads = nd.attrs.get_ints("pads");
-      core.dilations = nd.attrs.get_ints("dilations");
-      core.group = nd.attrs.get_int("group", 1);
-      stage.core = std::move(core);
+      core.geom = conv_geom(window);
+      stage.core = core;
       return Status::success();
     }
     case Op::gemm: {
@@ -702,8 +745,9 @@ Status Lowering::build_core(int c, Stage& stage) {
       core.b = src(1);
       const Shape& a = in_shape(0);
       const Shape& b = in_shape(1);
-      const bool ta = nd.attrs.get_int("trans_a", 0) != 0;
-      const bool tb = nd.attrs.get_int("trans_b", 0) != 0;
+      const GemmAttrs attrs = gemm_attrs(nd);
+      const bool ta = attrs.trans_a;
+      const bool tb = attrs.trans_b;
       core.m = nd.shape[0];
       core.n = nd.shape[1];
       core.k = ta ? a[0] : a[1];
@@ -760,23 +804,18 @@ Status Lowering::build_core(int c, Stage& stage) {
     }
     case Op::max_pool:
     case Op::average_pool: {
+      const WindowGeometry window = pool_geometry(g_, c);
+      if (window.rank() > 3) return fail(c, spatial_dims(window, "pooling"));
       PoolCore core;
-      core.max = nd.op == Op::max_pool;
       core.x = src(0);
-      core.x_shape = in_shape(0);
-      core.out_shape = nd.shape;
-      core.kernel = nd.attrs.get_ints("kernel_shape");
-      core.strides = nd.attrs.get_ints("strides");
-      core.pads = nd.attrs.get_ints("pads");
-      core.dilations = nd.attrs.get_ints("dilations", Ints(core.kernel.size(), 1));
-      core.count_include_pad = nd.attrs.get_int("count_include_pad", 0) != 0;
-      stage.core = std::move(core);
+      core.geom = pool_geom(window, nd.op == Op::max_pool, pool_attrs(nd).count_include_pad);
+      stage.core = core;
       return Status::success();
     }
     case Op::softmax: {
       SoftmaxCore core;
       core.x = src(0);
-      const auto axis = static_cast<std::size_t>(nd.attrs.get_int("axis", 0));
+      const std::size_t axis = axis_attr(nd);
       core.outer = product(nd.shape, 0, axis);
       core.axis = nd.shape[axis];
       core.inner = product(nd.shape, axis + 1, nd.shape.size());
@@ -788,11 +827,11 @@ Status Lowering::build_core(int c, Stage& stage) {
       core.x = src(0);
       core.scale = src(1);
       core.bias = nd.inputs.size() == 3 ? src(2) : -1;
-      const auto axis = static_cast<std::size_t>(nd.attrs.get_int("axis", 0));
+      const std::size_t axis = axis_attr(nd);
       const Shape normalized(nd.shape.begin() + static_cast<std::ptrdiff_t>(axis), nd.shape.end());
       core.rows = product(nd.shape, 0, axis);
       core.cols = numel(normalized);
-      core.epsilon = static_cast<float>(nd.attrs.get_float("epsilon", 1e-5));
+      core.epsilon = static_cast<float>(epsilon_attr(nd));
       core.normalized = normalized;
       const Domain domain(normalized);
       auto param_access = [&](std::size_t k) {
@@ -813,7 +852,7 @@ Status Lowering::build_core(int c, Stage& stage) {
     for (std::size_t d = 2; d < x.size(); ++d) axes.push_back(static_cast<std::int64_t>(d));
     core.kind = nd.op == Op::global_max_pool ? ReduceKind::max : ReduceKind::mean;
   } else {
-    axes = nd.attrs.get_ints("axes");
+    axes = reduce_attrs(nd).axes;
     core.kind = nd.op == Op::reduce_max ? ReduceKind::max : nd.op == Op::reduce_mean ? ReduceKind::mean : ReduceKind::sum;
   }
   core.size = numel(nd.shape);
@@ -844,8 +883,8 @@ Status Lowering::build_stage(int n) {
     if (Status s = build_core(n, stage); !s.ok()) return s;
     stage.core_dst = stage.dst;
     const bool bias = (nd.op == Op::conv && nd.inputs.size() == 3) ||
-                      (nd.op == Op::gemm && (nd.attrs.get_float("alpha", 1.0) != 1.0 ||
-                                             (nd.inputs.size() == 3 && nd.attrs.get_float("beta", 1.0) != 0.0)));
+                      (nd.op == Op::gemm && (gemm_attrs(nd).alpha != 1.0 ||
+                                             (nd.inputs.size() == 3 && gemm_attrs(nd).beta != 0.0)));
     if (bias) {
       auto p = build_program(n, nd.shape, n, n, stage.dst, nullptr);
       if (!p.ok()) return p.error();
@@ -963,4 +1002,4 @@ Result<LoweredFunction> Lowering::run() {
 
 Result<LoweredFunction> lower(const Function& function) { return Lowering(function).run(); }
 
-}  // namespace tc::native
+}  // namespace tc::loops

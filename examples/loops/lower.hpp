@@ -12,7 +12,7 @@
 #include "loops/program.hpp"
 #include "tensor/function.hpp"
 
-namespace tc::native {
+namespace tc::loops {
 
 /// The native fusion rule's bound on a partition's depth. 8 keeps the decomposed forms exporters
 /// emit whole (layer norm: Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add; matmul, bias and GELU:
@@ -28,4 +28,4 @@ inline constexpr std::size_t kFusionMaxDepth = 8;
 /// between them. Fails, naming the node, only where the backend has no kernel for the case.
 collage::Result<LoweredFunction> lower(const Function& function);
 
-}  // namespace tc::native
+}  // namespace tc::loops

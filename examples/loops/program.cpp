@@ -2,7 +2,7 @@
 
 #include <sstream>
 
-namespace tc::native {
+namespace tc::loops {
 
 const char* to_string(TileOpCode code) {
   switch (code) {
@@ -96,7 +96,7 @@ std::string TileProgram::to_string() const {
   }
   for (std::size_t i = 0; i < ops.size(); ++i) {
     const TileOp& op = ops[i];
-    os << "  %" << i << " = " << tc::native::to_string(op.code);
+    os << "  %" << i << " = " << tc::loops::to_string(op.code);
     if (op.ref >= 0) os << (op.code == TileOpCode::load ? " leaf " : " mask ") << op.ref;
     if (op.a >= 0) os << " %" << op.a;
     if (op.b >= 0) os << " %" << op.b;
@@ -126,4 +126,4 @@ std::string LoweredFunction::to_string() const {
   return os.str();
 }
 
-}  // namespace tc::native
+}  // namespace tc::loops

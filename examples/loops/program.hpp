@@ -1,12 +1,12 @@
 #pragma once
 
 /// \file
-/// The native backend's compiled form of a partition, independent of the CPU loop that runs it:
-/// tile programs (a fused elementwise/injective DAG evaluated over chunks of consecutive
-/// points of an iteration domain, each leaf read through an Access) and stages (at most one
-/// anchor or reduction per stage, its epilogue program fused onto each finished block). The CPU
-/// kernels in this folder run it; a CUDA backend can generate one kernel per stage from the same
-/// data.
+/// The loop IR: a partition's compiled form, independent of what renders it: tile programs (a
+/// fused elementwise/injective DAG evaluated over chunks of consecutive points of an iteration
+/// domain, each leaf read through an Access) and stages (at most one anchor or reduction per
+/// stage, its epilogue program fused onto each finished block). The native backend runs it as C++
+/// loops (backends/native/); the cuda backend renders one CUDA kernel per stage from the same data
+/// (backends/cuda/).
 
 #include <cstdint>
 #include <memory>
@@ -15,10 +15,11 @@
 #include <vector>
 
 #include "loops/coord_map.hpp"
+#include "loops/window.hpp"
 #include "tensor/shape.hpp"
 #include "tensor/tensor.hpp"
 
-namespace tc::native {
+namespace tc::loops {
 
 /// What one tile operation computes, element by element over the tile.
 enum class TileOpCode : std::uint8_t {
@@ -95,22 +96,17 @@ struct GemmCore {
   Ints a_batch_strides, b_batch_strides;
 };
 
-/// Convolution without bias (the bias is an epilogue operation).
+/// Convolution without bias (the bias is an epilogue operation) over 1 to 3 spatial dimensions.
 struct ConvCore {
   int x = -1;
   int w = -1;
-  Shape x_shape, w_shape, out_shape;
-  Ints strides, pads, dilations;
-  std::int64_t group = 1;
+  ConvGeom geom{};
 };
 
-/// Max or average pooling over the spatial dimensions.
+/// Max or average pooling over 1 to 3 spatial dimensions.
 struct PoolCore {
-  bool max = true;
   int x = -1;
-  Shape x_shape, out_shape;
-  Ints kernel, strides, pads, dilations;
-  bool count_include_pad = false;
+  PoolGeom geom{};
 };
 
 /// How a reduction combines its elements.
@@ -183,4 +179,4 @@ struct LoweredFunction {
   std::string to_string() const;
 };
 
-}  // namespace tc::native
+}  // namespace tc::loops

@@ -2,7 +2,14 @@
 
 #include <limits>
 
+#include "tensor/shape_inference.hpp"
+
 namespace tc {
+
+static_assert(static_cast<int>(PadAttrs::Mode::constant) == kPadConstant &&
+                  static_cast<int>(PadAttrs::Mode::reflect) == kPadReflect &&
+                  static_cast<int>(PadAttrs::Mode::edge) == kPadEdge,
+              "PadAttrs::Mode reads the codes of Pad's mode attribute");
 
 namespace {
 
@@ -65,7 +72,7 @@ SliceAttrs slice_attrs(const Node& node) { return {node.attrs.get_ints("starts")
 
 PadAttrs pad_attrs(const Node& node) {
   const Attributes& a = node.attrs;
-  return {a.get_ints("pads"), static_cast<float>(a.get_float("value")), static_cast<PadAttrs::Mode>(a.get_int("mode"))};
+  return {a.get_ints("pads"), a.get_float("value"), static_cast<PadAttrs::Mode>(a.get_int("mode"))};
 }
 
 bool WindowGeometry::pointwise() const {
@@ -73,6 +80,16 @@ bool WindowGeometry::pointwise() const {
     if (kernel[d] != 1 || stride[d] != 1 || pad_begin[d] != 0 || pad_end[d] != 0 || out[d] != in[d]) return false;
   }
   return true;
+}
+
+WindowGeometry WindowGeometry::expanded_to(std::size_t rank) const {
+  WindowGeometry g = *this;
+  const std::size_t lead = rank - this->rank();
+  const auto widen = [lead](Ints& list, std::int64_t fill) { list.insert(list.begin(), lead, fill); };
+  for (Ints* ones : {&g.in, &g.out, &g.kernel, &g.stride, &g.dilation}) widen(*ones, 1);
+  widen(g.pad_begin, 0);
+  widen(g.pad_end, 0);
+  return g;
 }
 
 WindowGeometry conv_geometry(const Graph& graph, int n) {

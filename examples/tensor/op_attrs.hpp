@@ -82,7 +82,7 @@ SliceAttrs slice_attrs(const Node& node);
 struct PadAttrs {
   enum class Mode { constant = 0, reflect = 1, edge = 2 };
   Ints pads;
-  float value = 0;
+  double value = 0;  ///< as the reader decoded it (folding int64 constants needs more than a float)
   Mode mode = Mode::constant;
 };
 PadAttrs pad_attrs(const Node& node);
@@ -107,6 +107,10 @@ struct WindowGeometry {
   bool pointwise() const;
   /// Conv with one input channel per group and as many groups as channels.
   bool depthwise() const { return group > 1 && group == channels && group_channels() == 1; }
+  /// The same window over `rank` (>= rank()) spatial dimensions, the new ones leading and of
+  /// size 1 (kernel 1, stride 1, dilation 1, no padding): how the kernels that loop over a fixed
+  /// number of dimensions see a window with fewer.
+  WindowGeometry expanded_to(std::size_t rank) const;
 };
 
 /// The geometry of Conv node `n` of `graph` (shapes inferred).

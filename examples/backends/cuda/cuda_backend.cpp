@@ -26,7 +26,7 @@ class CudaBackend final : public Backend {
   collage::Result<std::unique_ptr<Kernel>> do_compile(const Function& function, Device& device) const override {
     collage::Result<CudaDevice*> cuda = usable_cuda_device(device, name());
     if (!cuda.ok()) return cuda.error();
-    collage::Result<native::LoweredFunction> lowered = native::lower(function);
+    collage::Result<loops::LoweredFunction> lowered = loops::lower(function);
     if (!lowered.ok()) return lowered.error();
     collage::Result<cudagen::CudaProgram> program = cudagen::generate_cuda(*lowered);
     if (!program.ok()) return program.error();

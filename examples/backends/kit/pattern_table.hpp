@@ -1,11 +1,11 @@
 #pragma once
 
 /// \file
-/// Pattern tables of library-style backends, as in TVM's BYOC pattern tables: labelled patterns in
-/// the library's text syntax, each checked by the backend's own planner (TVM's per-entry check
-/// function), turned into a collage rule that makes each accepted match one partition.
+/// The pattern table of a library backend, as in TVM's BYOC pattern tables: labelled
+/// collage::Patterns, each with an optional check of its matches (TVM's per-entry check function,
+/// here the backend's planner), and the collage rule that makes each accepted match one
+/// partition.
 
-#include <algorithm>
 #include <functional>
 #include <string>
 #include <utility>
@@ -13,77 +13,55 @@
 
 #include <collage/rules/partition_spec.hpp>
 
-#include "backends/kit/library_calls.hpp"
+#include "backends/kit/library_call.hpp"
 #include "tensor/traits.hpp"
 
 namespace tc {
 
-/// A labelled pattern in the text syntax of collage::parse_pattern ("Relu(Conv(*, const))").
-struct LabelledPattern {
-  std::string label;
-  std::string text;
-};
-
-/// Whether a backend can compile `call` of `graph` (a match of a table entry, or one operator).
+/// Whether a backend can compile `call` of `graph` (a match of a table entry under its label, or
+/// one operator under "").
 using CallCheck = std::function<bool(const Graph& graph, const LibraryCall& call)>;
 
-/// The call a sub-graph of `graph` would be: its operator nodes (model ids, topological) under
-/// `label`.
-inline LibraryCall call_of(const collage::DataflowGraph<Graph>& graph, const collage::SubGraph& sub_graph,
-                           std::string label) {
-  LibraryCall call{std::move(label), {}};
-  for (std::size_t i : sub_graph.inside()) {
-    if (graph.needs_kernel(i)) call.nodes.push_back(graph.handle(i));
-  }
-  std::sort(call.nodes.begin(), call.nodes.end());
-  return call;
-}
+/// One entry of a pattern table: a collage::PatternTable entry with the check its matches must
+/// pass (none: every match is accepted).
+struct LibraryPattern {
+  std::string label;
+  collage::Pattern<Graph> pattern;
+  CallCheck check;
+};
 
-/// composite(label, pattern(label, text, accepted by `check`)) for each entry of `table`, or the
-/// parse error of the first text that does not parse.
-inline collage::Result<std::vector<collage::PartitionRule<Graph>>> checked_composites(
-    const std::vector<LabelledPattern>& table, const CallCheck& check) {
+/// A library backend's pattern table, in the order its rule lists the entries.
+using LibraryTable = std::vector<LibraryPattern>;
+
+/// The rule of a library backend that runs one library call per partition: each match of each
+/// entry of `table` that the entry's check accepts is one partition with a Composite group named
+/// by the entry's label, and, with `single_operators`, each operator it accepts alone is one
+/// partition too (TVM's "target.<name>" operator predicates):
+///
+///     primitive(only_valid(union(composite(l_i, pattern(l_i, p_i, check_i))...,
+///                                op_predicate(<name>.op, single_operators)), {1 exit, no taps}))
+///
+/// (collage::exact_patterns_rule with the checks).
+inline collage::PartitionRule<Graph> table_rule(const LibraryTable& table, const std::string& name,
+                                                const CallCheck& single_operators = {}) {
   std::vector<collage::PartitionRule<Graph>> rules;
-  for (const LabelledPattern& entry : table) {
-    collage::SubGraphPredicate<Graph> accepts = [label = entry.label, check](const collage::DataflowGraph<Graph>& graph,
-                                                                             const collage::SubGraph& sub_graph) {
-      return check(graph.ir(), call_of(graph, sub_graph, label));
-    };
-    collage::Result<collage::PartitionRule<Graph>> rule =
-        collage::pattern<Graph>(entry.label, entry.text, std::move(accepts));
-    if (!rule.ok()) return rule.error();
-    rules.push_back(collage::composite<Graph>(entry.label, std::move(rule).value()));
+  for (const LibraryPattern& entry : table) {
+    collage::SubGraphPredicate<Graph> accepts;
+    if (entry.check) {
+      accepts = [label = entry.label, check = entry.check](const collage::DataflowGraph<Graph>& graph,
+                                                           const collage::SubGraph& sub_graph) {
+        return check(graph.ir(), call_of(graph, sub_graph, label));
+      };
+    }
+    rules.push_back(collage::composite<Graph>(entry.label, collage::pattern<Graph>(entry.label, entry.pattern, accepts)));
   }
-  return rules;
-}
-
-/// A candidate per operator that `check` accepts as a call of its own (TVM's "target.<name>"
-/// operator predicates).
-inline collage::PartitionRule<Graph> checked_operators(std::string name, const CallCheck& check) {
-  return collage::op_predicate<Graph>(std::move(name), [check](const collage::DataflowGraph<Graph>& graph, std::size_t i) {
-    return graph.needs_kernel(i) && check(graph.ir(), LibraryCall{"", {graph.handle(i)}});
-  });
-}
-
-/// Each candidate of `rules` one partition for the backend: primitive(only_valid(union(rules...),
-/// {1 exit, no taps})), as collage::exact_patterns_rule builds for an unchecked table.
-inline collage::PartitionRule<Graph> one_call_per_partition(std::vector<collage::PartitionRule<Graph>> rules) {
+  if (single_operators) {
+    rules.push_back(collage::op_predicate<Graph>(
+        name + ".op", [single_operators](const collage::DataflowGraph<Graph>& graph, std::size_t i) {
+          return graph.needs_kernel(i) && single_operators(graph.ir(), LibraryCall{"", {graph.handle(i)}});
+        }));
+  }
   return collage::primitive(collage::only_valid(collage::union_of(std::move(rules)), collage::kernel_config(0)));
-}
-
-/// Commutative alternatives: "op(a, b) | op(b, a)".
-inline std::string either_order(const std::string& op, const std::string& a, const std::string& b) {
-  return op + "(" + a + ", " + b + ") | " + op + "(" + b + ", " + a + ")";
-}
-
-/// GELU in the erf forms exporters emit around `x`: (x * (erf(x / c) + 1)) * 0.5 and
-/// (x * 0.5) * (erf(x / c) + 1), operands of Add and Mul in either order. The pattern cannot say
-/// that every `x` is the same node; the backend's check (read_anchor_chain) does.
-inline std::string gelu_erf_pattern(const std::string& x) {
-  const std::string erf_term = either_order("Add", "Erf(Div(" + x + ", const) | Mul(" + x + ", const))", "const");
-  const std::string form_a = either_order("Mul", either_order("Mul", x, erf_term), "const");
-  const std::string form_b = either_order("Mul", either_order("Mul", x, "const"), erf_term);
-  return form_a + " | " + form_b;
 }
 
 }  // namespace tc

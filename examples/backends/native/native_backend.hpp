@@ -19,7 +19,7 @@ namespace tc {
 /// The native backend (target "native").
 class NativeBackend final : public Backend {
  public:
-  explicit NativeBackend(std::size_t max_depth = native::kFusionMaxDepth)
+  explicit NativeBackend(std::size_t max_depth = loops::kFusionMaxDepth)
       : Backend("native", DeviceKind::cpu), max_depth_(max_depth) {}
 
   /// collage::native_fusion_rule(max_depth) for target "native".

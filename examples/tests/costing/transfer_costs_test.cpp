@@ -10,6 +10,7 @@
 
 #include "driver/configurations.hpp"
 #include "backends/registry.hpp"
+#include "tests/support/tape_device.hpp"
 #include "tests/support/test_models.hpp"
 
 namespace tc {
@@ -74,6 +75,30 @@ TEST_F(TransferCostsTest, PlacesGpuBackendsOnDeviceOneAndChargesBytesOverTheLink
   BackendSet cpu_only = make_default_backends(devices.set);
   EXPECT_FALSE(uses_a_gpu(cpu_only));
   EXPECT_FALSE(transfer_model(dataflow, cpu_only, link).places_off_host());
+}
+
+TEST_F(TransferCostsTest, EveryMoveOntoTheDeviceStartsASegmentAndPaysItsLaunch) {
+  LinkSpeed link{1e-5, 1e10};
+  link.segment_seconds = 3e-5;
+  collage::TransferModel transfers = transfer_model(dataflow, backends, link);
+  for (std::size_t i = 0; i < dataflow.size(); ++i) {
+    const double bytes = 4.0 * static_cast<double>(numel(model.node(dataflow.handle(i)).shape));
+    EXPECT_DOUBLE_EQ(transfers.cost(i, 0, 1), 1e-5 + bytes / 1e10 + 3e-5);
+    EXPECT_DOUBLE_EQ(transfers.cost(i, 1, 0), 1e-5 + bytes / 1e10);
+  }
+}
+
+TEST_F(TransferCostsTest, MeasuresTheLaunchOfARecordedSegment) {
+  collage::TimingOptions timing;
+  timing.warmups = 1;
+  timing.min_repeats = 3;
+  timing.max_repeats = 5;
+  testing::TapeDevice tape;
+  collage::Result<double> launch = measure_segment_launch(tape, timing);
+  ASSERT_TRUE(launch.ok()) << launch.error().message;
+  EXPECT_GE(*launch, 0.0);
+  EXPECT_GE(tape.replays, 4);
+  EXPECT_FALSE(measure_segment_launch(*devices.set.find(DeviceKind::cpu), timing).ok());  // the CPU does not record
 }
 
 TEST_F(TransferCostsTest, TheSearchKeepsWorkOnTheHostWhenTheLinkIsSlow) {

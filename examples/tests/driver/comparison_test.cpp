@@ -2,12 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
+#include <thread>
 
 #include <nlohmann/json.hpp>
 
+#include "backends/native/native_backend.hpp"
+#include "backends/reference/reference_backend.hpp"
 #include "backends/registry.hpp"
 #include "costing/measurement_session.hpp"
 #include "collage_run/run_report.hpp"
@@ -199,6 +203,114 @@ TEST_F(ComparisonFixture, RefinementIsItsOwnConfigurationAfterCollage) {
   report.results = results;
   EXPECT_NE(format_report(dataflow, report, false).find("refinement (collage+evo): "), std::string::npos);
   EXPECT_TRUE(nlohmann::json::parse(report_json(dataflow, report)).at("configurations").back().contains("refinement"));
+}
+
+/// A backend that runs what the reference interpreter runs, each kernel sleeping 2 ms first: a
+/// target whose candidates an oracle can be made to think cheap while it is slow.
+class SleepyBackend final : public Backend {
+ public:
+  SleepyBackend() : Backend("sleepy", DeviceKind::cpu), inner_(make_reference_backend("sleepy", 3)) {}
+  collage::PartitionSpec<Graph> spec() const override { return inner_->spec(); }
+
+ private:
+  class SleepyKernel final : public Kernel {
+   public:
+    explicit SleepyKernel(std::unique_ptr<Kernel> inner) : inner_(std::move(inner)) {}
+    collage::Status run(const std::vector<const float*>& inputs, const std::vector<float*>& outputs) override {
+      std::this_thread::sleep_for(std::chrono::milliseconds(2));
+      return inner_->run(inputs, outputs);
+    }
+
+   private:
+    std::unique_ptr<Kernel> inner_;
+  };
+  collage::Result<std::unique_ptr<Kernel>> do_compile(const Function& function, Device& device) const override {
+    collage::Result<std::unique_ptr<Kernel>> inner = inner_->compile(function, device);
+    if (!inner.ok()) return inner.error();
+    return std::unique_ptr<Kernel>(std::make_unique<SleepyKernel>(std::move(inner).value()));
+  }
+  std::unique_ptr<Backend> inner_;
+};
+
+/// An oracle that believes `cheap`'s candidates cost 1e-3 ms per operator and everyone else's 1 ms.
+std::unique_ptr<collage::CostOracle<Graph>> believing_cheap(std::string cheap) {
+  return collage::make_oracle<Graph>("believes " + cheap, [cheap](const collage::DataflowGraph<Graph>&,
+                                                                  const collage::Candidate& c,
+                                                                  const collage::ExtractedFunction& fn) {
+    return collage::Cost::value((std::string(c.target) == cheap ? 1e-3 : 1.0) * static_cast<double>(fn.body.size()));
+  });
+}
+
+TEST_F(ComparisonFixture, TheGuardRunsTheBestSingleConfigurationWhenCollagesChoiceIsSlower) {
+  backends = BackendSet();
+  backends.add(std::make_unique<SleepyBackend>());
+  backends.add(std::make_unique<NativeBackend>());
+  auto oracle = believing_cheap("sleepy");
+  std::vector<ConfigurationResult> results = compare_configurations(
+      dataflow, inputs, expected, standard_configurations(backends), backends, devices.set, *oracle, quick_comparison());
+  expect_all_ran_and_matched(results);
+  std::optional<GuardDecision> guard = decide_guard(results);
+  ASSERT_TRUE(guard);
+  EXPECT_TRUE(guard->fired);
+  EXPECT_EQ(guard->runs, "native");
+  EXPECT_EQ(guard->best_single, "native");
+  EXPECT_GT(guard->collage_ms, guard->best_single_ms);
+  EXPECT_NE(guard->summary.find("native alone"), std::string::npos) << guard->summary;
+  RunReport report;
+  report.results = results;
+  EXPECT_NE(format_report(dataflow, report, false).find("runs: native alone"), std::string::npos);
+  const nlohmann::json j = nlohmann::json::parse(report_json(dataflow, report));
+  EXPECT_EQ(j.at("guard").at("runs"), "native");
+  EXPECT_EQ(j.at("guard").at("fired"), true);
+}
+
+TEST_F(ComparisonFixture, TheGuardKeepsCollagesChoiceWhenItIsFaster) {
+  backends = BackendSet();
+  backends.add(std::make_unique<SleepyBackend>());
+  backends.add(std::make_unique<NativeBackend>());
+  auto oracle = believing_cheap("native");
+  std::vector<ConfigurationResult> results = compare_configurations(
+      dataflow, inputs, expected, standard_configurations(backends), backends, devices.set, *oracle, quick_comparison());
+  expect_all_ran_and_matched(results);
+  std::optional<GuardDecision> guard = decide_guard(results);
+  ASSERT_TRUE(guard);
+  EXPECT_FALSE(guard->fired);
+  EXPECT_EQ(guard->runs, "collage");
+  EXPECT_EQ(guard->best_single, "native");
+}
+
+TEST_F(ComparisonFixture, WithoutComparingEverythingOnlyTheSingleConfigurationEstimatedCheapestIsTimed) {
+  backends = BackendSet();
+  backends.add(std::make_unique<SleepyBackend>());
+  backends.add(std::make_unique<NativeBackend>());
+  auto oracle = believing_cheap("sleepy");
+  std::vector<Configuration> configurations;
+  for (const std::string& name : backends.names()) configurations.push_back(single_backend_configuration(name, backends));
+  configurations.push_back(collage_configuration(backends));
+  ComparisonOptions options = quick_comparison();
+  options.time_cheapest_single_only = true;
+  std::vector<ConfigurationResult> results =
+      compare_configurations(dataflow, inputs, expected, configurations, backends, devices.set, *oracle, options);
+  expect_all_ran_and_matched(results);
+  ASSERT_EQ(results.size(), 2u);
+  EXPECT_EQ(results[0].name, "sleepy");  // the search believes it cheapest
+  EXPECT_TRUE(results[0].single);
+  EXPECT_EQ(results[1].name, "collage");
+  ASSERT_TRUE(decide_guard(results));
+}
+
+TEST_F(ComparisonFixture, EachConfigurationNamesItsFallback) {
+  auto measurements = session();
+  RunReport report;
+  report.results = compare(*measurements, quick_comparison());
+  for (const ConfigurationResult& r : report.results) {
+    EXPECT_EQ(r.fallback, r.single ? "native" : "") << r.name;
+  }
+  const nlohmann::json j = nlohmann::json::parse(report_json(dataflow, report));
+  for (const nlohmann::json& c : j.at("configurations")) {
+    EXPECT_EQ(c.at("fallback").is_null(), !c.at("single").get<bool>()) << c.at("name");
+  }
+  EXPECT_NE(format_report(dataflow, report, false).find("fallback"), std::string::npos);
 }
 
 }  // namespace

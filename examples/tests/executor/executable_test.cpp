@@ -3,6 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include <collage/cost/cost_oracle.hpp>
 
@@ -12,6 +16,7 @@
 #include "tensor/compare.hpp"
 #include "tensor/reference.hpp"
 #include "tests/support/reference_check.hpp"
+#include "tests/support/tape_device.hpp"
 #include "tests/support/test_models.hpp"
 
 namespace tc {
@@ -120,6 +125,89 @@ TEST(Executable, TensorsCrossDevicesThroughCopies) {
   expect_matches_reference(model, *exe, 5);
   EXPECT_GT(accelerator.uploads, 0);
   EXPECT_GT(accelerator.downloads, 0);
+}
+
+/// The residual block with its convolutions on a TapeDevice and the rest on the CPU.
+struct RecordingFixture : ::testing::Test {
+  Graph model = testing::residual_block();
+  collage::DataflowGraph<Graph> dataflow = std::move(DataflowGraph::build(model)).value();
+  BackendSet backends;
+  CpuDevice cpu;
+  testing::TapeDevice tape;
+  DeviceSet devices;
+  collage::Partitioning partitioning;
+
+  void SetUp() override {
+    backends.add(make_reference_backend("general"));
+    backends.add(std::make_unique<testing::TapeBackend>("fast_conv"));
+    devices.add(cpu);
+    devices.add(tape);
+    auto oracle = op_cost_oracle();
+    auto partitioned = partition_model(dataflow, backends, {"collage", {"general", "fast_conv"}, collage::SearchAlgorithm::exact}, *oracle);
+    ASSERT_TRUE(partitioned.ok()) << partitioned.error().message;
+    partitioning = partitioned->partitioning;
+  }
+};
+
+TEST_F(RecordingFixture, StepsOnARecordingDeviceRunAsSegmentsRecordedOnceAndReplayed) {
+  auto exe = Executable::compile(dataflow, partitioning, backends, devices);
+  ASSERT_TRUE(exe.ok()) << exe.error().message;
+  const std::vector<StepInfo>& steps = exe->steps();
+  std::size_t covered = 0, recorded = 0;
+  for (const SegmentInfo& segment : exe->segments()) {
+    EXPECT_EQ(segment.first_step, covered);
+    covered = segment.end_step;
+    for (std::size_t k = segment.first_step; k < segment.end_step; ++k) {
+      EXPECT_EQ(steps[k].device, segment.device);
+      // Host steps and copies from the host stand alone; steps on the tape device are recorded.
+      const bool from_host = steps[k].target == "copy" && steps[k].device == DeviceKind::cuda;
+      EXPECT_EQ(segment.recorded, steps[k].device == DeviceKind::cuda && !from_host) << "step " << k + 1;
+      if (segment.recorded) {
+        EXPECT_NE(steps[k].target, "general");
+      }
+    }
+    if (!segment.recorded) {
+      EXPECT_EQ(segment.end_step - segment.first_step, 1u);
+    }
+    recorded += segment.recorded;
+  }
+  EXPECT_EQ(covered, steps.size());
+  ASSERT_GT(recorded, 0u);
+  expect_matches_reference(model, *exe, 21);
+  EXPECT_EQ(tape.begun, static_cast<int>(recorded));
+  EXPECT_EQ(tape.replays, static_cast<int>(recorded));
+  // Later runs replay what was recorded, with the new inputs in the same buffers.
+  expect_matches_reference(model, *exe, 22);
+  expect_matches_reference(model, *exe, 23);
+  EXPECT_EQ(tape.begun, static_cast<int>(recorded));
+  EXPECT_EQ(tape.replays, 3 * static_cast<int>(recorded));
+  EXPECT_TRUE(exe->notes().empty());
+}
+
+TEST_F(RecordingFixture, WithoutRecordingEveryStepIsLaunchedAlone) {
+  ExecutableOptions options;
+  options.record = false;
+  auto exe = Executable::compile(dataflow, partitioning, backends, devices, options);
+  ASSERT_TRUE(exe.ok()) << exe.error().message;
+  EXPECT_EQ(exe->segments().size(), exe->steps().size());
+  for (const SegmentInfo& segment : exe->segments()) EXPECT_FALSE(segment.recorded);
+  expect_matches_reference(model, *exe, 21);
+  EXPECT_EQ(tape.begun, 0);
+}
+
+TEST_F(RecordingFixture, ARecordingThatFailsIsNotedAndTheStepsRunOneByOne) {
+  tape.refuse = true;
+  auto exe = Executable::compile(dataflow, partitioning, backends, devices);
+  ASSERT_TRUE(exe.ok()) << exe.error().message;
+  expect_matches_reference(model, *exe, 21);
+  ASSERT_FALSE(exe->notes().empty());
+  EXPECT_NE(exe->notes().front().find("tape: recording refused; launching them one by one"), std::string::npos)
+      << exe->notes().front();
+  const std::size_t notes = exe->notes().size();
+  expect_matches_reference(model, *exe, 22);
+  EXPECT_EQ(exe->notes().size(), notes);  // tried once per segment
+  EXPECT_EQ(tape.replays, 0);
+  for (const SegmentInfo& segment : exe->segments()) EXPECT_FALSE(segment.recorded);
 }
 
 TEST(Executable, ErrorsNameThePart) {

@@ -27,12 +27,22 @@ inline Tensor random_tensor(const Shape& shape, std::mt19937_64& rng, float lo =
   return t;
 }
 
-/// One seeded random tensor, uniform in [lo, hi], per input of `g`.
-inline std::vector<Tensor> random_inputs(const Graph& g, std::uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
-  std::mt19937_64 rng(seed);
+/// A uniform integer in [lo, hi] from `rng`.
+inline std::int64_t pick(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
+  return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
+}
+
+/// One random tensor from `rng`, uniform in [lo, hi], per input of `g` (in order).
+inline std::vector<Tensor> random_inputs(const Graph& g, std::mt19937_64& rng, float lo = -1.0f, float hi = 1.0f) {
   std::vector<Tensor> out;
   for (int in : g.inputs()) out.push_back(random_tensor(g.node(in).shape, rng, lo, hi));
   return out;
+}
+
+/// One seeded random tensor, uniform in [lo, hi], per input of `g`.
+inline std::vector<Tensor> random_inputs(const Graph& g, std::uint64_t seed, float lo = -1.0f, float hi = 1.0f) {
+  std::mt19937_64 rng(seed);
+  return random_inputs(g, rng, lo, hi);
 }
 
 /// Builds a graph node by node. Names are made up ("in0", "w3", "s5"); operators get their shapes

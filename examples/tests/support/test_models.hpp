@@ -9,24 +9,9 @@
 
 #include "tensor/graph.hpp"
 #include "tensor/shape_inference.hpp"
+#include "tests/support/graph_builder.hpp"
 
 namespace tc::testing {
-
-/// A tensor of `shape` with values uniform in [-1, 1] from `rng`.
-inline Tensor random_tensor(const Shape& shape, std::mt19937_64& rng) {
-  Tensor t(shape);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (float& v : t.data) v = dist(rng);
-  return t;
-}
-
-/// One random input per graph input.
-inline std::vector<Tensor> random_inputs(const Graph& g, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<Tensor> out;
-  for (int in : g.inputs()) out.push_back(random_tensor(g.node(in).shape, rng));
-  return out;
-}
 
 /// A residual CNN block with a classifier: conv -> relu -> conv -> add(residual) -> relu ->
 /// global average pool -> flatten -> gemm, and a second output after the first relu.
