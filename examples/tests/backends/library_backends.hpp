@@ -24,11 +24,6 @@
 
 namespace tc::testing {
 
-/// A uniform integer in [lo, hi] from `rng`.
-inline std::int64_t pick(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
-  return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
-}
-
 /// A convolution of the property tests: its input and weight shapes and its attributes.
 struct RandomConv {
   std::int64_t group = 1;

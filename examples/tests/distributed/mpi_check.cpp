@@ -53,14 +53,14 @@ int main(int argc, char** argv) {
   options.notify = [](const std::string& line) { std::printf("note: %s\n", line.c_str()); };
 
   if (transport.rank() != 0) {
-    testing::Faults faults;
+    tc::testing::Faults faults;
     if (transport.rank() == victim && mode == "dies") faults.die_on = 2;
     if (transport.rank() == victim && mode == "stuck") faults.stall_seconds = 30;
     faults.pace_seconds = pace_seconds;
     const ServeEnd end = serve(
         transport,
         [&](std::string_view) -> collage::Result<std::unique_ptr<Measurer>> {
-          return std::unique_ptr<Measurer>(std::make_unique<testing::ToyMeasurer>(faults, [] { ::raise(SIGKILL); }));
+          return std::unique_ptr<Measurer>(std::make_unique<tc::testing::ToyMeasurer>(faults, [] { ::raise(SIGKILL); }));
         },
         options.silence_timeout_seconds);
     return transport.end(end == ServeEnd::stopped ? 0 : 1, end == ServeEnd::stopped);
@@ -69,12 +69,12 @@ int main(int argc, char** argv) {
   Cluster cluster(transport, options);
   cluster.join("toy setup", "toy");
   if (mode == "pace") {
-    const Graph model = testing::residual_block();
+    const Graph model = tc::testing::residual_block();
     const auto dataflow = *collage::DataflowGraph<Graph>::build(model);
-    const std::vector<collage::Candidate> all = testing::toy_backends().find("general")->spec().all_candidates(dataflow);
+    const std::vector<collage::Candidate> all = tc::testing::toy_backends().find("general")->spec().all_candidates(dataflow);
     std::vector<const collage::Candidate*> batch;
     while (batch.size() < count) batch.push_back(&all[batch.size() % all.size()]);
-    SpreadOracle<Graph> oracle(testing::toy_oracle(pace_seconds), cluster);
+    SpreadOracle<Graph> oracle(tc::testing::toy_oracle(pace_seconds), cluster);
     const auto started = std::chrono::steady_clock::now();
     const auto answers = oracle.measure_batch(dataflow, batch);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -88,17 +88,17 @@ int main(int argc, char** argv) {
     std::fflush(stdout);
     return transport.end(0, cluster.finish());
   }
-  auto local = testing::toy_oracle();
-  const testing::ToyAnswers alone = testing::toy_partition(*local);
-  SpreadOracle<Graph> oracle(testing::toy_oracle(), cluster);
-  const testing::ToyAnswers spread = testing::toy_partition(oracle);
+  auto local = tc::testing::toy_oracle();
+  const tc::testing::ToyAnswers alone = tc::testing::toy_partition(*local);
+  SpreadOracle<Graph> oracle(tc::testing::toy_oracle(), cluster);
+  const tc::testing::ToyAnswers spread = tc::testing::toy_partition(oracle);
   for (const std::string& line : spread.costs) std::printf("candidate %s\n", line.c_str());
   std::printf("partitioning %s\n", spread.parts.c_str());
   std::printf("ranks %s\n", cluster.describe().c_str());
   const std::string why =
-      mode == "same"   ? testing::differences(alone, spread, 0)
-      : mode == "dies" ? testing::differences(alone, spread, victim, "nothing heard from it for")
-                       : testing::differences(alone, spread, victim, "it spent over 1 s on one candidate");
+      mode == "same"   ? tc::testing::differences(alone, spread, 0)
+      : mode == "dies" ? tc::testing::differences(alone, spread, victim, "nothing heard from it for")
+                       : tc::testing::differences(alone, spread, victim, "it spent over 1 s on one candidate");
   const bool ok = why.empty();
   std::printf("verdict: %s\n", ok ? "ok" : ("wrong: " + why).c_str());
   std::fflush(stdout);
