@@ -13,7 +13,7 @@ cd "$root"
 
 # The layers, lowest first. Folders not listed (tests/, guide/, mnist/) are clients and may include
 # any of them.
-layers="tensor onnx models runtime loops backends executor costing driver conformance collage_run"
+layers="tensor onnx models runtime loops backends executor costing distributed driver conformance collage_run"
 
 find $layers -type f \( -name '*.hpp' -o -name '*.cpp' \) 2>/dev/null | sort | xargs awk -v layers="$layers" '
   BEGIN { n = split(layers, names, " "); for (k = 1; k <= n; ++k) rank[names[k]] = k; bad = 0 }

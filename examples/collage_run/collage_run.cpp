@@ -28,6 +28,11 @@
 #include "collage_run/run_report.hpp"
 #include "costing/transfer_costs.hpp"
 #include "tensor/reference.hpp"
+#include "distributed/cluster.hpp"
+#include "distributed/mpi_transport.hpp"
+#include "distributed/serve.hpp"
+#include "distributed/spread_oracle.hpp"
+#include "distributed/wire.hpp"
 
 namespace {
 
@@ -56,7 +61,8 @@ const char* const kHelp =
     "  --rtol R, --atol A    tolerances of the output check (default 1e-3, 1e-4)\n"
     "  --seed N              seed of the random inputs (default 1)\n"
     "  --cost measured|analytic   the cost model (default measured: each candidate compiled and timed)\n"
-    "  --db FILE             keep measurements in this SQLite database (reused by later runs)\n"
+    "  --db FILE|URL         keep measurements in this SQLite database, or on the PostgreSQL server at\n"
+    "                        URL (postgresql://user@host:5432/dbname); reused by later runs and machines\n"
     "  --tuning-budget SECONDS    stop measuring after this long; the rest are Unknown (default: none)\n"
     "  --threads N           oneDNN's kernels on N threads (default 1; the other CPU backends run on one)\n"
     "  --no-record           on a GPU, launch every step from the host instead of recording the run's\n"
@@ -73,10 +79,17 @@ const char* const kHelp =
     "  --json FILE           write the results as JSON\n"
     "  --dot FILE            draw the model coloured by backend (also FILE.png when Graphviz is installed)\n"
     "  --backends A,B,...    use only these backends (each one's fallback and native are added)\n"
+    "  --rank-timeout SECONDS   under mpirun: give up a rank that spends longer on one candidate\n"
+    "                        (default 300)\n"
+    "\n"
+    "Under mpirun (mpirun -np N collage-run MODEL ...), rank 0 runs as above while ranks 1 to N-1\n"
+    "measure candidates for it, each on its own devices; give mpirun --enable-recovery so that a rank\n"
+    "that dies costs its candidate (Invalid, with the reason), not the job.\n"
     "\n"
     "examples:\n"
     "  collage-run build/models/resnet-mini.onnx --compare --db build/measurements.db\n"
-    "  collage-run model.onnx --test-data test_data_set_0 --backend onednn\n";
+    "  collage-run model.onnx --test-data test_data_set_0 --backend onednn\n"
+    "  mpirun --enable-recovery -np 4 collage-run model.onnx --db postgresql://tuner@dbhost/collage\n";
 
 struct Options {
   std::string model;
@@ -99,6 +112,7 @@ struct Options {
   bool profile = false;
   std::string json;
   std::string dot;
+  double rank_timeout = 300;
 };
 
 int usage(const std::string& message) {
@@ -106,9 +120,9 @@ int usage(const std::string& message) {
   return kUsage;
 }
 
-/// Parses argv into `out`; returns an exit status when the run should stop (help or an error).
-std::optional<int> parse(int argc, char** argv, Options& out) {
-  std::vector<std::string> args(argv + 1, argv + argc);
+/// Parses the arguments (argv without the program) into `out`; returns an exit status when the
+/// run should stop (help or an error).
+std::optional<int> parse(const std::vector<std::string>& args, Options& out) {
   auto number = [](const std::string& text, double& v) {
     auto d = collage::parse_double(text);
     if (!d || !(*d >= 0) || *d == INFINITY) return false;
@@ -157,7 +171,7 @@ std::optional<int> parse(int argc, char** argv, Options& out) {
         if (*v != "measured" && *v != "analytic") return usage("--cost must be 'measured' or 'analytic'");
         out.measured = *v == "measured";
       }
-    } else if (a == "--rtol" || a == "--atol" || a == "--tuning-budget" || a == "--refine") {
+    } else if (a == "--rtol" || a == "--atol" || a == "--tuning-budget" || a == "--refine" || a == "--rank-timeout") {
       const std::string* v = value();
       double d = 0;
       if (v == nullptr || !number(*v, d)) return usage("option '" + a + "' needs a non-negative number");
@@ -165,6 +179,10 @@ std::optional<int> parse(int argc, char** argv, Options& out) {
       if (a == "--atol") out.atol = d;
       if (a == "--tuning-budget") out.tuning_budget = d;
       if (a == "--refine") out.refine = d;
+      if (a == "--rank-timeout") {
+        if (d == 0) return usage("option '--rank-timeout' needs a positive number");
+        out.rank_timeout = d;
+      }
     } else if (a == "--threads") {
       const std::string* v = value();
       auto n = v ? collage::parse_index(*v) : std::nullopt;
@@ -237,11 +255,155 @@ collage::Result<Data> random_run_data(const Graph& model, std::uint64_t seed) {
   return d;
 }
 
+/// The devices and backends a run uses, as its options ask, and a line for each left out.
+struct Machine {
+  DefaultDevices devices;
+  BackendSet backends;
+  std::vector<std::string> notes;
+};
+
+collage::Result<std::unique_ptr<Machine>> set_up_machine(const Options& options) {
+  auto m = std::make_unique<Machine>();
+  m->devices = make_default_devices();
+  m->notes = m->devices.unavailable;
+  BackendSet all = make_default_backends(m->devices.set, &m->notes, BackendOptions{options.threads});
+  for (const std::string& name : options.backends) {
+    if (all.find(name) == nullptr) {
+      return collage::Error{collage::ErrorCode::invalid_argument,
+                            "no backend named '" + name + "' (available: " + join(all.names(), ", ") + ")"};
+    }
+  }
+  m->backends = select_backends(std::move(all), options.backends);
+  if (!options.backend.empty() && m->backends.find(options.backend) == nullptr) {
+    return collage::Error{collage::ErrorCode::invalid_argument, "no backend named '" + options.backend +
+                                                                    "' (available: " + join(m->backends.names(), ", ") + ")"};
+  }
+  return m;
+}
+
+/// How candidates are timed.
+KernelTimingOptions candidate_timing(const Options& options) {
+  KernelTimingOptions timing;
+  timing.timing.warmups = 1;
+  timing.timing.min_repeats = 5;
+  timing.timing.max_repeats = 50;
+  timing.timing.max_seconds = 0.5;
+  timing.cold_caches = options.cold_caches;
+  if (!options.record) timing.recorded_launches = 0;
+  timing.flush_denormals = !options.ieee_denormals;
+  return timing;
+}
+
+/// The cost model the options ask for, unwrapped (the measuring oracle or the analytic one).
+std::unique_ptr<collage::CostOracle<Graph>> plain_cost_model(const Options& options, const Machine& m) {
+  if (options.measured) return make_measuring_oracle(m.backends, m.devices.set, candidate_timing(options));
+  return make_analytic_oracle(m.backends, m.devices.set, default_analytic_rates());
+}
+
+/// What the cost model's answers depend on; ranks whose identity differs from rank 0's do not
+/// measure for it.
+std::string cost_identity(const Options& options, const Machine& m) {
+  return (options.measured ? "measured|" : "analytic|") +
+         measuring_oracle_version(m.backends, m.devices.set, candidate_timing(options));
+}
+
+/// A serving rank's model, machine and cost model, made from rank 0's setup: its arguments, then
+/// the model's bytes.
+class RunMeasurer final : public Measurer {
+ public:
+  static collage::Result<std::unique_ptr<Measurer>> make(std::string_view setup) {
+    auto fields = unpack(setup);
+    if (!fields.ok() || fields->empty()) return collage::Error{collage::ErrorCode::parse, "a malformed setup"};
+    std::unique_ptr<RunMeasurer> r(new RunMeasurer());
+    std::vector<std::string> args(fields->begin(), fields->end() - 1);
+    if (parse(args, r->options_)) return collage::Error{collage::ErrorCode::invalid_argument, "rank 0's options"};
+    auto model = read_onnx_bytes(fields->back());
+    if (!model.ok()) return model.error();
+    r->model_ = std::make_unique<Graph>(std::move(model).value());
+    auto dataflow = collage::DataflowGraph<Graph>::build(*r->model_);
+    if (!dataflow.ok()) return dataflow.error();
+    r->dataflow_.emplace(std::move(dataflow).value());
+    auto machine = set_up_machine(r->options_);
+    if (!machine.ok()) return machine.error();
+    r->machine_ = std::move(machine).value();
+    r->oracle_ = plain_cost_model(r->options_, *r->machine_);
+    return std::unique_ptr<Measurer>(std::move(r));
+  }
+
+  std::string identity() const override { return cost_identity(options_, *machine_); }
+  collage::Result<collage::Measurement> measure(std::string_view record) override {
+    return measure_record(*oracle_, *dataflow_, record);
+  }
+
+ private:
+  RunMeasurer() = default;
+  Options options_;
+  std::unique_ptr<Graph> model_;
+  std::optional<collage::DataflowGraph<Graph>> dataflow_;
+  std::unique_ptr<Machine> machine_;
+  std::unique_ptr<collage::CostOracle<Graph>> oracle_;
+};
+
+/// Rank 0's side of an mpirun job: the transport, and the ranks measuring for it. Ends the job
+/// when it goes (the other ranks are told to stop; MPI_Abort when one was given up).
+class DistributedRun {
+ public:
+  DistributedRun(std::unique_ptr<MpiTransport> mpi, ClusterOptions options)
+      : mpi_(std::move(mpi)), cluster_(*mpi_, std::move(options)) {}
+  DistributedRun(const DistributedRun&) = delete;
+  DistributedRun& operator=(const DistributedRun&) = delete;
+  ~DistributedRun() { end(kFailed); }
+
+  Cluster& cluster() { return cluster_; }
+
+  /// Ends the job with `status` (returned when the job ends cleanly).
+  int end(int status) {
+    if (ended_) return status;
+    ended_ = true;
+    const bool clean = cluster_.finish();
+    if (!clean) std::fprintf(stderr, "collage-run: a rank was given up or did not stop; ending the job (MPI_Abort)\n");
+    return mpi_->end(status, clean);
+  }
+
+ private:
+  std::unique_ptr<MpiTransport> mpi_;
+  Cluster cluster_;
+  bool ended_ = false;
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
   Options options;
-  if (std::optional<int> stop = parse(argc, argv, options)) return *stop;
+  const std::vector<std::string> args(argv + 1, argv + argc);
+  if (std::optional<int> stop = parse(args, options)) return *stop;
+
+  // Under mpirun, the ranks other than 0 serve measurements; rank 0 runs the tool.
+  std::unique_ptr<DistributedRun> distributed;
+  ClusterOptions cluster_options;
+  cluster_options.candidate_timeout_seconds = options.rank_timeout;
+  cluster_options.notify = [](const std::string& line) { std::fprintf(stderr, "collage-run: %s\n", line.c_str()); };
+  if (std::optional<MpiLaunch> launch = mpi_launch(); launch && launch->size > 1) {
+    if (!have_mpi()) {
+      if (launch->rank != 0) return kOk;
+      std::fprintf(stderr, "collage-run: this build has no MPI: rank 0 measures alone, the other ranks exit\n");
+    } else {
+      auto mpi = MpiTransport::start(&argc, &argv);
+      if (!mpi.ok()) return fail(mpi.error().message);
+      if ((*mpi)->rank() != 0) {
+        std::string why;
+        if (serve(**mpi, RunMeasurer::make, cluster_options.silence_timeout_seconds, &why) == ServeEnd::stopped) {
+          return (*mpi)->end(kOk, true);
+        }
+        std::fprintf(stderr, "collage-run: rank %d: %s\n", (*mpi)->rank(), why.c_str());
+        return (*mpi)->end(kFailed, false);
+      }
+      if (!launch->recovery) {
+        std::fprintf(stderr, "collage-run: mpirun without --enable-recovery: a rank that dies ends the whole job\n");
+      }
+      distributed = std::make_unique<DistributedRun>(std::move(mpi).value(), cluster_options);
+    }
+  }
 
   collage::Result<Graph> model = read_onnx(options.model);
   if (!model.ok()) return fail(options.model + ": " + model.error().message);
@@ -252,20 +414,27 @@ int main(int argc, char** argv) {
                                                          : load_test_data(*model, options.test_data);
   if (!data.ok()) return fail(data.error().message);
 
-  DefaultDevices devices = make_default_devices();
-  for (const std::string& line : devices.unavailable) std::fprintf(stderr, "collage-run: %s\n", line.c_str());
-  std::vector<std::string> skipped;
-  BackendSet all_backends = make_default_backends(devices.set, &skipped, BackendOptions{options.threads});
-  for (const std::string& line : skipped) std::fprintf(stderr, "collage-run: %s\n", line.c_str());
-  for (const std::string& name : options.backends) {
-    if (all_backends.find(name) == nullptr) {
-      return fail("no backend named '" + name + "' (available: " + join(all_backends.names(), ", ") + ")");
-    }
+  auto machine = set_up_machine(options);
+  if (!machine.ok()) return fail(machine.error().message);
+  for (const std::string& line : (*machine)->notes) std::fprintf(stderr, "collage-run: %s\n", line.c_str());
+  DefaultDevices& devices = (*machine)->devices;
+  BackendSet& backends = (*machine)->backends;
+  Cluster* cluster = nullptr;
+  if (distributed) {
+    auto model_bytes = read_file_bytes(options.model);
+    if (!model_bytes.ok()) return fail(model_bytes.error().message);
+    std::vector<std::string> setup = args;
+    setup.push_back(std::move(model_bytes).value());
+    cluster = &distributed->cluster();
+    cluster->join(pack(setup), cost_identity(options, **machine));
   }
-  BackendSet backends = select_backends(std::move(all_backends), options.backends);
-  if (!options.backend.empty() && backends.find(options.backend) == nullptr) {
-    return fail("no backend named '" + options.backend + "' (available: " + join(backends.names(), ", ") + ")");
-  }
+  // Spread over the ranks, the oracle is given whole batches, reports progress and keeps the
+  // tuning budget itself.
+  const bool spread = cluster != nullptr && cluster->serving().size() > 1;
+  auto spread_over_ranks = [&](std::unique_ptr<collage::CostOracle<Graph>> local,
+                               std::size_t* timed) -> std::unique_ptr<collage::CostOracle<Graph>> {
+    return std::make_unique<SpreadOracle<Graph>>(std::move(local), *cluster, timed);
+  };
 
   RunReport report;
   report.model = std::filesystem::path(options.model).filename().string();
@@ -276,20 +445,15 @@ int main(int argc, char** argv) {
   std::unique_ptr<MeasurementSession> measurements;
   std::unique_ptr<collage::CostOracle<Graph>> oracle;
   if (options.measured) {
-    KernelTimingOptions timing;
-    timing.timing.warmups = 1;
-    timing.timing.min_repeats = 5;
-    timing.timing.max_repeats = 50;
-    timing.timing.max_seconds = 0.5;
-    timing.cold_caches = options.cold_caches;
-    if (!options.record) timing.recorded_launches = 0;
-    timing.flush_denormals = !options.ieee_denormals;
-    auto opened = MeasurementSession::open(backends, devices.set, timing, options.db);
+    auto opened = MeasurementSession::open(backends, devices.set, candidate_timing(options), options.db,
+                                           spread ? OracleWrap(spread_over_ranks) : OracleWrap());
     if (!opened.ok()) return fail(opened.error().message);
     measurements = std::move(opened).value();
+    if (!measurements->warning().empty()) std::fprintf(stderr, "collage-run: %s\n", measurements->warning().c_str());
     report.cost_model = measurements->describe();
   } else {
-    oracle = make_analytic_oracle(backends, devices.set, default_analytic_rates());
+    oracle = plain_cost_model(options, **machine);
+    if (spread) oracle = spread_over_ranks(std::move(oracle), nullptr);
     report.cost_model = "analytic (flops and bytes; nothing measured)";
   }
   collage::CostOracle<Graph>& cost = options.measured ? measurements->oracle() : *oracle;
@@ -304,7 +468,12 @@ int main(int argc, char** argv) {
   compare.timing.max_repeats = 200;
   compare.timing.max_seconds = 2.0;
   ProgressBar progress(::isatty(2) != 0);
-  compare.partitioner.progress = progress.callback();
+  if (spread) {
+    cluster->options().progress = progress.callback();
+    cluster->options().max_seconds_per_batch = options.tuning_budget;
+  } else {
+    compare.partitioner.progress = progress.callback();
+  }
   if (options.profile) compare.profile_runs = 20;
   if (options.tuning_budget > 0) compare.partitioner.budget.max_seconds = options.tuning_budget;
   compare.refine_seconds = options.refine;
@@ -347,6 +516,7 @@ int main(int argc, char** argv) {
   report.results = compare_configurations(*dataflow, data->inputs, data->expected, configurations, backends, devices.set,
                                           cost, compare);
   progress.finish();
+  if (cluster != nullptr) report.cost_model += "; " + cluster->describe();
   for (const ConfigurationResult& r : report.results) {
     if (r.partition && !r.refinement) report.tuning_seconds += r.partition->seconds.total;
   }
@@ -363,8 +533,13 @@ int main(int argc, char** argv) {
   if (!options.dot.empty()) {
     if (collage::Status s = write_dot(*dataflow, report, options.dot); !s.ok()) return fail(s.message());
   }
-  for (const ConfigurationResult& r : report.results) {
-    if (!r.error.empty() || !r.matches) return kFailed;
+  if (measurements && measurements->store_failures() != 0) {
+    std::fprintf(stderr, "collage-run: %zu lookups or writes of the measurement database failed (the last: %s)\n",
+                 measurements->store_failures(), measurements->database()->last_error().c_str());
   }
-  return kOk;
+  int status = kOk;
+  for (const ConfigurationResult& r : report.results) {
+    if (!r.error.empty() || !r.matches) status = kFailed;
+  }
+  return distributed ? distributed->end(status) : status;
 }

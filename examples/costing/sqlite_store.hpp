@@ -9,8 +9,9 @@
 #include <string>
 #include <string_view>
 
-#include <collage/cost/measurement_store.hpp>
 #include <collage/support/result.hpp>
+
+#include "costing/measurement_database.hpp"
 
 struct sqlite3;
 
@@ -24,7 +25,7 @@ namespace tc {
 /// for another's transaction instead of failing. A lookup or write that fails anyway counts as a
 /// miss or a measurement not kept (failures() counts them; last_error() says why): the run goes
 /// on. Unknown costs are not stored.
-class SqliteMeasurementStore final : public collage::MeasurementStore {
+class SqliteMeasurementStore final : public MeasurementDatabase {
  public:
   /// Opens (creating when missing) the database at `path`. Fails naming the file when it cannot be
   /// opened or is not a measurement database.
@@ -37,12 +38,10 @@ class SqliteMeasurementStore final : public collage::MeasurementStore {
   std::optional<collage::Measurement> find(std::string_view identity, std::string_view key) const override;
   void put(std::string_view identity, std::string key, collage::Measurement m) override;
 
-  /// The number of stored measurements.
-  collage::Result<std::size_t> size() const;
-  /// Lookups and writes that failed.
-  std::size_t failures() const { return failures_; }
-  /// Why the last one failed ("" when none did).
-  const std::string& last_error() const { return last_error_; }
+  collage::Result<std::size_t> size() const override;
+  std::size_t failures() const override { return failures_; }
+  const std::string& last_error() const override { return last_error_; }
+  std::string describe() const override { return "SQLite database " + path_; }
   const std::string& path() const { return path_; }
 
  private:
