@@ -32,7 +32,7 @@ cmake -S . -B "$out" \
   -DCOLLAGE_WERROR=OFF >/dev/null
 cmake --build "$out" --target collage-run tc-make-models -j "${COLLAGE_JOBS:-2}"
 
-collage_run=$out/examples/run/collage-run
+collage_run=$out/examples/collage_run/collage-run
 make_models=$out/examples/models/tc-make-models
 if [[ $# -gt 0 ]]; then
   exec "$collage_run" "$@"

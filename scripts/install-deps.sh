@@ -7,21 +7,28 @@
 #             examples and tool with g++
 #     examples  ONNX, protobuf, oneDNN, SQLite and the ONNX backend node tests: the example tensor
 #             compiler (examples/) and collage-run
+#     postgres  PostgreSQL (server and libpq): collage-run --db postgresql://..., and the throw-away
+#             server its tests start (scripts/throwaway-postgres.sh)
+#     mpi     Open MPI: mpirun -np N collage-run, measuring on every rank, and its mpirun tests
 #     clang   clang (the clang configurations of scripts/test.sh, libFuzzer)
 #     bench   Google Benchmark
 #     pictures  Graphviz and gnuplot (the demo's picture, the benchmark plots)
+#     node    Node.js and npm (bench/ort/compare.sh installs ONNX Runtime's CPU build from npm)
 set -euo pipefail
 
 declare -A groups=(
   [core]="cmake make g++ ccache locales libboost-dev libboost-graph-dev libeigen3-dev nlohmann-json3-dev googletest libgtest-dev"
   [examples]="libonnx-dev libprotobuf-dev protobuf-compiler libdnnl-dev libsqlite3-dev libonnx-testdata"
+  [postgres]="postgresql libpq-dev"
+  [mpi]="openmpi-bin libopenmpi-dev"
   [clang]="clang"
   [bench]="libbenchmark-dev"
   [pictures]="graphviz gnuplot"
+  [node]="nodejs npm"
 )
 
 packages=()
-for group in "${@:-core examples clang bench pictures}"; do
+for group in "${@:-core examples postgres mpi clang bench pictures}"; do
   for name in $group; do
     if [[ -z ${groups[$name]+set} ]]; then
       echo "install-deps.sh: unknown group '$name' (known: ${!groups[*]})" >&2

@@ -76,7 +76,7 @@ for config in "${configs[@]}"; do
   fi
   [[ " ${args[*]} " == *" -DCMAKE_CXX_COMPILER=clang++ "* ]] && dep_groups+=(clang)
   [[ " ${args[*]} " == *" -DCOLLAGE_BUILD_BENCHMARKS=ON "* ]] && dep_groups+=(bench)
-  [[ " ${args[*]} " == *" -DCOLLAGE_BUILD_EXAMPLE_COMPILER=ON "* ]] && dep_groups+=(examples)
+  [[ " ${args[*]} " == *" -DCOLLAGE_BUILD_EXAMPLE_COMPILER=ON "* ]] && dep_groups+=(examples postgres mpi)
 done
 
 bash scripts/install-deps.sh "${dep_groups[@]}"

@@ -297,5 +297,43 @@ TEST(Trace, UncoveredNodeIsReportedAsByPartition) {
   EXPECT_EQ(r.error().message, "trace: no candidate covers node '%0': 1 candidate from t, Invalid");
 }
 
+TEST(TraceCandidateRecord, EveryCandidateRoundTripsWithItsGroups) {
+  std::mt19937_64 rng(28);
+  std::size_t deepest = 0;
+  for (int round = 0; round < 8; ++round) {
+    const AdjacencyGraph ir = testing_ir::random_dag(rng, 12, 3, 6);
+    const AdjGraph g = build(ir);
+    for (const AdjSpec& spec : nested_specs()) {
+      for (Candidate& c : spec.all_candidates(g)) {
+        deepest = std::max(deepest, group_depth(c.sub_graph));
+        c.rule_name = "rule\twith; separators=@%";
+        const std::string record = trace_candidate_record(c);
+        EXPECT_EQ(record.find('\n'), std::string::npos);
+        auto back = read_trace_candidate(g, record);
+        ASSERT_TRUE(back.ok()) << record << ": " << back.error().message;
+        EXPECT_TRUE(*back == c) << record;
+        EXPECT_EQ(back->rule_name, c.rule_name);
+        EXPECT_EQ(back->sub_graph.to_string(), c.sub_graph.to_string());
+        EXPECT_TRUE(back->cost.has_value() && back->cost->is_unknown());
+      }
+    }
+  }
+  EXPECT_EQ(deepest, 3u);
+}
+
+TEST(TraceCandidateRecord, ABadRecordIsOneLineNamingTheField) {
+  AdjacencyGraph ir;
+  ir.roots = {ir.add({ir.add()})};
+  auto g = build(ir);
+  auto wrong = read_trace_candidate(g, "penalty\tt\t1");
+  ASSERT_FALSE(wrong.ok());
+  EXPECT_EQ(wrong.error().message,
+            "candidate record: expected 'candidate <target> <rule> <cost> <indexes> [<group>...]'");
+  auto outside = read_trace_candidate(g, "candidate\tt\tr\tunknown\t0,7");
+  ASSERT_FALSE(outside.ok());
+  EXPECT_EQ(outside.error().code, ErrorCode::parse);
+  EXPECT_NE(outside.error().message.find("bad node indexes '0,7'"), std::string::npos) << outside.error().message;
+}
+
 }  // namespace
 }  // namespace collage

@@ -347,14 +347,14 @@ void onednn_dense(benchmark::State& state, const DenseCase& d) {
 
 // ------------------------------------------------------------------------------------------------
 
-const tc::EigenBackend& eigen_backend() {
-  static const tc::EigenBackend backend;
-  return backend;
+const tc::Backend& eigen_backend() {
+  static const std::unique_ptr<tc::Backend> backend = tc::make_eigen_backend();
+  return *backend;
 }
 
-const tc::OnednnBackend& onednn_backend() {
-  static const tc::OnednnBackend backend;
-  return backend;
+const tc::Backend& onednn_backend() {
+  static const std::unique_ptr<tc::Backend> backend = tc::make_onednn_backend();
+  return *backend;
 }
 
 int register_all() {

@@ -6,8 +6,10 @@
 /// turning one extracted sub-graph (a Function) into a runnable Kernel or an error value. The cost
 /// oracle and the executor call the same compile function, so what was measured is what runs.
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <collage/rules/partition_spec.hpp>
@@ -35,18 +37,53 @@ class Kernel {
 class Backend {
  public:
   virtual ~Backend() = default;
+  Backend(const Backend&) = delete;
+  Backend& operator=(const Backend&) = delete;
+
   /// The target name ("native", "eigen", "onednn", ...).
-  virtual const std::string& name() const = 0;
-  /// The device its kernels run on.
-  virtual DeviceKind device() const = 0;
+  const std::string& name() const { return name_; }
+  /// The kind of device its kernels run on.
+  DeviceKind device() const { return device_; }
   /// The rule proposing the sub-graphs it can run, with name() as target.
   virtual collage::PartitionSpec<Graph> spec() const = 0;
-  /// Compiles `function` for `device` (of kind device()). An unsupported case is an error value
-  /// naming it ("onednn: Conv with 3 spatial dims"), never a crash.
-  virtual collage::Result<std::unique_ptr<Kernel>> compile(const Function& function, Device& device) const = 0;
+  /// Compiles `function` for `device`. A device of another kind, or one that is not available, is
+  /// refused here; every error names the backend ("onednn: Conv with 3 spatial dims"). An
+  /// unsupported case is an error value, never a crash.
+  collage::Result<std::unique_ptr<Kernel>> compile(const Function& function, Device& device) const;
   /// What besides the device its kernels' speed depends on ("threads=4"), "" for the default:
   /// part of the measurement database's identity, so that costs measured otherwise are not served.
   virtual std::string configuration() const { return ""; }
+
+ protected:
+  Backend(std::string name, DeviceKind device) : name_(std::move(name)), device_(device) {}
+
+ private:
+  /// The backend's own compiler, given an available device of kind device(). Its errors get the
+  /// backend's name in front unless they start with it already.
+  virtual collage::Result<std::unique_ptr<Kernel>> do_compile(const Function& function, Device& device) const = 0;
+
+  std::string name_;
+  DeviceKind device_;
+};
+
+/// Choices every backend is made with.
+struct BackendOptions {
+  /// Threads a CPU backend's kernels may use (backends that cannot use more run on one).
+  int cpu_threads = 1;
+};
+
+/// What a backend folder tells the registry (backends/registry.hpp) about its backend.
+struct BackendRegistration {
+  /// The target name.
+  std::string name;
+  /// The kind of device its kernels run on.
+  DeviceKind device = DeviceKind::cpu;
+  /// Empty when this build has its kernels; otherwise why not ("oneDNN 2.x was not found").
+  std::string not_built;
+  /// Makes the backend (null when it is not built).
+  std::function<std::unique_ptr<Backend>(const BackendOptions&)> make;
+
+  bool built() const { return not_built.empty(); }
 };
 
 }  // namespace tc

@@ -1,20 +1,82 @@
 #include "models/model_zoo.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <random>
-
-#include "models/onnx_builder.hpp"
+#include <utility>
 
 namespace tc {
 
 namespace {
 
 using Ints = std::vector<std::int64_t>;
+/// A node's attributes.
+using Attrs = std::vector<std::pair<std::string, OnnxAttr>>;
 
-/// Builds the layers of exported CNNs and transformers on an OnnxBuilder.
+/// Writes an OnnxModel (opset 17) node by node as an exporter does: every value named after its
+/// hint or operator and a counter ("conv_7"), weights drawn from one seeded generator.
+class Exporter {
+ public:
+  Exporter(std::string name, std::uint64_t seed) : rng_(seed) { model_.graph_name = std::move(name); }
+
+  /// A float32 graph input; returns its name.
+  std::string input(const std::string& name, const Shape& shape) {
+    model_.inputs.push_back(float_value_info(name, shape));
+    return name;
+  }
+  /// A float32 initializer holding `value`; returns its name.
+  std::string initializer(const std::string& hint, const Tensor& value) {
+    std::string name = fresh(hint);
+    model_.initializers.emplace_back(name, from_float32(value));
+    return name;
+  }
+  /// An int64 initializer (shapes, axes, indices); returns its name.
+  std::string int64_initializer(const std::string& hint, const Ints& values, const Shape& shape) {
+    OnnxTensor t;
+    t.type = ElemType::int64;
+    t.shape = shape;
+    t.ints = values;
+    std::string name = fresh(hint);
+    model_.initializers.emplace_back(name, std::move(t));
+    return name;
+  }
+  /// A float32 initializer of `shape` with seeded values uniform in [-scale, scale].
+  std::string random_weight(const std::string& hint, const Shape& shape, float scale) {
+    Tensor t(shape);
+    std::uniform_real_distribution<float> dist(-scale, scale);
+    for (float& v : t.data) v = dist(rng_);
+    return initializer(hint, t);
+  }
+  /// A node of `op` over `inputs` with one output, named after the operator; returns the output.
+  std::string node(const std::string& op, const std::vector<std::string>& inputs, Attrs attrs = {}) {
+    std::string lower = op;
+    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    std::string name = fresh(lower);
+    model_.nodes.push_back(OnnxNode{op, inputs, {name}, std::move(attrs), name, ""});
+    return name;
+  }
+  /// Marks `value` a float32 graph output of `shape`.
+  void output(const std::string& value, const Shape& shape) {
+    model_.outputs.push_back(float_value_info(value, shape));
+  }
+
+  std::mt19937_64& rng() { return rng_; }
+  /// The model written so far.
+  OnnxModel take() { return std::move(model_); }
+
+ private:
+  std::string fresh(const std::string& hint) { return hint + "_" + std::to_string(counter_++); }
+
+  OnnxModel model_;
+  std::mt19937_64 rng_;
+  std::size_t counter_ = 0;
+};
+
+/// Builds the layers of exported CNNs and transformers on an Exporter.
 class Layers {
  public:
-  explicit Layers(OnnxBuilder& b) : b_(b) {}
+  explicit Layers(Exporter& b) : b_(b) {}
 
   /// Conv with bias (batch norm folded in, as exporters do), square kernel.
   std::string conv(const std::string& x, std::int64_t in, std::int64_t out, std::int64_t k, std::int64_t stride,
@@ -24,9 +86,9 @@ class Layers {
     const std::string bias = b_.random_weight("b", {out}, 0.1f);
     const std::int64_t p = k / 2;
     return b_.node("Conv", {x, w, bias},
-                   {OnnxAttr::of("kernel_shape", Ints{k, k}), OnnxAttr::of("strides", Ints{stride, stride}),
-                    OnnxAttr::of("pads", Ints{p, p, p, p}), OnnxAttr::of("dilations", Ints{1, 1}),
-                    OnnxAttr::of("group", group)});
+                   {{"kernel_shape", Ints{k, k}}, {"strides", Ints{stride, stride}},
+                    {"pads", Ints{p, p, p, p}}, {"dilations", Ints{1, 1}},
+                    {"group", group}});
   }
   std::string relu(const std::string& x) { return b_.node("Relu", {x}); }
   /// ReLU6 as PyTorch exports it: Clip with constant min and max inputs.
@@ -37,11 +99,11 @@ class Layers {
   /// Global average pool, flatten, and a Gemm classifier.
   std::string head(const std::string& x, std::int64_t channels, std::int64_t classes) {
     const std::string pooled = b_.node("GlobalAveragePool", {x});
-    const std::string flat = b_.node("Flatten", {pooled}, {OnnxAttr::of("axis", std::int64_t{1})});
+    const std::string flat = b_.node("Flatten", {pooled}, {{"axis", std::int64_t{1}}});
     const float scale = std::sqrt(3.0f / static_cast<float>(channels));
     const std::string w = b_.random_weight("fc_w", {classes, channels}, scale);
     const std::string bias = b_.random_weight("fc_b", {classes}, 0.1f);
-    return b_.node("Gemm", {flat, w, bias}, {OnnxAttr::of("transB", std::int64_t{1})});
+    return b_.node("Gemm", {flat, w, bias}, {{"transB", std::int64_t{1}}});
   }
 
   /// MatMul by a [in, out] weight plus a bias, as nn.Linear exports.
@@ -54,10 +116,10 @@ class Layers {
 
   /// Layer norm over the last axis, decomposed as older exporters (opset < 17) write it.
   std::string layer_norm(const std::string& x, std::int64_t hidden) {
-    const std::string mean = b_.node("ReduceMean", {x}, {OnnxAttr::of("axes", Ints{-1})});
+    const std::string mean = b_.node("ReduceMean", {x}, {{"axes", Ints{-1}}});
     const std::string d = b_.node("Sub", {x, mean});
     const std::string sq = b_.node("Pow", {d, scalar(2.0f)});
-    const std::string var = b_.node("ReduceMean", {sq}, {OnnxAttr::of("axes", Ints{-1})});
+    const std::string var = b_.node("ReduceMean", {sq}, {{"axes", Ints{-1}}});
     const std::string sd = b_.node("Sqrt", {b_.node("Add", {var, scalar(1e-12f)})});
     const std::string n = b_.node("Div", {d, sd});
     Tensor gamma({hidden});
@@ -80,24 +142,22 @@ class Layers {
     const std::string d0 = unsqueezed_dim(shape, 0);
     const std::string d1 = unsqueezed_dim(shape, 1);
     return b_.node("Concat", {d0, d1, b_.int64_initializer("heads", {a}, {1}), b_.int64_initializer("dh", {c}, {1})},
-                   {OnnxAttr::of("axis", std::int64_t{0})});
+                   {{"axis", std::int64_t{0}}});
   }
   /// x.view(*x.size()[:2], -1) as exported.
   std::string merge_heads_shape(const std::string& x) {
     const std::string shape = b_.node("Shape", {x});
     return b_.node("Concat", {unsqueezed_dim(shape, 0), unsqueezed_dim(shape, 1), b_.int64_initializer("m1", {-1}, {1})},
-                   {OnnxAttr::of("axis", std::int64_t{0})});
+                   {{"axis", std::int64_t{0}}});
   }
-
-  OnnxBuilder& builder() { return b_; }
 
  private:
   std::string unsqueezed_dim(const std::string& shape, std::int64_t k) {
-    const std::string d = b_.node("Gather", {shape, b_.int64_initializer("idx", {k}, {})}, {OnnxAttr::of("axis", std::int64_t{0})});
+    const std::string d = b_.node("Gather", {shape, b_.int64_initializer("idx", {k}, {})}, {{"axis", std::int64_t{0}}});
     return b_.node("Unsqueeze", {d, b_.int64_initializer("axes", {0}, {1})});
   }
 
-  OnnxBuilder& b_;
+  Exporter& b_;
 };
 
 std::string basic_block(Layers& l, const std::string& x, std::int64_t in, std::int64_t out, std::int64_t stride) {
@@ -123,8 +183,8 @@ std::int64_t scaled(std::int64_t channels, int percent) {
 
 }  // namespace
 
-std::string make_resnet(int depth, int width, int size, int classes, std::uint64_t seed) {
-  OnnxBuilder b("resnet" + std::to_string(depth), seed);
+OnnxModel make_resnet(int depth, int width, int size, int classes, std::uint64_t seed) {
+  Exporter b("resnet" + std::to_string(depth), seed);
   Layers l(b);
   const std::vector<int> blocks = depth == 18 ? std::vector<int>{2, 2, 2, 2}
                                   : depth == 34 ? std::vector<int>{3, 4, 6, 3}
@@ -133,8 +193,8 @@ std::string make_resnet(int depth, int width, int size, int classes, std::uint64
   std::string x = b.input("input", {1, 3, size, size});
   x = l.relu(l.conv(x, 3, width, 7, 2));
   x = b.node("MaxPool", {x},
-             {OnnxAttr::of("kernel_shape", Ints{3, 3}), OnnxAttr::of("strides", Ints{2, 2}),
-              OnnxAttr::of("pads", Ints{1, 1, 1, 1})});
+             {{"kernel_shape", Ints{3, 3}}, {"strides", Ints{2, 2}},
+              {"pads", Ints{1, 1, 1, 1}}});
   std::int64_t channels = width;
   for (std::size_t stage = 0; stage < blocks.size(); ++stage) {
     const std::int64_t mid = static_cast<std::int64_t>(width) << stage;
@@ -150,11 +210,11 @@ std::string make_resnet(int depth, int width, int size, int classes, std::uint64
     }
   }
   b.output(l.head(x, channels, classes), {1, classes});
-  return b.serialize();
+  return b.take();
 }
 
-std::string make_mobilenet_v2(int width_percent, int size, int classes, std::uint64_t seed) {
-  OnnxBuilder b("mobilenet_v2", seed);
+OnnxModel make_mobilenet_v2(int width_percent, int size, int classes, std::uint64_t seed) {
+  Exporter b("mobilenet_v2", seed);
   Layers l(b);
   // (expansion, channels, repeats, stride) as in the paper.
   const int settings[7][4] = {{1, 16, 1, 1}, {6, 24, 2, 2}, {6, 32, 3, 2}, {6, 64, 4, 2},
@@ -178,11 +238,11 @@ std::string make_mobilenet_v2(int width_percent, int size, int classes, std::uin
   const std::int64_t last = scaled(1280, width_percent);
   x = l.relu6(l.conv(x, channels, last, 1, 1));
   b.output(l.head(x, last, classes), {1, classes});
-  return b.serialize();
+  return b.take();
 }
 
-std::string make_bert(int layers, int hidden, int heads, int ffn, int seq, std::uint64_t seed) {
-  OnnxBuilder b("bert", seed);
+OnnxModel make_bert(int layers, int hidden, int heads, int ffn, int seq, std::uint64_t seed) {
+  Exporter b("bert", seed);
   Layers l(b);
   const std::int64_t dh = hidden / heads;
   std::string x = b.input("hidden_states", {1, seq, hidden});
@@ -193,7 +253,7 @@ std::string make_bert(int layers, int hidden, int heads, int ffn, int seq, std::
   for (int layer = 0; layer < layers; ++layer) {
     auto heads_of = [&](const std::string& t, const std::vector<std::int64_t>& perm) {
       const std::string r = b.node("Reshape", {t, l.split_heads_shape(t, heads, dh)});
-      return b.node("Transpose", {r}, {OnnxAttr::of("perm", perm)});
+      return b.node("Transpose", {r}, {{"perm", perm}});
     };
     const std::string q = heads_of(l.linear(x, hidden, hidden), {0, 2, 1, 3});
     const std::string k = heads_of(l.linear(x, hidden, hidden), {0, 2, 3, 1});
@@ -201,40 +261,40 @@ std::string make_bert(int layers, int hidden, int heads, int ffn, int seq, std::
     std::string scores = b.node("MatMul", {q, k});
     scores = b.node("Div", {scores, l.scalar(std::sqrt(static_cast<float>(dh)))});
     scores = b.node("Add", {scores, mask_value});
-    const std::string probs = b.node("Softmax", {scores}, {OnnxAttr::of("axis", std::int64_t{-1})});
+    const std::string probs = b.node("Softmax", {scores}, {{"axis", std::int64_t{-1}}});
     std::string ctx = b.node("MatMul", {probs, v});
-    ctx = b.node("Transpose", {ctx}, {OnnxAttr::of("perm", Ints{0, 2, 1, 3})});
+    ctx = b.node("Transpose", {ctx}, {{"perm", Ints{0, 2, 1, 3}}});
     ctx = b.node("Reshape", {ctx, l.merge_heads_shape(ctx)});
     const std::string attn = l.layer_norm(l.add(l.linear(ctx, hidden, hidden), x), hidden);
     const std::string up = l.gelu(l.linear(attn, hidden, ffn));
     x = l.layer_norm(l.add(l.linear(up, ffn, hidden), attn), hidden);
   }
   b.output(x, {1, seq, hidden});
-  return b.serialize();
+  return b.take();
 }
 
-std::string make_mnist(std::uint64_t seed) {
-  OnnxBuilder b("mnist", seed);
+OnnxModel make_mnist(std::uint64_t seed) {
+  Exporter b("mnist", seed);
   Layers l(b);
   std::string x = b.input("Input3", {1, 1, 28, 28});
   auto conv_block = [&](const std::string& in, std::int64_t cin, std::int64_t cout, std::int64_t pool) {
     const std::string w = b.random_weight("w", {cout, cin, 5, 5}, std::sqrt(3.0f / static_cast<float>(cin * 25)));
     std::string y = b.node("Conv", {in, w},
-                           {OnnxAttr::of("kernel_shape", Ints{5, 5}), OnnxAttr::of("strides", Ints{1, 1}),
-                            OnnxAttr::of("pads", Ints{2, 2, 2, 2}), OnnxAttr::of("dilations", Ints{1, 1}),
-                            OnnxAttr::of("group", std::int64_t{1})});
+                           {{"kernel_shape", Ints{5, 5}}, {"strides", Ints{1, 1}},
+                            {"pads", Ints{2, 2, 2, 2}}, {"dilations", Ints{1, 1}},
+                            {"group", std::int64_t{1}}});
     y = b.node("Add", {y, b.random_weight("b", {cout, 1, 1}, 0.1f)});
     y = l.relu(y);
     return b.node("MaxPool", {y},
-                  {OnnxAttr::of("kernel_shape", Ints{pool, pool}), OnnxAttr::of("strides", Ints{pool, pool}),
-                   OnnxAttr::of("pads", Ints{0, 0, 0, 0})});
+                  {{"kernel_shape", Ints{pool, pool}}, {"strides", Ints{pool, pool}},
+                   {"pads", Ints{0, 0, 0, 0}}});
   };
   x = conv_block(x, 1, 8, 2);
   x = conv_block(x, 8, 16, 3);
   x = b.node("Reshape", {x, b.int64_initializer("shape", {1, 256}, {2})});
   x = b.node("MatMul", {x, b.random_weight("w", {256, 10}, std::sqrt(3.0f / 256.0f))});
   b.output(b.node("Add", {x, b.random_weight("b", {1, 10}, 0.1f)}), {1, 10});
-  return b.serialize();
+  return b.take();
 }
 
 const std::vector<ZooModel>& zoo_models() {
@@ -252,14 +312,14 @@ const std::vector<ZooModel>& zoo_models() {
 }
 
 collage::Result<std::string> make_zoo_model(const std::string& name, std::uint64_t seed) {
-  if (name == "mnist") return make_mnist(seed);
-  if (name == "resnet-mini") return make_resnet(18, 16, 64, 10, seed);
-  if (name == "mobilenet-mini") return make_mobilenet_v2(35, 96, 10, seed);
-  if (name == "bert-mini") return make_bert(2, 128, 2, 512, 32, seed);
-  if (name == "resnet18") return make_resnet(18, 64, 224, 1000, seed);
-  if (name == "resnet50") return make_resnet(50, 64, 224, 1000, seed);
-  if (name == "mobilenet_v2") return make_mobilenet_v2(100, 224, 1000, seed);
-  if (name == "bert-base") return make_bert(12, 768, 12, 3072, 128, seed);
+  if (name == "mnist") return serialize(make_mnist(seed));
+  if (name == "resnet-mini") return serialize(make_resnet(18, 16, 64, 10, seed));
+  if (name == "mobilenet-mini") return serialize(make_mobilenet_v2(35, 96, 10, seed));
+  if (name == "bert-mini") return serialize(make_bert(2, 128, 2, 512, 32, seed));
+  if (name == "resnet18") return serialize(make_resnet(18, 64, 224, 1000, seed));
+  if (name == "resnet50") return serialize(make_resnet(50, 64, 224, 1000, seed));
+  if (name == "mobilenet_v2") return serialize(make_mobilenet_v2(100, 224, 1000, seed));
+  if (name == "bert-base") return serialize(make_bert(12, 768, 12, 3072, 128, seed));
   return collage::Error{collage::ErrorCode::invalid_argument, "unknown model '" + name + "'"};
 }
 

@@ -12,6 +12,8 @@
 
 #include <collage/support/result.hpp>
 
+#include "onnx/model.hpp"
+
 namespace tc {
 
 /// A model the zoo can write.
@@ -32,13 +34,13 @@ collage::Result<std::string> make_zoo_model(const std::string& name, std::uint64
 
 /// ResNet (basic blocks for depth 18/34, bottlenecks for 50) at `width` base channels on a
 /// `size` x `size` RGB image with `classes` outputs.
-std::string make_resnet(int depth, int width, int size, int classes, std::uint64_t seed);
+OnnxModel make_resnet(int depth, int width, int size, int classes, std::uint64_t seed);
 /// MobileNet-v2 with its channel counts scaled by `width_percent` / 100 on a `size` x `size` image.
-std::string make_mobilenet_v2(int width_percent, int size, int classes, std::uint64_t seed);
+OnnxModel make_mobilenet_v2(int width_percent, int size, int classes, std::uint64_t seed);
 /// A BERT encoder: `layers` layers of `hidden` width, `heads` heads, `ffn` feed-forward width,
 /// over a [1, seq, hidden] input (the embeddings' output) with an additive attention mask.
-std::string make_bert(int layers, int hidden, int heads, int ffn, int seq, std::uint64_t seed);
+OnnxModel make_bert(int layers, int hidden, int heads, int ffn, int seq, std::uint64_t seed);
 /// The MNIST network of the Collage RFC and the ONNX model zoo (mnist-8's structure).
-std::string make_mnist(std::uint64_t seed);
+OnnxModel make_mnist(std::uint64_t seed);
 
 }  // namespace tc

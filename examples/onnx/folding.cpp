@@ -9,6 +9,7 @@
 
 #include "onnx/proto_node.hpp"
 #include "onnx/proto_tensor.hpp"
+#include "tensor/op_attrs.hpp"
 #include "tensor/reference.hpp"
 
 namespace tc::detail {
@@ -18,7 +19,6 @@ namespace {
 using collage::Error;
 using collage::ErrorCode;
 using collage::Result;
-using Ints = std::vector<std::int64_t>;
 using Folded = std::optional<std::vector<OnnxTensor>>;
 
 Error invalid(const std::string& message) { return Error{ErrorCode::invalid_argument, message}; }
@@ -623,7 +623,7 @@ Result<OnnxTensor> move_data(const Node& node, const std::vector<const OnnxTenso
   Node indexed = node;
   double pad_value = 0.0;
   if (node.op == Op::pad) {
-    pad_value = node.attrs.get_float("value", 0.0);
+    pad_value = pad_attrs(node).value;
     indexed.attrs.set("value", -1.0);
   }
   std::vector<const Tensor*> args;

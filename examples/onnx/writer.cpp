@@ -7,13 +7,12 @@
 #include <unordered_set>
 #include <utility>
 
+#include "tensor/op_attrs.hpp"
 #include "tensor/shape_inference.hpp"
 
 namespace tc {
 
 namespace {
-
-using Ints = std::vector<std::int64_t>;
 
 OnnxTensor int64_tensor(const Ints& values) {
   OnnxTensor t;
@@ -74,43 +73,74 @@ class Writer {
   void write_node(const Node& node) {
     OnnxNode out{std::string(op_name(node.op)), {}, {node.name}, {}, node.name, ""};
     for (int in : node.inputs) out.inputs.push_back(graph_.node(in).name);
-    const Attributes& a = node.attrs;
-    const auto ints = [&](const char* name) { out.attrs.emplace_back(name, a.get_ints(name)); };
-    const auto integer = [&](const char* onnx_name, const char* name) { out.attrs.emplace_back(onnx_name, a.get_int(name)); };
+    const auto ints = [&](const char* name, const Ints& value) { out.attrs.emplace_back(name, value); };
+    const auto integer = [&](const char* name, std::int64_t value) { out.attrs.emplace_back(name, value); };
+    const auto flag = [&](const char* name, bool value) { integer(name, value ? 1 : 0); };
     // ONNX floats are float32: a value at its default is left out, so the reader's default (the
     // IR's, a double) applies and the graph reads back exactly.
-    const auto real = [&](const char* name, double fallback) {
-      const double v = a.get_float(name, fallback);
-      if (v != fallback) out.attrs.emplace_back(name, static_cast<float>(v));
+    const auto real = [&](const char* name, double value, double fallback) {
+      if (value != fallback) out.attrs.emplace_back(name, static_cast<float>(value));
     };
     switch (node.op) {
-      case Op::clip:
-        for (const char* bound : {"min", "max"}) {
-          const double v = a.get_float(bound);
-          out.inputs.push_back(std::isinf(v) ? std::string() : operand(node, bound, float_scalar(v)));
-        }
+      case Op::clip: {
+        const UnaryAttrs a = unary_attrs(node);
+        const auto bound = [&](const char* name, double value) {
+          out.inputs.push_back(std::isinf(value) ? std::string() : operand(node, name, float_scalar(value)));
+        };
+        bound("min", a.min);
+        bound("max", a.max);
         while (!out.inputs.empty() && out.inputs.back().empty()) out.inputs.pop_back();
         break;
-      case Op::leaky_relu: real("alpha", 0.01); break;
-      case Op::hard_sigmoid: real("alpha", 0.2); real("beta", 0.5); break;
-      case Op::conv: ints("strides"); ints("pads"); ints("dilations"); integer("group", "group"); break;
-      case Op::gemm: real("alpha", 1.0); real("beta", 1.0); integer("transA", "trans_a"); integer("transB", "trans_b"); break;
+      }
+      case Op::leaky_relu: real("alpha", unary_attrs(node).alpha, 0.01); break;
+      case Op::hard_sigmoid: {
+        const UnaryAttrs a = unary_attrs(node);
+        real("alpha", a.alpha, 0.2);
+        real("beta", a.beta, 0.5);
+        break;
+      }
+      case Op::conv: {
+        const ConvAttrs a = conv_attrs(node);
+        ints("strides", a.strides);
+        ints("pads", a.pads);
+        ints("dilations", a.dilations);
+        integer("group", a.group);
+        break;
+      }
+      case Op::gemm: {
+        const GemmAttrs a = gemm_attrs(node);
+        real("alpha", a.alpha, 1.0);
+        real("beta", a.beta, 1.0);
+        flag("transA", a.trans_a);
+        flag("transB", a.trans_b);
+        break;
+      }
       case Op::max_pool:
-        out.attrs.emplace_back("kernel_shape", a.get_ints("kernel_shape"));
-        ints("strides"); ints("pads"); ints("dilations"); integer("ceil_mode", "ceil_mode");
+      case Op::average_pool: {
+        const PoolAttrs a = pool_attrs(node);
+        ints("kernel_shape", a.kernel_shape);
+        ints("strides", a.strides);
+        ints("pads", a.pads);
+        if (node.op == Op::max_pool) ints("dilations", a.dilations);
+        flag("ceil_mode", a.ceil_mode);
+        if (node.op == Op::average_pool) flag("count_include_pad", a.count_include_pad);
         break;
-      case Op::average_pool:
-        out.attrs.emplace_back("kernel_shape", a.get_ints("kernel_shape"));
-        ints("strides"); ints("pads"); integer("ceil_mode", "ceil_mode"); integer("count_include_pad", "count_include_pad");
+      }
+      case Op::batch_norm: real("epsilon", epsilon_attr(node), 1e-5); break;
+      case Op::layer_norm:
+        integer("axis", static_cast<std::int64_t>(axis_attr(node)));
+        real("epsilon", epsilon_attr(node), 1e-5);
         break;
-      case Op::batch_norm: real("epsilon", 1e-5); break;
-      case Op::layer_norm: integer("axis", "axis"); real("epsilon", 1e-5); break;
-      case Op::softmax: case Op::flatten: case Op::concat: integer("axis", "axis"); break;
-      case Op::reduce_mean: case Op::reduce_max: ints("axes"); integer("keepdims", "keepdims"); break;
-      case Op::reduce_sum:
-        out.inputs.push_back(operand(node, "axes", int64_tensor(a.get_ints("axes"))));
-        integer("keepdims", "keepdims");
+      case Op::softmax: case Op::flatten: case Op::concat:
+        integer("axis", static_cast<std::int64_t>(axis_attr(node)));
         break;
+      case Op::reduce_mean: case Op::reduce_max: case Op::reduce_sum: {
+        const ReduceAttrs a = reduce_attrs(node);
+        if (node.op == Op::reduce_sum) out.inputs.push_back(operand(node, "axes", int64_tensor(a.axes)));
+        else ints("axes", a.axes);
+        flag("keepdims", a.keepdims);
+        break;
+      }
       case Op::reshape: {
         out.inputs.push_back(operand(node, "shape", int64_tensor(node.shape)));
         const bool has_zero = std::find(node.shape.begin(), node.shape.end(), 0) != node.shape.end();
@@ -118,15 +148,16 @@ class Writer {
         break;
       }
       case Op::squeeze: case Op::unsqueeze:
-        out.inputs.push_back(operand(node, "axes", int64_tensor(a.get_ints("axes"))));
+        out.inputs.push_back(operand(node, "axes", int64_tensor(axes_attr(node))));
         break;
-      case Op::transpose: ints("perm"); break;
+      case Op::transpose: ints("perm", perm_attr(node)); break;
       case Op::slice: write_slice(node, out); break;
       case Op::pad: {
-        out.inputs.push_back(operand(node, "pads", int64_tensor(a.get_ints("pads"))));
-        out.inputs.push_back(operand(node, "value", float_scalar(a.get_float("value"))));
-        const std::int64_t mode = a.get_int("mode");
-        out.attrs.emplace_back("mode", std::string(mode == kPadReflect ? "reflect" : mode == kPadEdge ? "edge" : "constant"));
+        const PadAttrs a = pad_attrs(node);
+        out.inputs.push_back(operand(node, "pads", int64_tensor(a.pads)));
+        out.inputs.push_back(operand(node, "value", float_scalar(a.value)));
+        const char* mode = a.mode == PadAttrs::Mode::reflect ? "reflect" : a.mode == PadAttrs::Mode::edge ? "edge" : "constant";
+        out.attrs.emplace_back("mode", std::string(mode));
         break;
       }
       default: break;
@@ -137,8 +168,9 @@ class Writer {
   /// Canonical starts and steps with the shape as extents become ONNX starts/ends/axes/steps; an
   /// end before the first element (negative steps) is INT64_MIN, which ONNX clamps to -1.
   void write_slice(const Node& node, OnnxNode& out) {
-    const Ints starts = node.attrs.get_ints("starts");
-    const Ints steps = node.attrs.get_ints("steps");
+    const SliceAttrs a = slice_attrs(node);
+    const Ints& starts = a.starts;
+    const Ints& steps = a.steps;
     Ints ends, axes;
     for (std::size_t d = 0; d < starts.size(); ++d) {
       std::int64_t end = starts[d] + node.shape[d] * steps[d];

@@ -6,14 +6,6 @@
 
 namespace tc {
 
-const char* to_string(DeviceKind kind) { return kind == DeviceKind::cpu ? "cpu" : "cuda"; }
-
-collage::Result<OwnedBuffer> allocate_owned(Device& device, std::size_t bytes) {
-  collage::Result<Buffer> b = device.allocate(bytes);
-  if (!b.ok()) return b.error();
-  return OwnedBuffer(device, *b);
-}
-
 namespace {
 
 collage::Status out_of_range(const char* what, std::size_t offset, std::size_t bytes, std::size_t size) {

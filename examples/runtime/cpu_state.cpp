@@ -24,8 +24,29 @@ const bool kHasAvx = __builtin_cpu_supports("avx");
 void clear_vector_upper_state() {
   if (kHasAvx) vzeroupper();
 }
+
+namespace {
+constexpr unsigned kFlushToZero = 1u << 15;
+constexpr unsigned kDenormalsAreZero = 1u << 6;
+}  // namespace
+
+DenormalsFlushed::DenormalsFlushed(bool flush) : saved_(_mm_getcsr()), active_(flush) {
+  if (active_) _mm_setcsr(saved_ | kFlushToZero | kDenormalsAreZero);
+}
+
+DenormalsFlushed::~DenormalsFlushed() {
+  if (active_) _mm_setcsr(saved_);
+}
+
+bool denormals_flushed() {
+  const unsigned csr = _mm_getcsr();
+  return (csr & kFlushToZero) != 0 && (csr & kDenormalsAreZero) != 0;
+}
 #else
 void clear_vector_upper_state() {}
+DenormalsFlushed::DenormalsFlushed(bool) {}
+DenormalsFlushed::~DenormalsFlushed() = default;
+bool denormals_flushed() { return false; }
 #endif
 
 namespace {

@@ -3,8 +3,8 @@
 #include <cstddef>
 
 /// \file
-/// CPU state between kernels: the x86 vector-register state between kernels of different
-/// libraries, and the caches before a kernel is timed.
+/// CPU state around kernels: the x86 vector-register state between kernels of different
+/// libraries, how denormal floats are handled, and the caches before a kernel is timed.
 
 namespace tc {
 
@@ -15,6 +15,26 @@ namespace tc {
 /// machine of docs/kernels.md a native kernel ran 5x slower after an Eigen GELU call. The executor
 /// and the kernel timer call this before each CPU kernel.
 void clear_vector_upper_state();
+
+/// While alive, the calling thread's vector arithmetic flushes denormal results to zero and reads
+/// denormal inputs as zero (x86 MXCSR FTZ and DAZ), as inference runtimes run (TensorFlow does by
+/// default): models with random weights fill with denormals, which x86 cores handle in microcode,
+/// 10-100x slower. The mode the thread had is restored when it goes. With `flush` false, or on a
+/// CPU without these bits, it changes nothing (IEEE denormals).
+class DenormalsFlushed {
+ public:
+  explicit DenormalsFlushed(bool flush = true);
+  ~DenormalsFlushed();
+  DenormalsFlushed(const DenormalsFlushed&) = delete;
+  DenormalsFlushed& operator=(const DenormalsFlushed&) = delete;
+
+ private:
+  unsigned saved_ = 0;
+  bool active_ = false;
+};
+
+/// Whether the calling thread flushes denormals to zero now.
+bool denormals_flushed();
 
 /// Evicts the CPU caches by writing and reading a buffer of `bytes` (twice the last-level cache as
 /// the system reports it when 0; 64 MiB when it reports none), so that a kernel timed next starts

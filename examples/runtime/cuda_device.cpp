@@ -1,6 +1,7 @@
 #include "runtime/cuda_device.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <map>
 #include <utility>
 
@@ -28,6 +29,8 @@ struct CudaDevice::State {
   cudaEvent_t stop = nullptr;
 #endif
   Buffer workspace;
+  /// Bumped whenever the workspace moves, so recordings that baked in its address know.
+  std::uint64_t workspace_generation = 0;
   std::map<std::string, std::shared_ptr<void>> contexts;
 
   Error unavailable() const { return Error{ErrorCode::invalid_argument, reason}; }
@@ -60,8 +63,6 @@ Result<std::shared_ptr<void>> CudaDevice::context(const std::string& key,
 }
 
 #if TC_HAVE_CUDA
-
-bool cuda_toolkit_built() { return true; }
 
 namespace {
 
@@ -192,12 +193,66 @@ Status CudaDevice::reserve_workspace(std::size_t bytes) {
   if (!grown.ok()) return Error{grown.error().code, grown.error().message + " (workspace)"};
   release(ws);
   ws = *grown;
+  ++state_->workspace_generation;
   return Status::success();
 }
 
-#else  // built without the CUDA toolkit: a device that is never available
+namespace {
 
-bool cuda_toolkit_built() { return false; }
+/// A CUDA graph instantiated from a stream capture.
+class CudaRecording final : public Recording {
+ public:
+  CudaRecording(cudaGraph_t graph, cudaGraphExec_t exec, cudaStream_t stream, const std::uint64_t& generation)
+      : graph_(graph), exec_(exec), stream_(stream), generation_(generation), recorded_at_(generation) {}
+  ~CudaRecording() override {
+    (void)cudaGraphExecDestroy(exec_);
+    (void)cudaGraphDestroy(graph_);
+    (void)cudaGetLastError();
+  }
+  CudaRecording(const CudaRecording&) = delete;
+  CudaRecording& operator=(const CudaRecording&) = delete;
+
+  bool current() const override { return generation_ == recorded_at_; }
+  Status replay() override { return cuda_check(cudaGraphLaunch(exec_, stream_), "launching a recorded graph"); }
+
+ private:
+  cudaGraph_t graph_;
+  cudaGraphExec_t exec_;
+  cudaStream_t stream_;
+  const std::uint64_t& generation_;
+  std::uint64_t recorded_at_;
+};
+
+}  // namespace
+
+Result<double> CudaDevice::time_seconds(const std::function<Status()>& region) {
+  Result<double> ms = time_ms(region);
+  if (!ms.ok()) return ms.error();
+  return *ms * 1e-3;
+}
+
+Status CudaDevice::begin_recording() {
+  if (!available()) return state_->unavailable();
+  return cuda_check(cudaStreamBeginCapture(state_->stream, cudaStreamCaptureModeThreadLocal), "beginning a stream capture");
+}
+
+Result<std::unique_ptr<Recording>> CudaDevice::end_recording() {
+  if (!available()) return state_->unavailable();
+  State& s = *state_;
+  cudaGraph_t graph = nullptr;
+  if (Status st = cuda_check(cudaStreamEndCapture(s.stream, &graph), "recording the launches as a graph"); !st.ok()) {
+    if (graph != nullptr) (void)cudaGraphDestroy(graph);
+    return st.error();
+  }
+  cudaGraphExec_t exec = nullptr;
+  if (Status st = cuda_check(cudaGraphInstantiate(&exec, graph, 0), "instantiating a recorded graph"); !st.ok()) {
+    (void)cudaGraphDestroy(graph);
+    return st.error();
+  }
+  return std::unique_ptr<Recording>(std::make_unique<CudaRecording>(graph, exec, s.stream, s.workspace_generation));
+}
+
+#else  // built without the CUDA toolkit: a device that is never available
 
 CudaDevice::CudaDevice(int /*ordinal*/) : state_(std::make_unique<State>()) {
   state_->reason = "cuda: built without the CUDA toolkit";
@@ -214,6 +269,9 @@ Status CudaDevice::copy(const Buffer&, std::size_t, const Buffer&, std::size_t, 
 Status CudaDevice::synchronize() { return state_->unavailable(); }
 Result<double> CudaDevice::time_ms(const std::function<Status()>&) { return state_->unavailable(); }
 Status CudaDevice::reserve_workspace(std::size_t) { return state_->unavailable(); }
+Result<double> CudaDevice::time_seconds(const std::function<Status()>&) { return state_->unavailable(); }
+Status CudaDevice::begin_recording() { return state_->unavailable(); }
+Result<std::unique_ptr<Recording>> CudaDevice::end_recording() { return state_->unavailable(); }
 
 #endif
 

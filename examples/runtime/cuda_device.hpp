@@ -20,9 +20,6 @@ struct CUstream_st;
 
 namespace tc {
 
-/// Whether this build has the CUDA device and the GPU backends (the CUDA toolkit was found).
-bool cuda_toolkit_built();
-
 /// GPU number `ordinal` of this machine. Not thread-safe, like every Device; one CudaDevice per
 /// GPU per process (it makes its GPU the current one when it is created).
 ///
@@ -51,6 +48,14 @@ class CudaDevice final : public Device {
   collage::Status copy(const Buffer& dst, std::size_t dst_offset, const Buffer& src, std::size_t src_offset,
                        std::size_t bytes) override;
   collage::Status synchronize() override;
+  /// Work launched on the stream between begin_recording() and end_recording() becomes a CUDA
+  /// graph (stream capture), replayed with one cudaGraphLaunch. A recording stops being current
+  /// when the shared workspace moves (reserve_workspace grew it).
+  bool can_record() const override { return available(); }
+  /// GPU time from events recorded on the stream around `region` (time_ms).
+  collage::Result<double> time_seconds(const std::function<collage::Status()>& region) override;
+  collage::Status begin_recording() override;
+  collage::Result<std::unique_ptr<Recording>> end_recording() override;
 
   /// The stream this device's copies and kernels run on; null when unavailable.
   CUstream_st* stream() const;

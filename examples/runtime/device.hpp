@@ -6,6 +6,7 @@
 /// on the host; the CUDA device (when the toolkit is present) on an NVIDIA GPU.
 
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -26,6 +27,17 @@ struct Buffer {
   DeviceKind device = DeviceKind::cpu;
 
   float* floats() const { return static_cast<float*>(data); }
+};
+
+/// Work recorded on a device (a CUDA graph), replayed as one launch.
+class Recording {
+ public:
+  virtual ~Recording() = default;
+  /// Whether replaying still does what was recorded (false once memory the recorded work refers
+  /// to, such as a device's shared workspace, may have moved: record again).
+  virtual bool current() const = 0;
+  /// Launches the recorded work; asynchronous like a kernel (Device::synchronize waits).
+  virtual collage::Status replay() = 0;
 };
 
 /// A device. Not thread-safe: one executor drives one device from one thread.
@@ -52,6 +64,20 @@ class Device {
                                std::size_t bytes) = 0;
   /// Waits until every launched kernel and copy has finished; reports an asynchronous failure.
   virtual collage::Status synchronize() = 0;
+
+  /// Seconds of device time `region` (which launches work on this device) takes. By default the
+  /// wall-clock time of `region` and a synchronize(); a device with its own timers (CUDA events)
+  /// counts only the time its work ran.
+  virtual collage::Result<double> time_seconds(const std::function<collage::Status()>& region);
+
+  /// Whether the device can record the work launched on it and replay it (begin_recording).
+  virtual bool can_record() const { return false; }
+  /// From now on, kernels and copies launched on this device are recorded instead of run, until
+  /// end_recording(). An error when the device cannot record.
+  virtual collage::Status begin_recording();
+  /// Ends recording and returns what was recorded, or an error naming what could not be recorded
+  /// (the device then runs work as it is launched again, and nothing recorded has run).
+  virtual collage::Result<std::unique_ptr<Recording>> end_recording();
 };
 
 /// A buffer released when the owner goes (or when reset).

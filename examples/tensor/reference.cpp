@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "tensor/op_attrs.hpp"
 #include "tensor/shape_inference.hpp"
 
 namespace tc {
@@ -16,7 +17,6 @@ namespace {
 using collage::Error;
 using collage::ErrorCode;
 using collage::Result;
-using Ints = std::vector<std::int64_t>;
 
 /// Element `i` of `t` (a signed index, checked by the callers' loop bounds).
 float at(const Tensor& t, std::int64_t i) { return t.data[static_cast<std::size_t>(i)]; }
@@ -39,7 +39,7 @@ double nan_min(double a, double b) { return std::isnan(a) || a < b ? a : b; }
 // ---------------------------------------------------------------------------------------------
 // Elementwise.
 
-double unary_value(Op op, const Attributes& attrs, double x) {
+double unary_value(Op op, const UnaryAttrs& attrs, double x) {
   switch (op) {
     case Op::identity: return x;
     case Op::relu: return x < 0 ? 0.0 : x;
@@ -54,18 +54,19 @@ double unary_value(Op op, const Attributes& attrs, double x) {
     case Op::reciprocal: return 1.0 / x;
     case Op::clip: {
       if (std::isnan(x)) return x;
-      return std::min(std::max(x, attrs.get_float("min")), attrs.get_float("max"));
+      return std::min(std::max(x, attrs.min), attrs.max);
     }
-    case Op::leaky_relu: return x < 0 ? attrs.get_float("alpha") * x : x;
-    case Op::hard_sigmoid: return std::max(0.0, std::min(1.0, attrs.get_float("alpha") * x + attrs.get_float("beta")));
+    case Op::leaky_relu: return x < 0 ? attrs.alpha * x : x;
+    case Op::hard_sigmoid: return std::max(0.0, std::min(1.0, attrs.alpha * x + attrs.beta));
     default: return std::numeric_limits<double>::quiet_NaN();
   }
 }
 
 Tensor unary(const Node& node, const Tensor& x) {
   Tensor y(node.shape);
+  const UnaryAttrs attrs = unary_attrs(node);
   for (std::int64_t i = 0; i < y.size(); ++i) {
-    at(y, i) = static_cast<float>(unary_value(node.op, node.attrs, static_cast<double>(at(x, i))));
+    at(y, i) = static_cast<float>(unary_value(node.op, attrs, static_cast<double>(at(x, i))));
   }
   return y;
 }
@@ -101,60 +102,41 @@ Tensor binary(const Node& node, const Tensor& a, const Tensor& b) {
 // Windows (convolution and pooling) over 1 to 3 spatial dimensions, laid out as 3 (leading unit
 // dimensions added) so one loop nest serves all.
 
-struct Window {
-  std::int64_t in[3], out[3], kernel[3], stride[3], pad[3], dilation[3];
-};
-
-/// The 3-D window of a node with spatial input dims `x_spatial` and output dims `y_spatial`;
-/// false when there are more than 3 spatial dimensions.
-bool make_window(const Shape& x, const Shape& y, const Ints& kernel, const Attributes& attrs, Window& w) {
-  const std::size_t k = x.size() - 2;
-  if (k < 1 || k > 3) return false;
-  const Ints strides = attrs.get_ints("strides", Ints(k, 1));
-  const Ints pads = attrs.get_ints("pads", Ints(2 * k, 0));
-  const Ints dilations = attrs.get_ints("dilations", Ints(k, 1));
-  for (std::size_t j = 0; j < 3; ++j) {
-    const bool real = j >= 3 - k;
-    const std::size_t d = real ? j - (3 - k) : 0;
-    w.in[j] = real ? x[d + 2] : 1;
-    w.out[j] = real ? y[d + 2] : 1;
-    w.kernel[j] = real ? kernel[d] : 1;
-    w.stride[j] = real ? strides[d] : 1;
-    w.pad[j] = real ? pads[d] : 0;
-    w.dilation[j] = real ? dilations[d] : 1;
-  }
+/// The window of `geometry` over three spatial dimensions; false for more than three.
+bool three_dims(const WindowGeometry& geometry, WindowGeometry& w) {
+  if (geometry.rank() < 1 || geometry.rank() > 3) return false;
+  w = geometry.expanded_to(3);
   return true;
 }
 
 /// Input coordinate along window dimension `j` of output position `o`, kernel tap `t`.
-std::int64_t input_coord(const Window& w, std::size_t j, std::int64_t o, std::int64_t t) {
-  return o * w.stride[j] - w.pad[j] + t * w.dilation[j];
+std::int64_t input_coord(const WindowGeometry& w, std::size_t j, std::int64_t o, std::int64_t t) {
+  return o * w.stride[j] - w.pad_begin[j] + t * w.dilation[j];
 }
 
-Result<Tensor> conv(const Node& node, const Tensor& x, const Tensor& weight, const Tensor* bias) {
-  Tensor y(node.shape);
-  Window w{};
-  if (!make_window(x.shape, y.shape, Ints(weight.shape.begin() + 2, weight.shape.end()), node.attrs, w)) {
+Result<Tensor> conv(const Graph& g, int n, const Tensor& x, const Tensor& weight, const Tensor* bias) {
+  Tensor y(g.node(n).shape);
+  WindowGeometry w;
+  if (!three_dims(conv_geometry(g, n), w)) {
     return Error{ErrorCode::invalid_argument, "the reference runs 1 to 3 spatial dimensions"};
   }
-  const std::int64_t batch = dim(x.shape, 0);
-  const std::int64_t channels = dim(x.shape, 1);
-  const std::int64_t features = dim(weight.shape, 0);
-  const std::int64_t group = node.attrs.get_int("group", 1);
-  const std::int64_t group_in = channels / group;
-  const std::int64_t group_out = features / group;
+  const std::int64_t batch = w.batch;
+  const std::int64_t channels = w.channels;
+  const std::int64_t features = w.out_channels;
+  const std::int64_t group_in = w.group_channels();
+  const std::int64_t group_out = w.group_out_channels();
   const std::int64_t in_plane = w.in[0] * w.in[1] * w.in[2];
   const std::int64_t kernel_plane = w.kernel[0] * w.kernel[1] * w.kernel[2];
   std::int64_t yi = 0;
-  for (std::int64_t n = 0; n < batch; ++n) {
+  for (std::int64_t b = 0; b < batch; ++b) {
     for (std::int64_t m = 0; m < features; ++m) {
-      const std::int64_t g = m / group_out;
+      const std::int64_t grp = m / group_out;
       for (std::int64_t o0 = 0; o0 < w.out[0]; ++o0) {
         for (std::int64_t o1 = 0; o1 < w.out[1]; ++o1) {
           for (std::int64_t o2 = 0; o2 < w.out[2]; ++o2) {
             double acc = bias != nullptr ? static_cast<double>(at(*bias, m)) : 0.0;
             for (std::int64_t c = 0; c < group_in; ++c) {
-              const std::int64_t x_base = (n * channels + g * group_in + c) * in_plane;
+              const std::int64_t x_base = (b * channels + grp * group_in + c) * in_plane;
               const std::int64_t w_base = (m * group_in + c) * kernel_plane;
               for (std::int64_t t0 = 0; t0 < w.kernel[0]; ++t0) {
                 const std::int64_t i0 = input_coord(w, 0, o0, t0);
@@ -183,21 +165,18 @@ Result<Tensor> conv(const Node& node, const Tensor& x, const Tensor& weight, con
 
 /// MaxPool and AveragePool. Padding never wins a max; an average divides by the taps inside the
 /// input, or with count_include_pad by the taps inside the padded input.
-Result<Tensor> pool(const Node& node, const Tensor& x) {
+Result<Tensor> pool(const Graph& g, int n, const Tensor& x) {
+  const Node& node = g.node(n);
   Tensor y(node.shape);
-  Window w{};
-  if (!make_window(x.shape, y.shape, node.attrs.get_ints("kernel_shape"), node.attrs, w)) {
+  WindowGeometry w;
+  if (!three_dims(pool_geometry(g, n), w)) {
     return Error{ErrorCode::invalid_argument, "the reference runs 1 to 3 spatial dimensions"};
   }
   const bool is_max = node.op == Op::max_pool;
-  const bool include_pad = node.attrs.get_int("count_include_pad", 0) != 0;
-  const std::size_t k = x.shape.size() - 2;
-  const Ints pads = node.attrs.get_ints("pads", Ints(2 * k, 0));
-  std::int64_t padded_end[3] = {1, 1, 1};  // end of the padded input along each window dimension
-  for (std::size_t j = 0; j < 3; ++j) {
-    padded_end[j] = j >= 3 - k ? w.in[j] + pads[j - (3 - k) + k] : 1;
-  }
-  const std::int64_t planes = dim(x.shape, 0) * dim(x.shape, 1);
+  const bool include_pad = pool_attrs(node).count_include_pad;
+  std::int64_t padded_end[3];  // end of the padded input along each window dimension
+  for (std::size_t j = 0; j < 3; ++j) padded_end[j] = w.in[j] + w.pad_end[j];
+  const std::int64_t planes = w.batch * w.channels;
   const std::int64_t in_plane = w.in[0] * w.in[1] * w.in[2];
   std::int64_t yi = 0;
   for (std::int64_t p = 0; p < planes; ++p) {
@@ -259,10 +238,11 @@ Tensor global_pool(const Node& node, const Tensor& x) {
 
 Tensor gemm(const Node& node, const Tensor& a, const Tensor& b, const Tensor* c) {
   Tensor y(node.shape);
-  const bool trans_a = node.attrs.get_int("trans_a") != 0;
-  const bool trans_b = node.attrs.get_int("trans_b") != 0;
-  const double alpha = node.attrs.get_float("alpha", 1.0);
-  const double beta = node.attrs.get_float("beta", 1.0);
+  const GemmAttrs attrs = gemm_attrs(node);
+  const bool trans_a = attrs.trans_a;
+  const bool trans_b = attrs.trans_b;
+  const double alpha = attrs.alpha;
+  const double beta = attrs.beta;
   const std::int64_t m_dim = dim(y.shape, 0);
   const std::int64_t n_dim = dim(y.shape, 1);
   const std::int64_t k_dim = trans_a ? dim(a.shape, 0) : dim(a.shape, 1);
@@ -323,7 +303,7 @@ Tensor matmul(const Node& node, const Tensor& a, const Tensor& b) {
 Tensor batch_norm(const Node& node, const Tensor& x, const Tensor& scale, const Tensor& bias, const Tensor& mean,
                   const Tensor& var) {
   Tensor y(node.shape);
-  const double epsilon = node.attrs.get_float("epsilon", 1e-5);
+  const double epsilon = epsilon_attr(node);
   const std::int64_t batch = dim(x.shape, 0);
   const std::int64_t channels = dim(x.shape, 1);
   const std::int64_t plane = product(x.shape, 2, x.shape.size());
@@ -343,8 +323,8 @@ Tensor batch_norm(const Node& node, const Tensor& x, const Tensor& scale, const 
 /// Mean and (population) variance over [axis, rank), then scale and bias broadcast to those dims.
 Tensor layer_norm(const Node& node, const Tensor& x, const Tensor& scale, const Tensor* bias) {
   Tensor y(node.shape);
-  const auto axis = static_cast<std::size_t>(node.attrs.get_int("axis"));
-  const double epsilon = node.attrs.get_float("epsilon", 1e-5);
+  const std::size_t axis = axis_attr(node);
+  const double epsilon = epsilon_attr(node);
   const Shape normalized(x.shape.begin() + static_cast<std::ptrdiff_t>(axis), x.shape.end());
   const std::int64_t rows = product(x.shape, 0, axis);
   const std::int64_t cols = numel(normalized);
@@ -372,7 +352,7 @@ Tensor layer_norm(const Node& node, const Tensor& x, const Tensor& scale, const 
 
 Tensor softmax(const Node& node, const Tensor& x) {
   Tensor y(node.shape);
-  const auto axis = static_cast<std::size_t>(node.attrs.get_int("axis"));
+  const std::size_t axis = axis_attr(node);
   const std::int64_t outer = product(x.shape, 0, axis);
   const std::int64_t len = dim(x.shape, axis);
   const std::int64_t inner = product(x.shape, axis + 1, x.shape.size());
@@ -395,7 +375,7 @@ Tensor softmax(const Node& node, const Tensor& x) {
 // Reductions: every input element is folded into the output element its kept coordinates name.
 
 Tensor reduction(const Node& node, const Tensor& x) {
-  const Ints axes = node.attrs.get_ints("axes");
+  const Ints axes = reduce_attrs(node).axes;
   Shape kept = x.shape;  // the output shape with reduced dimensions as 1 (keepdims)
   for (std::int64_t a : axes) kept[static_cast<std::size_t>(a)] = 1;
   const Ints strides = broadcast_strides(kept, x.shape);
@@ -421,7 +401,7 @@ Tensor reduction(const Node& node, const Tensor& x) {
 
 Tensor transpose(const Node& node, const Tensor& x) {
   Tensor y(node.shape);
-  const Ints perm = node.attrs.get_ints("perm");
+  const Ints perm = perm_attr(node);
   const Ints x_strides = row_major_strides(x.shape);
   Ints strides(perm.size());  // input stride of each output dimension
   for (std::size_t d = 0; d < perm.size(); ++d) strides[d] = x_strides[static_cast<std::size_t>(perm[d])];
@@ -431,7 +411,7 @@ Tensor transpose(const Node& node, const Tensor& x) {
 
 Tensor concat(const Node& node, const std::vector<const Tensor*>& args) {
   Tensor y(node.shape);
-  const auto axis = static_cast<std::size_t>(node.attrs.get_int("axis"));
+  const std::size_t axis = axis_attr(node);
   const std::int64_t outer = product(y.shape, 0, axis);
   const std::int64_t inner = product(y.shape, axis + 1, y.shape.size());
   const std::int64_t y_row = dim(y.shape, axis) * inner;
@@ -449,8 +429,9 @@ Tensor concat(const Node& node, const std::vector<const Tensor*>& args) {
 /// Output element i along dimension d reads input element starts[d] + i * steps[d].
 Tensor slice(const Node& node, const Tensor& x) {
   Tensor y(node.shape);
-  const Ints starts = node.attrs.get_ints("starts");
-  const Ints steps = node.attrs.get_ints("steps");
+  const SliceAttrs attrs = slice_attrs(node);
+  const Ints& starts = attrs.starts;
+  const Ints& steps = attrs.steps;
   const Ints x_strides = row_major_strides(x.shape);
   for (std::int64_t i = 0; i < y.size(); ++i) {
     const Ints index = multi_index(i, y.shape);
@@ -466,9 +447,10 @@ Tensor slice(const Node& node, const Tensor& x) {
 Tensor pad(const Node& node, const Tensor& x) {
   Tensor y(node.shape);
   const std::size_t rank = x.shape.size();
-  const Ints pads = node.attrs.get_ints("pads");
-  const std::int64_t mode = node.attrs.get_int("mode", kPadConstant);
-  const auto value = static_cast<float>(node.attrs.get_float("value"));
+  const PadAttrs attrs = pad_attrs(node);
+  const Ints& pads = attrs.pads;
+  const PadAttrs::Mode mode = attrs.mode;
+  const auto value = static_cast<float>(attrs.value);
   const Ints x_strides = row_major_strides(x.shape);
   for (std::int64_t i = 0; i < y.size(); ++i) {
     const Ints index = multi_index(i, y.shape);
@@ -479,11 +461,11 @@ Tensor pad(const Node& node, const Tensor& x) {
       const std::int64_t cropped = x.shape[d] - crop_begin - std::max<std::int64_t>(0, -pads[d + rank]);
       std::int64_t c = index[d] - std::max<std::int64_t>(0, pads[d]);  // coordinate in the cropped tensor
       if (c < 0 || c >= cropped) {
-        if (mode == kPadConstant) {
+        if (mode == PadAttrs::Mode::constant) {
           outside = true;
           break;
         }
-        if (mode == kPadEdge) {
+        if (mode == PadAttrs::Mode::edge) {
           c = std::clamp<std::int64_t>(c, 0, cropped - 1);
         } else {
           c = c < 0 ? -c : 2 * (cropped - 1) - c;
@@ -498,7 +480,9 @@ Tensor pad(const Node& node, const Tensor& x) {
 
 Tensor same_data(const Node& node, const Tensor& x) { return Tensor(node.shape, x.data); }
 
-Result<Tensor> run_node(const Node& node, const std::vector<const Tensor*>& args) {
+/// The value of node `n` of `g` (shapes inferred) for its operands `args`.
+Result<Tensor> run_node(const Graph& g, int n, const std::vector<const Tensor*>& args) {
+  const Node& node = g.node(n);
   const Op op = node.op;
   if (is_unary_elementwise(op)) return unary(node, *args[0]);
   if (is_binary_elementwise(op)) return binary(node, *args[0], *args[1]);
@@ -506,11 +490,11 @@ Result<Tensor> run_node(const Node& node, const std::vector<const Tensor*>& args
   if (is_reshape_like(op)) return same_data(node, *args[0]);
   const Tensor* third = args.size() > 2 ? args[2] : nullptr;
   switch (op) {
-    case Op::conv: return conv(node, *args[0], *args[1], third);
+    case Op::conv: return conv(g, n, *args[0], *args[1], third);
     case Op::gemm: return gemm(node, *args[0], *args[1], third);
     case Op::matmul: return matmul(node, *args[0], *args[1]);
     case Op::max_pool:
-    case Op::average_pool: return pool(node, *args[0]);
+    case Op::average_pool: return pool(g, n, *args[0]);
     case Op::global_average_pool:
     case Op::global_max_pool: return global_pool(node, *args[0]);
     case Op::batch_norm: return batch_norm(node, *args[0], *args[1], *args[2], *args[3], *args[4]);
@@ -542,7 +526,7 @@ Result<Tensor> evaluate_node(const Node& node, const std::vector<const Tensor*>&
   if (!n.ok()) return n.error();
   g.mutable_node(*n).shape = node.shape;
   if (collage::Status s = infer_shapes(g); !s.ok()) return s.error();
-  Result<Tensor> value = run_node(g.node(*n), args);
+  Result<Tensor> value = run_node(g, *n, args);
   if (!value.ok()) return Error{value.error().code, describe(g, *n) + ": " + value.error().message};
   return value;
 }
@@ -580,7 +564,7 @@ Result<std::vector<Tensor>> evaluate_all(const Graph& graph, const std::vector<T
     }
     std::vector<const Tensor*> args;
     for (int in : node.inputs) args.push_back(&values[static_cast<std::size_t>(in)]);
-    Result<Tensor> value = run_node(node, args);
+    Result<Tensor> value = run_node(g, static_cast<int>(i), args);
     if (!value.ok()) return Error{value.error().code, describe(g, static_cast<int>(i)) + ": " + value.error().message};
     values[i] = std::move(value).value();
   }

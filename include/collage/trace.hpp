@@ -142,6 +142,19 @@ class TraceReader {
  public:
   explicit TraceReader(const DataflowGraph<G>& graph) : graph_(graph) {}
 
+  /// The candidate of one candidate record (a line of a current trace, without its line feed).
+  Result<Candidate> read_candidate(std::string_view record) {
+    where_ = "candidate record: ";
+    const std::vector<std::string_view> f = split_fields(record, '\t');
+    if (f[0] != "candidate" || f.size() < 5) {
+      return fail("expected 'candidate <target> <rule> <cost> <indexes> [<group>...]'");
+    }
+    if (std::optional<Error> error = candidate(f)) return std::move(*error);
+    Candidate c = std::move(candidates_.back());
+    candidates_.pop_back();
+    return c;
+  }
+
   Result<Partitioning> run(std::string_view trace) {
     std::vector<std::string_view> lines = split_fields(trace, '\n');
     if (lines[0] == "collage-trace/1") {
@@ -414,6 +427,18 @@ class TraceReader {
 
 }  // namespace detail
 
+/// The trace's candidate record of `c` (without a line feed): its target, rule, cost (unknown when
+/// it has none), inside nodes and nested groups at every depth. With read_trace_candidate(), how a
+/// candidate crosses a process boundary (e.g. to be measured on another machine).
+inline std::string trace_candidate_record(const Candidate& c) {
+  std::string out = "candidate\t" + detail::trace_escape(c.target) + '\t' + detail::trace_escape(c.rule_name) + '\t';
+  out += detail::format_cost(c.cost);
+  out += '\t';
+  detail::append_trace_indexes(out, c.sub_graph.inside());
+  detail::append_trace_groups(out, c.sub_graph.nested(), 0);
+  return out;
+}
+
 /// `result` as a trace (see the format above): its search settings, target priority, penalties,
 /// transfer table, and every candidate with its oracle cost and its nested groups at every depth. Deterministic:
 /// the same result gives the same bytes, under any locale.
@@ -446,14 +471,18 @@ inline std::string save_trace(const PartitionResult& result) {
     }
   }
   for (const Candidate& c : result.candidates) {
-    out += "candidate\t" + detail::trace_escape(c.target) + '\t' + detail::trace_escape(c.rule_name) + '\t';
-    out += detail::format_cost(c.cost);
-    out += '\t';
-    detail::append_trace_indexes(out, c.sub_graph.inside());
-    detail::append_trace_groups(out, c.sub_graph.nested(), 0);
+    out += trace_candidate_record(c);
     out += '\n';
   }
   return out;
+}
+
+/// The candidate over `graph` that trace_candidate_record() wrote as `record`, equal to the one
+/// written (its cost as written: an unknown cost reads back as Cost::unknown()). Fails with
+/// ErrorCode::parse, naming the field, as replay() does for a candidate line.
+template <class G>
+Result<Candidate> read_trace_candidate(const DataflowGraph<G>& graph, std::string_view record) {
+  return detail::TraceReader<G>(graph).read_candidate(record);
 }
 
 /// Repeats the search saved in `trace` (see save_trace) over `graph` without an oracle: the same

@@ -6,23 +6,17 @@
 #include <type_traits>
 #include <utility>
 
-#include "backends/device_operands.hpp"
-
-#if TC_HAVE_CUDA
 #include <cublasLt.h>
 #include <dlfcn.h>
-#endif
 
-namespace tc {
+#include "backends/kit/kernel_operands.hpp"
+
+namespace tc::cublas {
 
 using collage::Error;
 using collage::ErrorCode;
 using collage::Result;
 using collage::Status;
-
-#if TC_HAVE_CUDA
-
-bool cublas_built() { return true; }
 
 namespace {
 
@@ -129,26 +123,26 @@ Result<MatrixLayout> make_layout(const LtApi& lt, const LtMatrix& m, std::int64_
   return layout;
 }
 
-cublasLtEpilogue_t epilogue_of(const MatmulPlan& p) {
+cublasLtEpilogue_t epilogue_of(const CallPlan& p) {
   const bool bias = p.bias >= 0;
   switch (p.activation) {
-    case MatmulActivation::relu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
-    case MatmulActivation::gelu_tanh: return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
-    case MatmulActivation::none: break;
+    case Activation::relu: return bias ? CUBLASLT_EPILOGUE_RELU_BIAS : CUBLASLT_EPILOGUE_RELU;
+    case Activation::gelu_tanh: return bias ? CUBLASLT_EPILOGUE_GELU_BIAS : CUBLASLT_EPILOGUE_GELU;
+    case Activation::none: break;
   }
   return bias ? CUBLASLT_EPILOGUE_BIAS : CUBLASLT_EPILOGUE_DEFAULT;
 }
 
 /// "128x64x32 (m x n x k), batch 4, epilogue 6" for messages.
-std::string describe(const MatmulPlan& p) {
+std::string describe(const CallPlan& p) {
   return std::to_string(p.m) + "x" + std::to_string(p.n) + "x" + std::to_string(p.k) + " (m x n x k), batch " +
          std::to_string(p.batch) + ", epilogue " + std::to_string(static_cast<int>(epilogue_of(p)));
 }
 
 class CublasKernel final : public Kernel {
  public:
-  CublasKernel(const LtApi& lt, CudaDevice& device, std::shared_ptr<void> handle, DeviceOperands operands,
-               const MatmulPlan& plan, MatmulDesc desc, MatrixLayout a, MatrixLayout b, MatrixLayout d,
+  CublasKernel(const LtApi& lt, CudaDevice& device, std::shared_ptr<void> handle, KernelOperands operands,
+               const CallPlan& plan, MatmulDesc desc, MatrixLayout a, MatrixLayout b, MatrixLayout d,
                cublasLtMatmulAlgo_t algo, std::size_t workspace_bytes)
       : lt_(lt),
         device_(device),
@@ -164,10 +158,10 @@ class CublasKernel final : public Kernel {
 
   Status run(const std::vector<const float*>& inputs, const std::vector<float*>& outputs) override {
     if (Status st = operands_.check_buffers(inputs, outputs, "cublas"); !st.ok()) return st;
-    const float* a = operands_.address(plan_.a, inputs);
-    const float* b = operands_.address(plan_.b, inputs);
-    const float* c = operands_.address(plan_.c, inputs);
-    const float* bias = operands_.address(plan_.bias, inputs);
+    const float* a = operands_.address(plan_.a, inputs, outputs);
+    const float* b = operands_.address(plan_.b, inputs, outputs);
+    const float* c = operands_.address(plan_.c, inputs, outputs);
+    const float* bias = operands_.address(plan_.bias, inputs, outputs);
     float* d = outputs[0];
     for (const void* p : {static_cast<const void*>(a), static_cast<const void*>(b), static_cast<const void*>(c),
                           static_cast<const void*>(bias), static_cast<const void*>(d)}) {
@@ -195,8 +189,8 @@ class CublasKernel final : public Kernel {
   const LtApi& lt_;
   CudaDevice& device_;
   std::shared_ptr<void> handle_;
-  DeviceOperands operands_;
-  MatmulPlan plan_;
+  KernelOperands operands_;
+  CallPlan plan_;
   MatmulDesc desc_;
   MatrixLayout a_;
   MatrixLayout b_;
@@ -218,8 +212,11 @@ Status load_cublaslt() {
   return loaded.ok() ? Status::success() : Status(loaded.error());
 }
 
-Result<std::unique_ptr<Kernel>> compile_cublas_kernel(const Function& function, const MatmulPlan& plan,
-                                                      CudaDevice& device, const CublasOptions& options) {
+Result<std::unique_ptr<Kernel>> kernel(const Function& function, const LibraryCall& call, const CallPlan& plan,
+                                       Device& on, const Options& options) {
+  Result<CudaDevice*> cuda = usable_cuda_device(on, "cublas");
+  if (!cuda.ok()) return cuda.error();
+  CudaDevice& device = **cuda;
   if (plan.batch > std::numeric_limits<std::int32_t>::max()) {
     return Error{ErrorCode::invalid_argument, "cublas: a batch of " + std::to_string(plan.batch) + " matrices"};
   }
@@ -228,7 +225,7 @@ Result<std::unique_ptr<Kernel>> compile_cublas_kernel(const Function& function, 
   const LtApi& lt = **loaded;
   Result<std::shared_ptr<void>> handle = device.context("cublasLt", [&lt] { return make_handle(lt); });
   if (!handle.ok()) return handle.error();
-  Result<DeviceOperands> operands = DeviceOperands::bind(function, plan.operands(), device, "cublas");
+  Result<KernelOperands> operands = KernelOperands::bind(function, {call}, cublas::operands(plan), device);
   if (!operands.ok()) return operands.error();
   const LtProblem problem = lt_problem(plan);
 
@@ -246,7 +243,7 @@ Result<std::unique_ptr<Kernel>> compile_cublas_kernel(const Function& function, 
     // The heuristic reads the bias pointer's alignment only: a constant's own address, else an
     // address with the alignment run() guarantees.
     const bool constant = function.graph.node(plan.bias).op == Op::constant;
-    const void* bias = constant ? static_cast<const void*>(operands->address(plan.bias, {}))
+    const void* bias = constant ? static_cast<const void*>(operands->address(plan.bias, {}, {}))
                                 : reinterpret_cast<const void*>(kAlignment);
     st = set_attribute(lt, raw_desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, bias);
   }
@@ -286,17 +283,4 @@ Result<std::unique_ptr<Kernel>> compile_cublas_kernel(const Function& function, 
                                                                 std::move(d).value(), best.algo, best.workspaceSize));
 }
 
-#else  // built without cuBLASLt
-
-bool cublas_built() { return false; }
-
-Status load_cublaslt() { return Error{ErrorCode::invalid_argument, "cublas: built without the CUDA toolkit (cuBLASLt)"}; }
-
-Result<std::unique_ptr<Kernel>> compile_cublas_kernel(const Function&, const MatmulPlan&, CudaDevice&,
-                                                      const CublasOptions&) {
-  return Error{ErrorCode::invalid_argument, "cublas: built without the CUDA toolkit (cuBLASLt)"};
-}
-
-#endif
-
-}  // namespace tc
+}  // namespace tc::cublas

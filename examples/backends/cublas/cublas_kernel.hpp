@@ -9,22 +9,19 @@
 
 #include "backends/backend.hpp"
 #include "backends/cublas/cublas_plan.hpp"
+#include "backends/kit/library_call.hpp"
 #include "runtime/cuda_device.hpp"
 
-namespace tc {
-
-/// Whether this build has the cublas kernels (the CUDA toolkit with cuBLASLt was found).
-bool cublas_built();
+namespace tc::cublas {
 
 /// Opens cuBLASLt and finds the functions the kernels call (done once per process, when the first
 /// kernel is compiled; this needs no GPU). An error names the library or the missing functions.
 collage::Status load_cublaslt();
 
-/// Compiles `plan` (the call of `function`) for `device`: uploads the constants it reads, picks
-/// cuBLASLt's best algorithm by heuristic for the plan's shapes and epilogue (operands assumed
-/// 16-byte aligned, which run() checks), and reserves the device's workspace for it. Without cuBLASLt
-/// in the build, an error saying so.
-collage::Result<std::unique_ptr<Kernel>> compile_cublas_kernel(const Function& function, const MatmulPlan& plan,
-                                                               CudaDevice& device, const CublasOptions& options);
+/// The kernel of `plan`, the one call of `function`, on `device` (a CUDA device): uploads the constants it reads,
+/// picks cuBLASLt's best algorithm by heuristic for the plan's shapes and epilogue (operands
+/// assumed 16-byte aligned, which run() checks), and reserves the device's workspace for it.
+collage::Result<std::unique_ptr<Kernel>> kernel(const Function& function, const LibraryCall& call, const CallPlan& plan,
+                                                Device& device, const Options& options);
 
-}  // namespace tc
+}  // namespace tc::cublas

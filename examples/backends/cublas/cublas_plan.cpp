@@ -1,12 +1,13 @@
 #include "backends/cublas/cublas_plan.hpp"
 
-#include <algorithm>
-#include <cmath>
 #include <optional>
 #include <string>
 #include <utility>
 
-namespace tc {
+#include "backends/kit/epilogue.hpp"
+#include "tensor/op_attrs.hpp"
+
+namespace tc::cublas {
 
 using collage::Error;
 using collage::ErrorCode;
@@ -14,36 +15,13 @@ using collage::Result;
 
 namespace {
 
-Error refuse(const std::string& why) { return Error{ErrorCode::invalid_argument, "cublas: " + why}; }
+Error refuse(const std::string& why) { return Error{ErrorCode::invalid_argument, why}; }
 
-/// The value of `n` when it is a one-element constant.
-bool scalar_value(const Graph& g, int n, double& value) {
-  const Node& node = g.node(n);
-  if (node.op != Op::constant || node.value == nullptr || node.value->data.size() != 1) return false;
-  value = node.value->data.front();
-  return true;
-}
-
-bool is_scalar(const Graph& g, int n, double want) {
-  double v = 0.0;
-  return scalar_value(g, n, v) && std::fabs(v - want) <= 1e-4 * std::fabs(want);
-}
-
-/// Whether `n` is `op` of `a` and a node for which `other` holds, in either order (or only a
-/// first when `commutes` is false); `other` receives that node.
-template <class Pred>
-bool binary_of(const Graph& g, int n, Op op, int a, Pred other, bool commutes = true) {
-  const Node& node = g.node(n);
-  if (node.op != op || node.inputs.size() != 2) return false;
-  if (node.inputs[0] == a && other(node.inputs[1])) return true;
-  return commutes && node.inputs[1] == a && other(node.inputs[0]);
-}
-
-/// The first node of `nodes` for which `pred` holds, or -1.
-template <class Pred>
-int find_node(const std::vector<int>& nodes, Pred pred) {
-  auto it = std::find_if(nodes.begin(), nodes.end(), pred);
-  return it == nodes.end() ? -1 : *it;
+/// Whether `n` is a one-element constant; `value` receives it.
+bool scalar_operand(const Graph& g, int n, float& value) {
+  const std::optional<float> v = scalar_constant(g, n);
+  if (v) value = *v;
+  return v.has_value();
 }
 
 /// A value added to the product: which node, scaled by how much.
@@ -72,23 +50,23 @@ MatrixStack as_matrices(const Shape& s, bool is_a) {
   return m;
 }
 
-Result<MatmulPlan> plan_anchor(const Graph& g, int anchor, std::vector<Addend>& addends) {
+Result<CallPlan> plan_anchor(const Graph& g, int anchor, std::vector<Addend>& addends) {
   const Node& node = g.node(anchor);
-  MatmulPlan p;
+  CallPlan p;
   p.a = node.inputs[0];
   p.b = node.inputs[1];
   const Shape& sa = g.node(p.a).shape;
   const Shape& sb = g.node(p.b).shape;
   if (node.op == Op::gemm) {
     if (sa.size() != 2 || sb.size() != 2) return refuse("Gemm operands must be matrices");
-    p.trans_a = node.attrs.get_int("trans_a") != 0;
-    p.trans_b = node.attrs.get_int("trans_b") != 0;
+    const GemmAttrs attrs = gemm_attrs(node);
+    p.trans_a = attrs.trans_a;
+    p.trans_b = attrs.trans_b;
     p.m = p.trans_a ? sa[1] : sa[0];
     p.k = p.trans_a ? sa[0] : sa[1];
     p.n = p.trans_b ? sb[0] : sb[1];
-    p.alpha = node.attrs.get_float("alpha", 1.0);
-    const double beta = node.attrs.get_float("beta", 1.0);
-    if (node.inputs.size() == 3 && beta != 0.0) addends.push_back({node.inputs[2], beta});
+    p.alpha = attrs.alpha;
+    if (node.inputs.size() == 3 && attrs.beta != 0.0) addends.push_back({node.inputs[2], attrs.beta});
   } else if (node.op == Op::matmul) {
     if (sa.empty() || sb.empty()) return refuse("MatMul of a scalar");
     const MatrixStack a = as_matrices(sa, true);
@@ -124,7 +102,7 @@ Result<MatmulPlan> plan_anchor(const Graph& g, int anchor, std::vector<Addend>& 
 }
 
 /// Sorts the addends into the plan's C and bias.
-collage::Status place_addends(const Graph& g, const std::vector<Addend>& addends, const Shape& result, MatmulPlan& p) {
+collage::Status place_addends(const Graph& g, const std::vector<Addend>& addends, const Shape& result, CallPlan& p) {
   for (const Addend& add : addends) {
     const Shape& s = g.node(add.node).shape;
     const bool row_vector = numel(s) == p.n && (p.n == 1 || (!s.empty() && s.back() == p.n));
@@ -145,79 +123,44 @@ collage::Status place_addends(const Graph& g, const std::vector<Addend>& addends
 
 }  // namespace
 
-int match_gelu_erf(const Graph& g, int x, const std::vector<int>& rest) {
-  if (rest.size() != 5) return -1;
-  auto scalar = [&](double v) { return [&g, v](int n) { return is_scalar(g, n, v); }; };
-  auto is_node = [](int want) { return [want](int n) { return n == want; }; };
-  const int scaled = find_node(rest, [&](int n) {
-    return binary_of(g, n, Op::div, x, scalar(1.4142135623730951), false) ||
-           binary_of(g, n, Op::mul, x, scalar(0.7071067811865476));
-  });
-  if (scaled < 0) return -1;
-  const int erf = find_node(rest, [&](int n) { return g.node(n).op == Op::erf && g.node(n).inputs[0] == scaled; });
-  if (erf < 0) return -1;
-  const int plus = find_node(rest, [&](int n) { return binary_of(g, n, Op::add, erf, scalar(1.0)); });
-  if (plus < 0) return -1;
-  std::vector<int> used{scaled, erf, plus};
-  // (x * (erf + 1)) * 0.5
-  int inner = find_node(rest, [&](int n) { return binary_of(g, n, Op::mul, x, is_node(plus)); });
-  int last = inner < 0 ? -1 : find_node(rest, [&](int n) { return binary_of(g, n, Op::mul, inner, scalar(0.5)); });
-  if (last < 0) {
-    // (x * 0.5) * (erf + 1)
-    inner = find_node(rest, [&](int n) { return binary_of(g, n, Op::mul, x, scalar(0.5)); });
-    last = inner < 0 ? -1 : find_node(rest, [&](int n) { return binary_of(g, n, Op::mul, inner, is_node(plus)); });
-  }
-  if (last < 0 || last != rest.back()) return -1;
-  used.push_back(inner);
-  used.push_back(last);
-  std::sort(used.begin(), used.end());
-  std::vector<int> sorted_rest = rest;
-  std::sort(sorted_rest.begin(), sorted_rest.end());
-  return used == sorted_rest ? last : -1;
-}
+std::vector<int> operands(const CallPlan& plan) { return {plan.a, plan.b, plan.c, plan.bias}; }
 
-Result<MatmulPlan> plan_matmul(const Graph& g, const std::vector<int>& nodes, const CublasOptions& options) {
-  if (nodes.empty()) return refuse("an empty call");
+Result<CallPlan> plan(const Graph& g, const LibraryCall& call, const Options& options) {
+  if (call.nodes.empty()) return refuse("an empty call");
   std::vector<Addend> addends;
-  Result<MatmulPlan> planned = plan_anchor(g, nodes.front(), addends);
+  Result<CallPlan> planned = plan_anchor(g, call.nodes.front(), addends);
   if (!planned.ok()) return planned.error();
-  MatmulPlan p = *planned;
-  auto inside = [&](int n) { return std::find(nodes.begin(), nodes.end(), n) != nodes.end(); };
-  int cur = nodes.front();
+  Result<AnchorChain> chain = read_anchor_chain(g, call);
+  if (!chain.ok()) return chain.error();
+  CallPlan p = *planned;
+  int cur = chain->anchor;
   bool scaled = false;
-  for (std::size_t i = 1; i < nodes.size(); ++i) {
-    const int n = nodes[i];
-    const Node& node = g.node(n);
-    auto other_operand = [&] { return node.inputs[0] == cur ? node.inputs[1] : node.inputs[0]; };
-    const std::vector<int> rest(nodes.begin() + static_cast<std::ptrdiff_t>(i), nodes.end());
-    double s = 0.0;
-    if (options.approximate_gelu && match_gelu_erf(g, cur, rest) >= 0) {
-      p.activation = MatmulActivation::gelu_tanh;
-      cur = rest.back();
-      break;
-    }
-    const bool reads_cur = std::find(node.inputs.begin(), node.inputs.end(), cur) != node.inputs.end();
-    if (!reads_cur) return refuse(describe(g, n) + " does not read " + describe(g, cur));
-    if (node.op == Op::relu && i + 1 == nodes.size()) {
-      p.activation = MatmulActivation::relu;
-    } else if (!scaled && node.op == Op::div && node.inputs[0] == cur &&
-               scalar_value(g, node.inputs[1], s) && s != 0.0) {
+  const std::vector<EpilogueStep>& steps = chain->epilogue;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const EpilogueStep& step = steps[i];
+    const bool last = i + 1 == steps.size();
+    float s = 0.0f;
+    const bool by_scalar = step.kind == EpilogueStep::Kind::binary && scalar_operand(g, step.operand, s);
+    if (step.kind == EpilogueStep::Kind::gelu_erf && options.approximate_gelu && last) {
+      p.activation = Activation::gelu_tanh;
+    } else if (step.kind == EpilogueStep::Kind::unary && step.op == Op::relu && last) {
+      p.activation = Activation::relu;
+    } else if (!scaled && by_scalar && step.op == Op::div && !step.operand_first && s != 0.0f) {
       scaled = true;
       p.alpha /= s;
       for (Addend& a : addends) a.scale /= s;
-    } else if (!scaled && node.op == Op::mul && node.inputs[0] != node.inputs[1] && scalar_value(g, other_operand(), s)) {
+    } else if (!scaled && by_scalar && step.op == Op::mul) {
       scaled = true;
       p.alpha *= s;
       for (Addend& a : addends) a.scale *= s;
-    } else if (node.op == Op::add && node.inputs[0] != node.inputs[1] && !inside(other_operand()) && addends.size() < 2) {
-      addends.push_back({other_operand(), 1.0});
+    } else if (step.kind == EpilogueStep::Kind::binary && step.op == Op::add && addends.size() < 2) {
+      addends.push_back({step.operand, 1.0});
       scaled = true;  // a scale after an Add would scale the addend: not fused
     } else {
-      return refuse("cannot fuse " + describe(g, n) + " after " + describe(g, cur));
+      return refuse("cannot fuse " + describe(g, step.node) + " after " + describe(g, cur));
     }
-    cur = n;
+    cur = step.node;
   }
-  if (cur != nodes.back()) return refuse("the call does not end at " + describe(g, nodes.back()));
   p.result = cur;
   const Shape& result = g.node(cur).shape;
   if (numel(result) != p.batch * p.m * p.n) {
@@ -227,7 +170,7 @@ Result<MatmulPlan> plan_matmul(const Graph& g, const std::vector<int>& nodes, co
   return p;
 }
 
-LtProblem lt_problem(const MatmulPlan& p) {
+LtProblem lt_problem(const CallPlan& p) {
   LtProblem lt;
   lt.batch = p.batch;
   const auto m = static_cast<std::uint64_t>(p.m);
@@ -244,4 +187,4 @@ LtProblem lt_problem(const MatmulPlan& p) {
   return lt;
 }
 
-}  // namespace tc
+}  // namespace tc::cublas

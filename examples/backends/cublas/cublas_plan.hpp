@@ -3,7 +3,7 @@
 /// \file
 /// What the cublas backend computes for one call, worked out on the host with no GPU: a MatMul or
 /// Gemm with the epilogue cuBLASLt fuses into it (a scale, a bias vector, a same-shape addend as
-/// its C matrix, relu or GELU), as a row-major batched problem (MatmulPlan), and that problem in
+/// its C matrix, relu or GELU), as a row-major batched problem (CallPlan), and that problem in
 /// the column-major terms cuBLASLt takes (LtProblem).
 
 #include <cstddef>
@@ -12,12 +12,13 @@
 
 #include <collage/support/result.hpp>
 
+#include "backends/kit/library_call.hpp"
 #include "tensor/graph.hpp"
 
-namespace tc {
+namespace tc::cublas {
 
 /// Choices of the cublas backend.
-struct CublasOptions {
+struct Options {
   /// Run erf GELU (the decomposed Div/Erf/Add/Mul/Mul exporters emit) as cuBLASLt's GELU epilogue,
   /// which is the tanh approximation: it differs from erf GELU by up to 4.7e-4 absolute (near
   /// x = -2.7), beyond the default output check (rtol 1e-3, atol 1e-4), so it is off by default.
@@ -30,7 +31,7 @@ struct CublasOptions {
 };
 
 /// The activation applied last by the epilogue.
-enum class MatmulActivation { none, relu, gelu_tanh };
+enum class Activation { none, relu, gelu_tanh };
 
 /// One call of the cublas backend, row-major: for each batch b,
 ///
@@ -38,7 +39,7 @@ enum class MatmulActivation { none, relu, gelu_tanh };
 ///
 /// with op(A) of m x k, op(B) of k x n, D and C dense m x n, bias a length-n vector added to every
 /// row. Node ids are of the graph the plan was made from.
-struct MatmulPlan {
+struct CallPlan {
   int a = -1;
   int b = -1;
   /// The same-shape addend, or -1 (beta is then 0).
@@ -59,21 +60,20 @@ struct MatmulPlan {
   std::int64_t stride_b = 0;
   double alpha = 1.0;
   double beta = 0.0;
-  MatmulActivation activation = MatmulActivation::none;
-
-  /// The nodes whose values the call reads (A, B, then C and the bias where present; -1 for
-  /// absent ones).
-  std::vector<int> operands() const { return {a, b, c, bias}; }
+  Activation activation = Activation::none;
 };
 
-/// Plans the call made of `nodes` of `graph` (operator nodes, topological; shapes inferred): a
-/// MatMul or Gemm first, then in a chain, each reading the one before, optionally a scale by a
-/// scalar constant (Div or Mul), up to two Adds of a value from outside the call (a length-n
-/// vector becomes the bias, a tensor of the result's shape C; Gemm's own C counts as one), and
-/// last Relu or, with options.approximate_gelu, GELU in its erf forms. Fails naming what cuBLASLt
-/// cannot express: batch dims that broadcast other than "all" or "none", an addend of another
-/// shape, two biases, an operation it does not fuse.
-collage::Result<MatmulPlan> plan_matmul(const Graph& graph, const std::vector<int>& nodes, const CublasOptions& options);
+/// The nodes whose values `plan` reads (A, B, then C and the bias; -1 for absent ones).
+std::vector<int> operands(const CallPlan& plan);
+
+/// Plans `call` of `graph` (shapes inferred), read as an anchor and its epilogue (see
+/// read_anchor_chain): a MatMul or Gemm, then optionally a scale by a scalar constant (Div or
+/// Mul), up to two Adds of a value from outside the call (a length-n vector becomes the bias, a
+/// tensor of the result's shape C; Gemm's own C counts as one), and last Relu or, with
+/// options.approximate_gelu, GELU in its erf forms. Fails naming what cuBLASLt cannot express:
+/// batch dims that broadcast other than "all" or "none", an addend of another shape, two biases,
+/// an operation it does not fuse.
+collage::Result<CallPlan> plan(const Graph& graph, const LibraryCall& call, const Options& options);
 
 /// One matrix as cuBLASLt sees it: column-major, rows x cols with leading dimension ld, batches
 /// batch_stride elements apart.
@@ -84,7 +84,7 @@ struct LtMatrix {
   std::int64_t batch_stride = 0;
 };
 
-/// A MatmulPlan as a column-major cuBLASLt problem. Row-major D = op(A) op(B) is column-major
+/// A CallPlan as a column-major cuBLASLt problem. Row-major D = op(A) op(B) is column-major
 /// D^T = op(B)^T op(A)^T, so cuBLASLt's "A" is the plan's B and its "B" is the plan's A:
 ///
 ///     D'[b] (n x m) = act(alpha * opA'(A'[b]) * opB'(B'[b]) + beta * C'[b] + bias)
@@ -102,11 +102,6 @@ struct LtProblem {
 };
 
 /// The column-major problem of `plan`.
-LtProblem lt_problem(const MatmulPlan& plan);
+LtProblem lt_problem(const CallPlan& plan);
 
-/// If the nodes `rest` (topological) are exactly GELU in one of the erf forms exporters emit,
-/// applied to `x` — x * (erf(x / sqrt 2) + 1) * 0.5 or (x * 0.5) * (erf(x / sqrt 2) + 1), operands
-/// of Add and Mul in either order, x * (1 / sqrt 2) for the division — its last node; else -1.
-int match_gelu_erf(const Graph& graph, int x, const std::vector<int>& rest);
-
-}  // namespace tc
+}  // namespace tc::cublas

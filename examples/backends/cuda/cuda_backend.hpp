@@ -1,8 +1,8 @@
 #pragma once
 
 /// \file
-/// The cuda backend: the native backend's fusion rule and lowering, each partition run as CUDA
-/// kernels generated from the lowered stages (the role of TVM's own CUDA code generator among the
+/// The cuda backend: the native fusion rule and the loop IR's lowering (loops/), each partition run
+/// as CUDA kernels rendered from the lowered stages (the role of TVM's own CUDA code generator among the
 /// GPU targets). Fused elementwise, broadcast and injective chains, reductions with their
 /// prologue and epilogue, a shared-memory tiled GEMM and convolution (implicit im2col; direct for
 /// depthwise), pooling, softmax and layer normalisation, each with its epilogue applied in
@@ -13,11 +13,14 @@
 #include <memory>
 
 #include "backends/backend.hpp"
-#include "backends/native/native_backend.hpp"
+#include "loops/lower.hpp"
 
 namespace tc {
 
 /// The cuda backend (target "cuda") with the native fusion rule bounded at `max_depth`.
-std::unique_ptr<Backend> make_cuda_backend(std::size_t max_depth = NativeBackend::kDefaultMaxDepth);
+std::unique_ptr<Backend> make_cuda_backend(std::size_t max_depth = loops::kFusionMaxDepth);
+
+/// The cuda backend's entry in the registry (built with the CUDA toolkit and NVRTC).
+BackendRegistration cuda_registration();
 
 }  // namespace tc

@@ -9,7 +9,7 @@
 #include <variant>
 
 #include "backends/cuda/kernel_math.hpp"
-#include "backends/native/index_math.hpp"
+#include "loops/index_math.hpp"
 
 namespace tc::cudagen {
 
@@ -19,17 +19,16 @@ using collage::Error;
 using collage::ErrorCode;
 using collage::Result;
 using collage::Status;
-using native::Access;
-using native::Affine;
-using native::Check;
-using native::Ints;
-using native::Stage;
-using native::TileOp;
-using native::TileOpCode;
-using native::TileProgram;
+using loops::Access;
+using loops::Affine;
+using loops::Check;
+using loops::Stage;
+using loops::TileOp;
+using loops::TileOpCode;
+using loops::TileProgram;
 
 /// The source text of the headers the generated code includes (kernel_headers.inc is written by
-/// CMake from native/index_math.hpp and kernel_math.hpp).
+/// CMake from loops/index_math.hpp, loops/window.hpp and kernel_math.hpp).
 #include "kernel_headers.inc"
 
 /// <cstdint> for NVRTC, which has no standard library: the host's fixed-width types (LP64).
@@ -136,7 +135,7 @@ class KernelParams {
     return "b" + std::to_string(source);
   }
   /// The name of `table` in the kernel (uploaded once per program).
-  std::string table(const native::IndexTable& table) {
+  std::string table(const loops::IndexTable& table) {
     int index = -1;
     for (std::size_t t = 0; t < program_.tables.size(); ++t) {
       if (program_.tables[t] == table) index = static_cast<int>(t);
@@ -208,7 +207,7 @@ class ProgramEmitter {
     auto uses = [&](const Access& a, bool is_mask) {
       if (a.table) {
         need_linear = true;
-      } else if (is_mask || !native::is_identity_access(a, p_.dims)) {
+      } else if (is_mask || !loops::is_identity_access(a, p_.dims)) {
         need_coords = true;
       } else {
         need_linear = true;
@@ -216,7 +215,7 @@ class ProgramEmitter {
     };
     for (const TileOp& op : p_.ops) {
       if (op.code == TileOpCode::load) {
-        const native::Leaf& leaf = p_.leaves[static_cast<std::size_t>(op.ref)];
+        const loops::Leaf& leaf = p_.leaves[static_cast<std::size_t>(op.ref)];
         if (leaf.source != substitute_source_) uses(leaf.access, false);
       } else if (op.code == TileOpCode::select) {
         uses(p_.masks[static_cast<std::size_t>(op.ref)], true);
@@ -228,12 +227,12 @@ class ProgramEmitter {
     if (need_coords && point.coords.empty()) {
       point.coords = prefix_ + "c";
       code.line("std::int64_t " + point.coords + "[" + std::to_string(rank_) + "];");
-      code.line("tc::native::unravel(" + point.linear + ", " + prefix_ + "dims, " + std::to_string(rank_) + ", " +
+      code.line("tc::loops::unravel(" + point.linear + ", " + prefix_ + "dims, " + std::to_string(rank_) + ", " +
                 point.coords + ");");
     }
     if (need_linear && point.linear.empty()) {
       point.linear = prefix_ + "p";
-      code.line("const std::int64_t " + point.linear + " = tc::native::ravel(" + point.coords + ", " + prefix_ +
+      code.line("const std::int64_t " + point.linear + " = tc::loops::ravel(" + point.coords + ", " + prefix_ +
                 "dims, " + std::to_string(rank_) + ");");
     }
     point_ = point;
@@ -260,7 +259,7 @@ class ProgramEmitter {
   /// Emits the affine expression `a` at the point as a variable named `name`.
   std::string affine(Code& code, const Affine& a, const std::string& name) {
     code.line("const std::int64_t " + name + "k[" + std::to_string(rank_) + "] = " + int_list(a.coef) + ";");
-    code.line("const std::int64_t " + name + " = tc::native::affine_at(" + int_literal(a.offset) + ", " + name + "k, " +
+    code.line("const std::int64_t " + name + " = tc::loops::affine_at(" + int_literal(a.offset) + ", " + name + "k, " +
               point_.coords + ", " + std::to_string(rank_) + ");");
     return name;
   }
@@ -277,7 +276,7 @@ class ProgramEmitter {
     return valid.empty() ? "true" : valid;
   }
 
-  void emit_load(Code& code, const std::string& v, const native::Leaf& leaf) {
+  void emit_load(Code& code, const std::string& v, const loops::Leaf& leaf) {
     if (leaf.source == substitute_source_) {
       code.line("const float " + v + " = " + substitute_value_ + ";");
       return;
@@ -290,7 +289,7 @@ class ProgramEmitter {
       code.line("const float " + v + " = " + at + " >= 0 ? " + src + "[" + at + "] : 0.0f;");
       return;
     }
-    if (native::is_identity_access(a, p_.dims)) {
+    if (loops::is_identity_access(a, p_.dims)) {
       code.line("const float " + v + " = " + src + "[" + point_.linear + "];");
       return;
     }
@@ -357,15 +356,6 @@ class ProgramEmitter {
   Point point_;
 };
 
-/// The spatial entries of `src` from `offset` (r of them) in the last r of three slots, the others
-/// `fill`; false for more than three.
-bool spread(const Ints& src, std::size_t offset, std::size_t r, std::int64_t fill, std::int64_t* dst) {
-  if (r < 1 || r > 3 || src.size() < offset + r) return false;
-  for (std::size_t j = 0; j < 3; ++j) dst[j] = fill;
-  for (std::size_t j = 0; j < r; ++j) dst[3 - r + j] = src[offset + j];
-  return true;
-}
-
 std::string triple(const std::int64_t* v) { return int_list(v, 3); }
 std::string boolean(bool v) { return v ? "true" : "false"; }
 
@@ -377,14 +367,14 @@ std::string to_source(const GemmGeom& g) {
          int_list(g.a_batch_strides, kMaxBatchRank) + ", " + int_list(g.b_batch_strides, kMaxBatchRank) + "};";
 }
 
-std::string to_source(const ConvGeom& g) {
-  return "const tc::cudagen::ConvGeom geom = {" + int_literal(g.n) + ", " + int_literal(g.c) + ", " + int_literal(g.m) +
+std::string to_source(const loops::ConvGeom& g) {
+  return "const tc::loops::ConvGeom geom = {" + int_literal(g.n) + ", " + int_literal(g.c) + ", " + int_literal(g.m) +
          ", " + int_literal(g.group) + ", " + triple(g.in) + ", " + triple(g.out) + ", " + triple(g.k) + ", " +
          triple(g.stride) + ", " + triple(g.dil) + ", " + triple(g.pad) + "};";
 }
 
-std::string to_source(const PoolGeom& g) {
-  return "const tc::cudagen::PoolGeom geom = {" + boolean(g.max) + ", " + boolean(g.count_include_pad) + ", " +
+std::string to_source(const loops::PoolGeom& g) {
+  return "const tc::loops::PoolGeom geom = {" + boolean(g.max) + ", " + boolean(g.count_include_pad) + ", " +
          int_literal(g.planes) + ", " + triple(g.in) + ", " + triple(g.out) + ", " + triple(g.k) + ", " +
          triple(g.stride) + ", " + triple(g.dil) + ", " + triple(g.pad) + ", " + triple(g.pad_end) + "};";
 }
@@ -403,7 +393,7 @@ Error unsupported(const std::string& what) { return Error{ErrorCode::invalid_arg
 /// The generator of one LoweredFunction.
 class Generator {
  public:
-  explicit Generator(const native::LoweredFunction& lowered) : lowered_(lowered) {}
+  explicit Generator(const loops::LoweredFunction& lowered) : lowered_(lowered) {}
 
   Result<CudaProgram> run() {
     out_.source = kPreamble;
@@ -504,11 +494,11 @@ class Generator {
     // for element (an anchor in place), or a reduction's result along its row.
     bool fused = false;
     if (st.has_epilogue) {
-      const bool reduce = std::holds_alternative<native::ReduceCore>(st.core);
+      const bool reduce = std::holds_alternative<loops::ReduceCore>(st.core);
       fused = reduce ? st.rows_per_result > 0 : st.core_dst == st.dst;
       if (fused && !reduce) {
-        for (const native::Leaf& leaf : st.epilogue.leaves) {
-          if (leaf.source == st.core_dst && !native::is_identity_access(leaf.access, st.epilogue.dims)) {
+        for (const loops::Leaf& leaf : st.epilogue.leaves) {
+          if (leaf.source == st.core_dst && !loops::is_identity_access(leaf.access, st.epilogue.dims)) {
             return fail("the epilogue reads the anchor's result out of place");
           }
         }
@@ -516,12 +506,12 @@ class Generator {
       if (fused) store_ = Store{&st.epilogue, st.core_dst, st.dst};
     }
     Status made = Status::success();
-    if (const auto* g = std::get_if<native::GemmCore>(&st.core)) made = gemm(name, *g);
-    if (const auto* c = std::get_if<native::ConvCore>(&st.core)) made = conv(name, *c);
-    if (const auto* p = std::get_if<native::PoolCore>(&st.core)) made = pool(name, *p);
-    if (const auto* r = std::get_if<native::ReduceCore>(&st.core)) made = reduce(name, *r, st.rows_per_result);
-    if (const auto* x = std::get_if<native::SoftmaxCore>(&st.core)) softmax(name, *x);
-    if (const auto* l = std::get_if<native::LayerNormCore>(&st.core)) made = layer_norm(name, *l);
+    if (const auto* g = std::get_if<loops::GemmCore>(&st.core)) made = gemm(name, *g);
+    if (const auto* c = std::get_if<loops::ConvCore>(&st.core)) made = conv(name, *c);
+    if (const auto* p = std::get_if<loops::PoolCore>(&st.core)) made = pool(name, *p);
+    if (const auto* r = std::get_if<loops::ReduceCore>(&st.core)) made = reduce(name, *r, st.rows_per_result);
+    if (const auto* x = std::get_if<loops::SoftmaxCore>(&st.core)) softmax(name, *x);
+    if (const auto* l = std::get_if<loops::LayerNormCore>(&st.core)) made = layer_norm(name, *l);
     if (!made.ok()) return made;
     if (st.has_epilogue && !fused) {
       ++out_.split_stages;
@@ -609,7 +599,7 @@ class Generator {
                {std::min<std::int64_t>(col_tiles, std::int64_t{1} << 20), capped(row_tiles), capped(g.batches)});
   }
 
-  Status gemm(const std::string& name, const native::GemmCore& core) {
+  Status gemm(const std::string& name, const loops::GemmCore& core) {
     Result<GemmGeom> geom = gemm_geometry(core);
     if (!geom.ok()) return geom.error();
     GemmShape g;
@@ -631,26 +621,25 @@ class Generator {
     return Status::success();
   }
 
-  Status conv(const std::string& name, const native::ConvCore& core) {
-    Result<ConvGeom> geom = conv_geometry(core);
-    if (!geom.ok()) return geom.error();
-    const std::int64_t size = numel(core.out_shape);
+  Status conv(const std::string& name, const loops::ConvCore& core) {
+    const loops::ConvGeom& geom = core.geom;
+    const std::int64_t size = loops::conv_outputs(geom);
     if (size == 0) return Status::success();
     KernelParams params(out_);
     Code code;
-    code.line(to_source(*geom));
+    code.line(to_source(geom));
     const std::string x = params.buffer(core.x);
     const std::string w = params.buffer(core.w);
-    if (runs_direct(*geom)) {
+    if (runs_direct(geom)) {
       per_output_kernel(name, KernelKind::conv_direct, params, code, size,
                         "tc::cudagen::conv_direct(geom, " + x + ", " + w + ", o)");
       return Status::success();
     }
     GemmShape g;
-    g.m = conv_group_features(*geom);
-    g.n = conv_columns(*geom);
-    g.k = conv_depth(*geom);
-    g.batches = geom->group;
+    g.m = loops::conv_group_features(geom);
+    g.n = conv_columns(geom);
+    g.k = loops::conv_depth(geom);
+    g.batches = geom.group;
     g.load_a = w + "[tc::cudagen::conv_weight_offset(geom, z, gi, gk)]";
     g.load_b = "tc_image(z, gk, gj)";
     g.output = "tc::cudagen::conv_output_offset(geom, z, gi, gj)";
@@ -662,14 +651,13 @@ class Generator {
     return Status::success();
   }
 
-  Status pool(const std::string& name, const native::PoolCore& core) {
-    Result<PoolGeom> geom = pool_geometry(core);
-    if (!geom.ok()) return geom.error();
-    const std::int64_t size = numel(core.out_shape);
+  Status pool(const std::string& name, const loops::PoolCore& core) {
+    const loops::PoolGeom& geom = core.geom;
+    const std::int64_t size = loops::pool_outputs(geom);
     if (size == 0) return Status::success();
     KernelParams params(out_);
     Code code;
-    code.line(to_source(*geom));
+    code.line(to_source(geom));
     const std::string x = params.buffer(core.x);
     per_output_kernel(name, KernelKind::pool, params, code, size, "tc::cudagen::pool_value(geom, " + x + ", o)");
     return Status::success();
@@ -678,11 +666,11 @@ class Generator {
   /// A reduction with its prologue, and its epilogue when fused (`per` epilogue points after each
   /// result): one block per result when the reduced elements are innermost and many, else one
   /// thread per result.
-  Status reduce(const std::string& name, const native::ReduceCore& core, std::int64_t per) {
+  Status reduce(const std::string& name, const loops::ReduceCore& core, std::int64_t per) {
     Result<ReduceGeom> geom = reduce_geometry(core);
     if (!geom.ok()) return fail(geom.error().message);
     if (core.size == 0) return Status::success();
-    const bool max = core.kind == native::ReduceKind::max;
+    const bool max = core.kind == loops::ReduceKind::max;
     const std::string init = max ? "-__int_as_float(0x7f800000)" : "0.0f";
     const bool by_block = geom->reduced[geom->rank - 1] && core.count >= 32;
     const int block = by_block ? block_for(core.count) : kThreads;
@@ -703,7 +691,7 @@ class Generator {
     code.line(max ? "acc = tc::cudagen::nan_max(acc, " + v + ");" : "acc += " + v + ";");
     code.close();
     if (by_block) code.line(std::string("acc = tc_block_reduce<") + boolean(max) + ">(acc);");
-    if (core.kind == native::ReduceKind::mean) {
+    if (core.kind == loops::ReduceKind::mean) {
       code.line("acc = acc / " + float_literal(static_cast<float>(core.count)) + ";");
     }
     if (per > 0) {
@@ -719,7 +707,7 @@ class Generator {
     return Status::success();
   }
 
-  void softmax(const std::string& name, const native::SoftmaxCore& core) {
+  void softmax(const std::string& name, const loops::SoftmaxCore& core) {
     if (core.outer * core.axis * core.inner == 0) return;
     KernelParams params(out_);
     Code code;
@@ -763,15 +751,15 @@ class Generator {
   /// coordinates `nc`) at normalised position j.
   static std::string parameter(Code& code, const std::string& source, const Access& access, const Shape& dims,
                                const std::string& name) {
-    if (native::is_identity_access(access, dims)) return source + "[j]";
+    if (loops::is_identity_access(access, dims)) return source + "[j]";
     const std::string rank = std::to_string(dims.size());
     code.line("const std::int64_t " + name + "k[" + rank + "] = " + int_list(access.linear.coef) + ";");
-    code.line("const std::int64_t " + name + " = tc::native::affine_at(" + int_literal(access.linear.offset) + ", " +
+    code.line("const std::int64_t " + name + " = tc::loops::affine_at(" + int_literal(access.linear.offset) + ", " +
               name + "k, nc, " + rank + ");");
     return source + "[" + name + "]";
   }
 
-  Status layer_norm(const std::string& name, const native::LayerNormCore& core) {
+  Status layer_norm(const std::string& name, const loops::LayerNormCore& core) {
     if (core.scale_access.has_holes() || (core.bias >= 0 && core.bias_access.has_holes())) {
       return fail("layer normalisation with a scale or bias read through a table");
     }
@@ -787,8 +775,8 @@ class Generator {
     const std::string inv_cols = float_literal(1.0f / static_cast<float>(core.cols));
     const std::string rank = std::to_string(core.normalized.size());
     const std::string each = "for (std::int64_t j = threadIdx.x; j < " + cols + "; j += " + std::to_string(block) + ")";
-    const bool dense = native::is_identity_access(core.scale_access, core.normalized) &&
-                       (core.bias < 0 || native::is_identity_access(core.bias_access, core.normalized));
+    const bool dense = loops::is_identity_access(core.scale_access, core.normalized) &&
+                       (core.bias < 0 || loops::is_identity_access(core.bias_access, core.normalized));
     code.open(block_loop("row", core.rows));
     code.line("const float* in = " + x + " + row * " + cols + ";");
     code.line("float sum = 0.0f;");
@@ -805,7 +793,7 @@ class Generator {
     if (!dense) {
       code.line("const std::int64_t ndims[" + rank + "] = " + int_list(core.normalized) + ";");
       code.line("std::int64_t nc[" + rank + "];");
-      code.line("tc::native::unravel(j, ndims, " + rank + ", nc);");
+      code.line("tc::loops::unravel(j, ndims, " + rank + ", nc);");
     }
     std::string y = "(in[j] - mean) * rstd * " + parameter(code, scale, core.scale_access, core.normalized, "si");
     if (core.bias >= 0) y += " + " + parameter(code, bias, core.bias_access, core.normalized, "bi");
@@ -816,7 +804,7 @@ class Generator {
     return Status::success();
   }
 
-  const native::LoweredFunction& lowered_;
+  const loops::LoweredFunction& lowered_;
   CudaProgram out_;
   int stage_ = 0;
   Store store_;
@@ -824,7 +812,7 @@ class Generator {
 
 }  // namespace
 
-Result<GemmGeom> gemm_geometry(const native::GemmCore& core) {
+Result<GemmGeom> gemm_geometry(const loops::GemmCore& core) {
   if (core.batch.size() > static_cast<std::size_t>(kMaxBatchRank)) {
     return unsupported("matrix product with " + std::to_string(core.batch.size()) + " batch dimensions (at most " +
                        std::to_string(kMaxBatchRank) + ")");
@@ -846,39 +834,9 @@ Result<GemmGeom> gemm_geometry(const native::GemmCore& core) {
   return g;
 }
 
-Result<ConvGeom> conv_geometry(const native::ConvCore& core) {
-  const std::size_t r = core.x_shape.size() - 2;
-  ConvGeom g{};
-  if (core.x_shape.size() < 3 || !spread(core.x_shape, 2, r, 1, g.in) || !spread(core.out_shape, 2, r, 1, g.out) ||
-      !spread(core.w_shape, 2, r, 1, g.k) || !spread(core.strides, 0, r, 1, g.stride) ||
-      !spread(core.dilations, 0, r, 1, g.dil) || !spread(core.pads, 0, r, 0, g.pad) || core.group < 1) {
-    return unsupported("Conv with " + std::to_string(r) + " spatial dimensions (1 to 3 are supported)");
-  }
-  g.n = core.x_shape[0];
-  g.c = core.x_shape[1];
-  g.m = core.w_shape[0];
-  g.group = core.group;
-  return g;
-}
+bool runs_direct(const loops::ConvGeom& geom) { return geom.group > 1 && loops::conv_group_channels(geom) <= 4; }
 
-bool runs_direct(const ConvGeom& geom) { return geom.group > 1 && conv_group_channels(geom) <= 4; }
-
-Result<PoolGeom> pool_geometry(const native::PoolCore& core) {
-  const std::size_t r = core.x_shape.size() - 2;
-  PoolGeom g{};
-  if (core.x_shape.size() < 3 || !spread(core.x_shape, 2, r, 1, g.in) || !spread(core.out_shape, 2, r, 1, g.out) ||
-      !spread(core.kernel, 0, r, 1, g.k) || !spread(core.strides, 0, r, 1, g.stride) ||
-      !spread(core.dilations, 0, r, 1, g.dil) || !spread(core.pads, 0, r, 0, g.pad) ||
-      !spread(core.pads, r, r, 0, g.pad_end)) {
-    return unsupported("pooling with " + std::to_string(r) + " spatial dimensions (1 to 3 are supported)");
-  }
-  g.max = core.max;
-  g.count_include_pad = core.count_include_pad;
-  g.planes = core.x_shape[0] * core.x_shape[1];
-  return g;
-}
-
-Result<ReduceGeom> reduce_geometry(const native::ReduceCore& core) {
+Result<ReduceGeom> reduce_geometry(const loops::ReduceCore& core) {
   // Each dimension of the input's domain is reduced (the sink ignores it) or kept, and the sink
   // enumerates the kept coordinates row-major.
   const TileProgram& in = core.input;
@@ -937,12 +895,13 @@ std::string float_literal(float value) {
 const std::vector<KernelHeader>& kernel_headers() {
   static const std::vector<KernelHeader> headers = {
       {"cstdint", kCstdint},
-      {"backends/native/index_math.hpp", kIndexMathHeader},
+      {"loops/index_math.hpp", kIndexMathHeader},
+      {"loops/window.hpp", kWindowHeader},
       {"backends/cuda/kernel_math.hpp", kKernelMathHeader},
   };
   return headers;
 }
 
-Result<CudaProgram> generate_cuda(const native::LoweredFunction& lowered) { return Generator(lowered).run(); }
+Result<CudaProgram> generate_cuda(const loops::LoweredFunction& lowered) { return Generator(lowered).run(); }
 
 }  // namespace tc::cudagen

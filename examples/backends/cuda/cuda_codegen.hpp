@@ -1,12 +1,12 @@
 #pragma once
 
 /// \file
-/// The cuda backend's code generator: CUDA C++ source for a partition lowered by the native
-/// backend (its stages and tile programs, the data the CPU loops interpret), so the CPU and the
-/// GPU share the fusion logic. Each stage becomes one kernel, whose epilogue is applied in
+/// The cuda backend's code generator: CUDA C++ source for a partition lowered to the loop IR
+/// (loops/: its stages and tile programs, which the native backend runs as C++ loops), so the CPU
+/// and the GPU share the fusion logic. Each stage becomes one kernel, whose epilogue is applied in
 /// registers before the store; a stage whose epilogue cannot run on the core's values as they are
-/// computed (it reads them out of order) becomes two, with the buffer of the native backend
-/// between them. Plain host code: it needs no CUDA toolkit.
+/// computed (it reads them out of order) becomes two, with the stage's scratch buffer between
+/// them. Plain host code: it needs no CUDA toolkit.
 
 #include <array>
 #include <cstdint>
@@ -16,7 +16,7 @@
 #include <collage/support/result.hpp>
 
 #include "backends/cuda/kernel_math.hpp"
-#include "backends/native/program.hpp"
+#include "loops/program.hpp"
 
 namespace tc::cudagen {
 
@@ -70,9 +70,9 @@ struct CudaProgram {
   std::string source;
   std::vector<KernelLaunch> launches;
   /// Index tables the kernels read (uploaded with the constants).
-  std::vector<native::IndexTable> tables;
+  std::vector<loops::IndexTable> tables;
   /// Stages whose epilogue runs as a launch of its own (reading the core's buffer); 0 for a
-  /// partition of the native fusion rule except where the native backend also keeps a buffer.
+  /// partition of the native fusion rule except where the lowering keeps a scratch buffer.
   int split_stages = 0;
 };
 
@@ -80,22 +80,17 @@ struct CudaProgram {
 inline constexpr int kThreads = 256;
 
 /// Generates the kernels of `lowered`. Fails, naming the case, where no kernel is generated for it
-/// (convolutions and pooling beyond three spatial dimensions, matrix products beyond
-/// kMaxBatchRank batch dimensions, launch grids beyond CUDA's limits).
-collage::Result<CudaProgram> generate_cuda(const native::LoweredFunction& lowered);
+/// (matrix products beyond kMaxBatchRank batch dimensions, launch grids beyond CUDA's limits).
+collage::Result<CudaProgram> generate_cuda(const loops::LoweredFunction& lowered);
 
 /// The geometry of a matrix product (an error beyond kMaxBatchRank batch dimensions).
-collage::Result<GemmGeom> gemm_geometry(const native::GemmCore& core);
-/// The geometry of a convolution (an error beyond three spatial dimensions).
-collage::Result<ConvGeom> conv_geometry(const native::ConvCore& core);
+collage::Result<GemmGeom> gemm_geometry(const loops::GemmCore& core);
 /// Whether a convolution runs one thread per output (depthwise and few channels per group)
 /// rather than as a tiled matrix product per group.
-bool runs_direct(const ConvGeom& geom);
-/// The geometry of a pooling (an error beyond three spatial dimensions).
-collage::Result<PoolGeom> pool_geometry(const native::PoolCore& core);
+bool runs_direct(const loops::ConvGeom& geom);
 /// The geometry of a reduction's input domain (an error where its sink does not enumerate the
-/// results row-major over the kept dimensions, which the native lowering never produces).
-collage::Result<ReduceGeom> reduce_geometry(const native::ReduceCore& core);
+/// results row-major over the kept dimensions, which the lowering never produces).
+collage::Result<ReduceGeom> reduce_geometry(const loops::ReduceCore& core);
 
 /// A header the generated source includes: its name in `#include "..."` and its text.
 struct KernelHeader {
@@ -103,8 +98,9 @@ struct KernelHeader {
   const char* text;
 };
 
-/// The headers the generated source includes, to be handed to NVRTC with it: the native backend's
-/// index arithmetic, kernel_math.hpp and a <cstdint> for the device.
+/// The headers the generated source includes, to be handed to NVRTC with it: the loop IR's index
+/// arithmetic and window geometries (loops/index_math.hpp, loops/window.hpp), kernel_math.hpp and
+/// a <cstdint> for the device.
 const std::vector<KernelHeader>& kernel_headers();
 
 /// `value` as a CUDA float expression that reads back bit for bit (a hexadecimal literal, or the

@@ -21,7 +21,7 @@ using collage::Result;
 using collage::Status;
 using cudagen::CudaProgram;
 using cudagen::KernelArg;
-using native::Source;
+using loops::Source;
 
 /// Scratch buffers start at multiples of this in the device's workspace.
 constexpr std::size_t kScratchAlignment = 256;
@@ -78,7 +78,7 @@ Result<std::shared_ptr<Module>> module_for(CudaDevice& device, const std::string
 
 class CudaKernel final : public Kernel {
  public:
-  static Result<std::unique_ptr<Kernel>> make(native::LoweredFunction lowered, CudaProgram program,
+  static Result<std::unique_ptr<Kernel>> make(loops::LoweredFunction lowered, CudaProgram program,
                                                CudaDevice& device) {
     std::unique_ptr<CudaKernel> k(new CudaKernel(std::move(lowered), std::move(program), device));
     if (Status st = k->prepare(); !st.ok()) return st.error();
@@ -132,7 +132,7 @@ class CudaKernel final : public Kernel {
   }
 
  private:
-  CudaKernel(native::LoweredFunction lowered, CudaProgram program, CudaDevice& device)
+  CudaKernel(loops::LoweredFunction lowered, CudaProgram program, CudaDevice& device)
       : lowered_(std::move(lowered)), program_(std::move(program)), device_(device) {}
 
   Status prepare() {
@@ -149,7 +149,7 @@ class CudaKernel final : public Kernel {
       if (!b.ok()) return b.error();
       constants_.push_back(std::move(b).value());
     }
-    for (const native::IndexTable& table : program_.tables) {
+    for (const loops::IndexTable& table : program_.tables) {
       Result<OwnedBuffer> b = upload(table->data(), table->size() * sizeof(std::int64_t));
       if (!b.ok()) return b.error();
       tables_.push_back(std::move(b).value());
@@ -175,7 +175,7 @@ class CudaKernel final : public Kernel {
     return b;
   }
 
-  native::LoweredFunction lowered_;
+  loops::LoweredFunction lowered_;
   CudaProgram program_;
   CudaDevice& device_;
   std::shared_ptr<Module> module_;
@@ -189,7 +189,7 @@ class CudaKernel final : public Kernel {
 
 }  // namespace
 
-Result<std::unique_ptr<Kernel>> compile_cuda_kernel(native::LoweredFunction lowered, CudaProgram program,
+Result<std::unique_ptr<Kernel>> compile_cuda_kernel(loops::LoweredFunction lowered, CudaProgram program,
                                                     CudaDevice& device) {
   return CudaKernel::make(std::move(lowered), std::move(program), device);
 }

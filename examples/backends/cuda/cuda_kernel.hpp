@@ -10,7 +10,7 @@
 
 #include "backends/backend.hpp"
 #include "backends/cuda/cuda_codegen.hpp"
-#include "backends/native/program.hpp"
+#include "loops/program.hpp"
 #include "runtime/cuda_device.hpp"
 
 namespace tc {
@@ -19,7 +19,7 @@ namespace tc {
 /// with NVRTC for the device's architecture, or takes the module the device already loaded for the
 /// same source; uploads the constants and index tables it reads; reserves the device's workspace
 /// for its scratch buffers.
-collage::Result<std::unique_ptr<Kernel>> compile_cuda_kernel(native::LoweredFunction lowered,
+collage::Result<std::unique_ptr<Kernel>> compile_cuda_kernel(loops::LoweredFunction lowered,
                                                              cudagen::CudaProgram program, CudaDevice& device);
 
 }  // namespace tc

@@ -2,15 +2,16 @@
 
 /// \file
 /// Index arithmetic of the cuda backend's generated kernels that goes beyond the tile programs'
-/// (native/index_math.hpp): where a convolution, a pooling window, a batched matrix product or a
-/// reduction finds its operands. Plain structs of constants and inline functions, compiled into
-/// every NVRTC program (the generator writes a geometry as a local constant, so the compiler folds
-/// it) and into the host, where the tests run the same functions as plain loops against the
-/// reference interpreter. Needs only <cstdint>.
+/// (loops/index_math.hpp): where a convolution, a pooling window (over the loop IR's geometries,
+/// loops/window.hpp), a batched matrix product or a reduction finds its operands. Plain structs of
+/// constants and inline functions, compiled into every NVRTC program (the generator writes a
+/// geometry as a local constant, so the compiler folds it) and into the host, where the tests run
+/// the same functions as plain loops against the reference interpreter. Needs only <cstdint>.
 
 #include <cstdint>
 
-#include "backends/native/index_math.hpp"
+#include "loops/index_math.hpp"
+#include "loops/window.hpp"
 
 namespace tc::cudagen {
 
@@ -69,9 +70,9 @@ COLLAGE_TC_HOST_DEVICE inline std::int64_t gemm_batches(const GemmGeom& g) {
 COLLAGE_TC_HOST_DEVICE inline void gemm_batch_offsets(const GemmGeom& g, std::int64_t z, std::int64_t* a,
                                                       std::int64_t* b) {
   std::int64_t coords[kMaxBatchRank];
-  native::unravel(z, g.batch, g.batch_rank, coords);
-  *a = native::affine_at(0, g.a_batch_strides, coords, g.batch_rank);
-  *b = native::affine_at(0, g.b_batch_strides, coords, g.batch_rank);
+  loops::unravel(z, g.batch, g.batch_rank, coords);
+  *a = loops::affine_at(0, g.a_batch_strides, coords, g.batch_rank);
+  *b = loops::affine_at(0, g.b_batch_strides, coords, g.batch_rank);
 }
 
 /// Where C's element (i, j) of batch z lies.
@@ -96,41 +97,24 @@ COLLAGE_TC_HOST_DEVICE inline SpatialIndex split_spatial(std::int64_t p, const s
   return SpatialIndex{p / extent[0], {p % extent[0], at1, at2}};
 }
 
-/// A convolution over three spatial dimensions (leading ones of size 1 when it has fewer): input
-/// [n, c, in...], weights [m, c / group, k...], output [n, m, out...].
-struct ConvGeom {
-  std::int64_t n, c, m, group;
-  std::int64_t in[3], out[3], k[3], stride[3], dil[3], pad[3];
-};
-
-/// Input channels per group.
-COLLAGE_TC_HOST_DEVICE inline std::int64_t conv_group_channels(const ConvGeom& g) { return g.c / g.group; }
-/// Output channels per group: the rows of each group's matrix product.
-COLLAGE_TC_HOST_DEVICE inline std::int64_t conv_group_features(const ConvGeom& g) { return g.m / g.group; }
-/// Taps of one kernel window.
-COLLAGE_TC_HOST_DEVICE inline std::int64_t conv_window(const ConvGeom& g) { return g.k[0] * g.k[1] * g.k[2]; }
-/// The reduction length of each group's matrix product: input channels per group x taps.
-COLLAGE_TC_HOST_DEVICE inline std::int64_t conv_depth(const ConvGeom& g) {
-  return conv_group_channels(g) * conv_window(g);
-}
 /// The columns of each group's matrix product: batch x output positions.
-COLLAGE_TC_HOST_DEVICE inline std::int64_t conv_columns(const ConvGeom& g) {
+COLLAGE_TC_HOST_DEVICE inline std::int64_t conv_columns(const loops::ConvGeom& g) {
   return g.n * g.out[0] * g.out[1] * g.out[2];
 }
 
 /// The convolution as one matrix product per group (implicit im2col): A's element (i, kk) of
 /// group z is weight (z * features + i, kk) ...
-COLLAGE_TC_HOST_DEVICE inline std::int64_t conv_weight_offset(const ConvGeom& g, std::int64_t z, std::int64_t i,
+COLLAGE_TC_HOST_DEVICE inline std::int64_t conv_weight_offset(const loops::ConvGeom& g, std::int64_t z, std::int64_t i,
                                                               std::int64_t kk) {
-  return (z * conv_group_features(g) + i) * conv_depth(g) + kk;
+  return (z * loops::conv_group_features(g) + i) * loops::conv_depth(g) + kk;
 }
 
 /// ... B's element (kk, j) is the input under tap kk (channel, then taps row-major) of output
 /// position j (batch, then positions row-major), -1 where that tap is in the padding ...
-COLLAGE_TC_HOST_DEVICE inline std::int64_t conv_image_offset(const ConvGeom& g, std::int64_t z, std::int64_t kk,
+COLLAGE_TC_HOST_DEVICE inline std::int64_t conv_image_offset(const loops::ConvGeom& g, std::int64_t z, std::int64_t kk,
                                                              std::int64_t j) {
-  const std::int64_t window = conv_window(g);
-  const std::int64_t channel = z * conv_group_channels(g) + kk / window;
+  const std::int64_t window = loops::conv_window(g);
+  const std::int64_t channel = z * loops::conv_group_channels(g) + kk / window;
   std::int64_t t = kk % window;
   const std::int64_t t2 = t % g.k[2];
   t /= g.k[2];
@@ -146,25 +130,26 @@ COLLAGE_TC_HOST_DEVICE inline std::int64_t conv_image_offset(const ConvGeom& g, 
 }
 
 /// ... and C's element (i, j) is output (batch, z * features + i, position).
-COLLAGE_TC_HOST_DEVICE inline std::int64_t conv_output_offset(const ConvGeom& g, std::int64_t z, std::int64_t i,
+COLLAGE_TC_HOST_DEVICE inline std::int64_t conv_output_offset(const loops::ConvGeom& g, std::int64_t z, std::int64_t i,
                                                               std::int64_t j) {
   const std::int64_t plane = g.out[0] * g.out[1] * g.out[2];
   const std::int64_t batch = j / plane;
-  return (batch * g.m + z * conv_group_features(g) + i) * plane + j % plane;
+  return (batch * g.m + z * loops::conv_group_features(g) + i) * plane + j % plane;
 }
 
 /// Output element o of the convolution computed directly (the depthwise kernel: one thread per
 /// output, summing its group's channels and taps).
-COLLAGE_TC_HOST_DEVICE inline float conv_direct(const ConvGeom& g, const float* x, const float* w, std::int64_t o) {
+COLLAGE_TC_HOST_DEVICE inline float conv_direct(const loops::ConvGeom& g, const float* x, const float* w,
+                                                std::int64_t o) {
   const SpatialIndex pos = split_spatial(o, g.out);
   const std::int64_t feature = pos.outer % g.m;
   const std::int64_t batch = pos.outer / g.m;
-  const std::int64_t channels = conv_group_channels(g);
-  const std::int64_t first = feature / conv_group_features(g) * channels;
+  const std::int64_t channels = loops::conv_group_channels(g);
+  const std::int64_t first = feature / loops::conv_group_features(g) * channels;
   float acc = 0.0f;
   for (std::int64_t c = 0; c < channels; ++c) {
     const float* image = x + (batch * g.c + first + c) * g.in[0] * g.in[1] * g.in[2];
-    const float* taps = w + (feature * channels + c) * conv_window(g);
+    const float* taps = w + (feature * channels + c) * loops::conv_window(g);
     for (std::int64_t t0 = 0; t0 < g.k[0]; ++t0) {
       const std::int64_t i0 = pos.at[0] * g.stride[0] - g.pad[0] + t0 * g.dil[0];
       if (i0 < 0 || i0 >= g.in[0]) continue;
@@ -184,18 +169,9 @@ COLLAGE_TC_HOST_DEVICE inline float conv_direct(const ConvGeom& g, const float* 
   return acc;
 }
 
-/// Max or average pooling over three spatial dimensions (leading ones of size 1 when fewer) of
-/// `planes` = batch x channels planes.
-struct PoolGeom {
-  bool max;
-  bool count_include_pad;
-  std::int64_t planes;
-  std::int64_t in[3], out[3], k[3], stride[3], dil[3], pad[3], pad_end[3];
-};
-
 /// Output element o of the pooling: padding never wins a max; an average divides by the taps
 /// inside the input, or with count_include_pad by those inside the padded input (NaN for none).
-COLLAGE_TC_HOST_DEVICE inline float pool_value(const PoolGeom& g, const float* x, std::int64_t o) {
+COLLAGE_TC_HOST_DEVICE inline float pool_value(const loops::PoolGeom& g, const float* x, std::int64_t o) {
   const SpatialIndex pos = split_spatial(o, g.out);
   const float* image = x + pos.outer * g.in[0] * g.in[1] * g.in[2];
   float best = -infinity();
@@ -227,8 +203,8 @@ COLLAGE_TC_HOST_DEVICE inline float pool_value(const PoolGeom& g, const float* x
 /// coordinates row-major.
 struct ReduceGeom {
   int rank;
-  std::int64_t dims[native::kMaxDomainRank];
-  bool reduced[native::kMaxDomainRank];
+  std::int64_t dims[loops::kMaxDomainRank];
+  bool reduced[loops::kMaxDomainRank];
 };
 
 /// The domain coordinates of element q of result r.

@@ -5,22 +5,16 @@
 #include <utility>
 #include <vector>
 
-#include "backends/device_operands.hpp"
-
-#if TC_HAVE_CUDNN
 #include <cudnn.h>
-#endif
 
-namespace tc {
+#include "backends/kit/kernel_operands.hpp"
+
+namespace tc::cudnn {
 
 using collage::Error;
 using collage::ErrorCode;
 using collage::Result;
 using collage::Status;
-
-#if TC_HAVE_CUDNN
-
-bool cudnn_built() { return true; }
 
 namespace {
 
@@ -63,18 +57,21 @@ Result<std::shared_ptr<void>> make_handle(CudaDevice& device) {
 /// What every cuDNN kernel has: the device, the shared handle, where its operands are.
 class CudnnKernel : public Kernel {
  public:
-  CudnnKernel(CudaDevice& device, std::shared_ptr<void> handle, DeviceOperands operands)
+  CudnnKernel(CudaDevice& device, std::shared_ptr<void> handle, KernelOperands operands)
       : device_(device), handle_(std::move(handle)), operands_(std::move(operands)) {}
 
   Status run(const std::vector<const float*>& inputs, const std::vector<float*>& outputs) override {
     if (Status st = operands_.check_buffers(inputs, outputs, "cudnn"); !st.ok()) return st;
-    return launch(inputs, outputs[0]);
+    return launch(inputs, outputs);
   }
 
  protected:
-  virtual Status launch(const std::vector<const float*>& inputs, float* y) = 0;
+  /// Runs the call, writing outputs[0].
+  virtual Status launch(const std::vector<const float*>& inputs, const std::vector<float*>& outputs) = 0;
   cudnnHandle_t handle() const { return static_cast<cudnnHandle_t>(handle_.get()); }
-  const float* address(int node, const std::vector<const float*>& inputs) const { return operands_.address(node, inputs); }
+  const float* address(int node, const std::vector<const float*>& inputs, const std::vector<float*>& outputs) const {
+    return operands_.address(node, inputs, outputs);
+  }
 
   CudaDevice& device_;
   static constexpr float kOne = 1.0f;
@@ -82,7 +79,7 @@ class CudnnKernel : public Kernel {
 
  private:
   std::shared_ptr<void> handle_;
-  DeviceOperands operands_;
+  KernelOperands operands_;
 };
 
 class ConvKernel final : public CudnnKernel {
@@ -98,7 +95,7 @@ class ConvKernel final : public CudnnKernel {
     std::size_t workspace_bytes = 0;
   };
 
-  ConvKernel(CudaDevice& device, std::shared_ptr<void> handle, DeviceOperands operands, const ConvPlan& plan,
+  ConvKernel(CudaDevice& device, std::shared_ptr<void> handle, KernelOperands operands, const ConvPlan& plan,
              Descriptors d, OwnedBuffer zero_bias)
       : CudnnKernel(device, std::move(handle), std::move(operands)), plan_(plan), d_(std::move(d)),
         zero_bias_(std::move(zero_bias)) {}
@@ -107,13 +104,14 @@ class ConvKernel final : public CudnnKernel {
   static bool fused(const ConvPlan& p) { return p.relu || p.z >= 0; }
 
  protected:
-  Status launch(const std::vector<const float*>& inputs, float* y) override {
-    const float* x = address(plan_.x, inputs);
-    const float* w = address(plan_.w, inputs);
-    const float* bias = plan_.bias >= 0 ? address(plan_.bias, inputs) : zero_bias_.floats();
+  Status launch(const std::vector<const float*>& inputs, const std::vector<float*>& outputs) override {
+    float* y = outputs[0];
+    const float* x = address(plan_.x, inputs, outputs);
+    const float* w = address(plan_.w, inputs, outputs);
+    const float* bias = plan_.bias >= 0 ? address(plan_.bias, inputs, outputs) : zero_bias_.floats();
     void* ws = device_.workspace().data;
     if (fused(plan_)) {
-      const float* z = plan_.z >= 0 ? address(plan_.z, inputs) : y;
+      const float* z = plan_.z >= 0 ? address(plan_.z, inputs, outputs) : y;
       const float alpha2 = plan_.z >= 0 ? 1.0f : 0.0f;
       return check(cudnnConvolutionBiasActivationForward(handle(), &kOne, d_.x.get(), x, d_.w.get(), w, d_.conv.get(),
                                                          d_.algo, ws, d_.workspace_bytes, &alpha2, d_.y.get(), z,
@@ -135,15 +133,15 @@ class ConvKernel final : public CudnnKernel {
 
 class PoolKernel final : public CudnnKernel {
  public:
-  PoolKernel(CudaDevice& device, std::shared_ptr<void> handle, DeviceOperands operands, int x, TensorDesc x_desc,
+  PoolKernel(CudaDevice& device, std::shared_ptr<void> handle, KernelOperands operands, int x, TensorDesc x_desc,
              TensorDesc y_desc, Owned<cudnnPoolingDescriptor_t> pool)
       : CudnnKernel(device, std::move(handle), std::move(operands)), x_(x), x_desc_(std::move(x_desc)),
         y_desc_(std::move(y_desc)), pool_(std::move(pool)) {}
 
  protected:
-  Status launch(const std::vector<const float*>& inputs, float* y) override {
-    return check(cudnnPoolingForward(handle(), pool_.get(), &kOne, x_desc_.get(), address(x_, inputs), &kZero,
-                                     y_desc_.get(), y),
+  Status launch(const std::vector<const float*>& inputs, const std::vector<float*>& outputs) override {
+    return check(cudnnPoolingForward(handle(), pool_.get(), &kOne, x_desc_.get(), address(x_, inputs, outputs), &kZero,
+                                     y_desc_.get(), outputs[0]),
                  "cudnnPoolingForward");
   }
 
@@ -156,13 +154,13 @@ class PoolKernel final : public CudnnKernel {
 
 class SoftmaxKernel final : public CudnnKernel {
  public:
-  SoftmaxKernel(CudaDevice& device, std::shared_ptr<void> handle, DeviceOperands operands, int x, TensorDesc desc)
+  SoftmaxKernel(CudaDevice& device, std::shared_ptr<void> handle, KernelOperands operands, int x, TensorDesc desc)
       : CudnnKernel(device, std::move(handle), std::move(operands)), x_(x), desc_(std::move(desc)) {}
 
  protected:
-  Status launch(const std::vector<const float*>& inputs, float* y) override {
+  Status launch(const std::vector<const float*>& inputs, const std::vector<float*>& outputs) override {
     return check(cudnnSoftmaxForward(handle(), CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_CHANNEL, &kOne, desc_.get(),
-                                     address(x_, inputs), &kZero, desc_.get(), y),
+                                     address(x_, inputs, outputs), &kZero, desc_.get(), outputs[0]),
                  "cudnnSoftmaxForward");
   }
 
@@ -173,7 +171,7 @@ class SoftmaxKernel final : public CudnnKernel {
 
 /// The fastest algorithm by cuDNN's heuristic that fits the workspace limit and, without
 /// options.tf32, runs with FMA arithmetic; the descriptor's math type is set for it.
-Status choose_algorithm(cudnnHandle_t handle, const CudnnOptions& options, ConvKernel::Descriptors& d) {
+Status choose_algorithm(cudnnHandle_t handle, const Options& options, ConvKernel::Descriptors& d) {
   const cudnnMathType_t fp32 = CUDNN_FMA_MATH;
   auto workspace_of = [&](cudnnConvolutionFwdAlgo_t algo, cudnnMathType_t math, std::size_t& bytes) {
     return cudnnSetConvolutionMathType(d.conv.get(), math) == CUDNN_STATUS_SUCCESS &&
@@ -211,8 +209,8 @@ Status choose_algorithm(cudnnHandle_t handle, const CudnnOptions& options, ConvK
 }
 
 Result<std::unique_ptr<Kernel>> compile_conv(const ConvPlan& plan, CudaDevice& device,
-                                             const CudnnOptions& options, std::shared_ptr<void> handle,
-                                             DeviceOperands operands) {
+                                             const Options& options, std::shared_ptr<void> handle,
+                                             KernelOperands operands) {
   const auto h = static_cast<cudnnHandle_t>(handle.get());
   ConvKernel::Descriptors d;
   Result<TensorDesc> x = tensor_desc(plan.x_dims);
@@ -278,7 +276,7 @@ Result<std::unique_ptr<Kernel>> compile_conv(const ConvPlan& plan, CudaDevice& d
 }
 
 Result<std::unique_ptr<Kernel>> compile_pool(const PoolPlan& plan, CudaDevice& device, std::shared_ptr<void> handle,
-                                             DeviceOperands operands) {
+                                             KernelOperands operands) {
   Result<TensorDesc> x = tensor_desc(plan.x_dims);
   if (!x.ok()) return x.error();
   Result<TensorDesc> y = tensor_desc(plan.y_dims);
@@ -304,11 +302,14 @@ Result<std::unique_ptr<Kernel>> compile_pool(const PoolPlan& plan, CudaDevice& d
 
 }  // namespace
 
-Result<std::unique_ptr<Kernel>> compile_cudnn_kernel(const Function& function, const CudnnPlan& plan, CudaDevice& device,
-                                                     const CudnnOptions& options) {
+Result<std::unique_ptr<Kernel>> kernel(const Function& function, const LibraryCall& call, const CallPlan& plan,
+                                       Device& on, const Options& options) {
+  Result<CudaDevice*> cuda = usable_cuda_device(on, "cudnn");
+  if (!cuda.ok()) return cuda.error();
+  CudaDevice& device = **cuda;
   Result<std::shared_ptr<void>> handle = device.context("cudnn", [&device] { return make_handle(device); });
   if (!handle.ok()) return handle.error();
-  Result<DeviceOperands> operands = DeviceOperands::bind(function, plan_operands(plan), device, "cudnn");
+  Result<KernelOperands> operands = KernelOperands::bind(function, {call}, cudnn::operands(plan), device);
   if (!operands.ok()) return operands.error();
   if (const auto* conv = std::get_if<ConvPlan>(&plan)) {
     return compile_conv(*conv, device, options, std::move(handle).value(), std::move(operands).value());
@@ -324,14 +325,4 @@ Result<std::unique_ptr<Kernel>> compile_cudnn_kernel(const Function& function, c
                                                                  std::move(desc).value()));
 }
 
-#else  // built without cuDNN
-
-bool cudnn_built() { return false; }
-
-Result<std::unique_ptr<Kernel>> compile_cudnn_kernel(const Function&, const CudnnPlan&, CudaDevice&, const CudnnOptions&) {
-  return Error{ErrorCode::invalid_argument, "cudnn: built without the CUDA toolkit and cuDNN"};
-}
-
-#endif
-
-}  // namespace tc
+}  // namespace tc::cudnn

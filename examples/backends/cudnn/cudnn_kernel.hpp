@@ -9,17 +9,15 @@
 
 #include "backends/backend.hpp"
 #include "backends/cudnn/cudnn_plan.hpp"
+#include "backends/kit/library_call.hpp"
 #include "runtime/cuda_device.hpp"
 
-namespace tc {
+namespace tc::cudnn {
 
-/// Whether this build has the cudnn kernels (the CUDA toolkit and cuDNN were found).
-bool cudnn_built();
+/// The kernel of `plan`, the one call of `function`, on `device` (a CUDA device): uploads the constants it reads,
+/// sets up cuDNN's descriptors, picks a convolution algorithm by cuDNN's heuristic, and reserves
+/// the device's workspace for it.
+collage::Result<std::unique_ptr<Kernel>> kernel(const Function& function, const LibraryCall& call, const CallPlan& plan,
+                                                Device& device, const Options& options);
 
-/// Compiles `plan` (the call of `function`) for `device`: uploads the constants it reads, sets up
-/// cuDNN's descriptors, picks a convolution algorithm by cuDNN's heuristic, and reserves the
-/// device's workspace for it. Without cuDNN in the build, an error saying so.
-collage::Result<std::unique_ptr<Kernel>> compile_cudnn_kernel(const Function& function, const CudnnPlan& plan,
-                                                              CudaDevice& device, const CudnnOptions& options);
-
-}  // namespace tc
+}  // namespace tc::cudnn

@@ -5,16 +5,18 @@
 #include <limits>
 #include <string>
 
-namespace tc {
+#include "backends/kit/epilogue.hpp"
+#include "tensor/op_attrs.hpp"
+
+namespace tc::cudnn {
 
 using collage::Error;
 using collage::ErrorCode;
 using collage::Result;
-using Ints = std::vector<std::int64_t>;
 
 namespace {
 
-Error refuse(const std::string& why) { return Error{ErrorCode::invalid_argument, "cudnn: " + why}; }
+Error refuse(const std::string& why) { return Error{ErrorCode::invalid_argument, why}; }
 
 constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 
@@ -30,24 +32,23 @@ Result<std::vector<int>> cudnn_dims(const Graph& g, int n) {
   return dims;
 }
 
-/// A per-spatial-dimension attribute list made 2-D for a 1-D problem (`unit` for the new height).
-std::vector<int> spatial(const Ints& values, std::size_t k, int unit) {
-  std::vector<int> out(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(k));
-  if (k == 1) out.insert(out.begin(), unit);
+/// A per-spatial-dimension list made 2-D for a 1-D problem (`unit` for the new height).
+std::vector<int> spatial(const Ints& values, int unit) {
+  std::vector<int> out(values.begin(), values.end());
+  if (values.size() == 1) out.insert(out.begin(), unit);
   return out;
 }
 
-/// The begin pads of a pads list (begins then ends), or an error when they differ from the ends.
-Result<Ints> symmetric_pads(const Graph& g, int n, std::size_t k) {
-  const Ints pads = g.node(n).attrs.get_ints("pads", Ints(2 * k, 0));
-  if (pads.size() != 2 * k) return refuse(describe(g, n) + " has no canonical pads");
-  for (std::size_t d = 0; d < k; ++d) {
-    if (pads[d] != pads[d + k]) {
-      return refuse(describe(g, n) + " pads " + std::to_string(pads[d]) + " before and " + std::to_string(pads[d + k]) +
-                    " after spatial dim " + std::to_string(d) + "; cuDNN pads both sides alike");
+/// The pads of window `w` of node `n` (the same before and after), or an error when they differ.
+Result<Ints> symmetric_pads(const Graph& g, int n, const WindowGeometry& w) {
+  for (std::size_t d = 0; d < w.rank(); ++d) {
+    if (w.pad_begin[d] != w.pad_end[d]) {
+      return refuse(describe(g, n) + " pads " + std::to_string(w.pad_begin[d]) + " before and " +
+                    std::to_string(w.pad_end[d]) + " after spatial dim " + std::to_string(d) +
+                    "; cuDNN pads both sides alike");
     }
   }
-  return Ints(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(k));
+  return w.pad_begin;
 }
 
 /// Whether `s` broadcast against a tensor of `out`'s rank has all its values along axis 1.
@@ -61,31 +62,30 @@ bool is_channel_vector(const Shape& s, const Shape& out) {
   return true;
 }
 
-Result<CudnnPlan> plan_conv(const Graph& g, const std::vector<int>& nodes) {
-  const int conv = nodes.front();
+Result<CallPlan> plan_conv(const Graph& g, const LibraryCall& call) {
+  const int conv = call.nodes.front();
   const Node& node = g.node(conv);
   ConvPlan p;
   p.x = node.inputs[0];
   p.w = node.inputs[1];
   if (node.inputs.size() == 3) p.bias = node.inputs[2];
-  const Shape& xs = g.node(p.x).shape;
   const Shape& ys = node.shape;
-  const std::size_t k = xs.size() - 2;
   Result<std::vector<int>> x_dims = cudnn_dims(g, p.x);
   if (!x_dims.ok()) return x_dims.error();
   Result<std::vector<int>> w_dims = cudnn_dims(g, p.w);
   if (!w_dims.ok()) return w_dims.error();
   Result<std::vector<int>> y_dims = cudnn_dims(g, conv);
   if (!y_dims.ok()) return y_dims.error();
-  Result<Ints> pads = symmetric_pads(g, conv, k);
+  const WindowGeometry window = conv_geometry(g, conv);
+  Result<Ints> pads = symmetric_pads(g, conv, window);
   if (!pads.ok()) return pads.error();
   p.x_dims = *x_dims;
   p.w_dims = *w_dims;
   p.y_dims = *y_dims;
-  p.pads = spatial(*pads, k, 0);
-  p.strides = spatial(node.attrs.get_ints("strides", Ints(k, 1)), k, 1);
-  p.dilations = spatial(node.attrs.get_ints("dilations", Ints(k, 1)), k, 1);
-  p.groups = static_cast<int>(node.attrs.get_int("group", 1));
+  p.pads = spatial(*pads, 0);
+  p.strides = spatial(window.stride, 1);
+  p.dilations = spatial(window.dilation, 1);
+  p.groups = static_cast<int>(window.group);
   // The output size by cuDNN's formula must be the graph's.
   for (std::size_t d = 0; d < p.pads.size(); ++d) {
     const std::int64_t in = p.x_dims[d + 2];
@@ -94,37 +94,36 @@ Result<CudnnPlan> plan_conv(const Graph& g, const std::vector<int>& nodes) {
     if (out != p.y_dims[d + 2]) return refuse(describe(g, conv) + " output size differs from cuDNN's formula");
   }
 
-  auto inside = [&](int n) { return std::find(nodes.begin(), nodes.end(), n) != nodes.end(); };
+  Result<AnchorChain> chain = read_anchor_chain(g, call);
+  if (!chain.ok()) return chain.error();
   int cur = conv;
-  for (std::size_t i = 1; i < nodes.size(); ++i) {
-    const int n = nodes[i];
-    const Node& step = g.node(n);
-    const bool reads_cur = std::find(step.inputs.begin(), step.inputs.end(), cur) != step.inputs.end();
-    if (step.op == Op::relu && reads_cur && i + 1 == nodes.size()) {
+  for (std::size_t i = 0; i < chain->epilogue.size(); ++i) {
+    const EpilogueStep& step = chain->epilogue[i];
+    if (step.kind == EpilogueStep::Kind::unary && step.op == Op::relu && i + 1 == chain->epilogue.size()) {
       p.relu = true;
-    } else if (step.op == Op::add && reads_cur && step.inputs[0] != step.inputs[1]) {
-      const int other = step.inputs[0] == cur ? step.inputs[1] : step.inputs[0];
-      const Shape& s = g.node(other).shape;
-      if (inside(other)) return refuse(describe(g, n) + " adds two values of the call");
+    } else if (step.kind == EpilogueStep::Kind::binary && step.op == Op::add) {
+      const Shape& s = g.node(step.operand).shape;
       if (s == ys && p.z < 0) {
-        p.z = other;
+        p.z = step.operand;
       } else if (is_channel_vector(s, ys) && p.bias < 0) {
-        p.bias = other;
+        p.bias = step.operand;
       } else {
-        return refuse("cannot add " + describe(g, other) + " of shape " + to_string(s) + " to a " + to_string(ys) +
-                      " convolution (one per-channel bias and one tensor of its shape)");
+        return refuse("cannot add " + describe(g, step.operand) + " of shape " + to_string(s) + " to a " +
+                      to_string(ys) + " convolution (one per-channel bias and one tensor of its shape)");
       }
-      if (step.shape != ys) return refuse(describe(g, n) + " broadcasts the convolution to " + to_string(step.shape));
+      if (g.node(step.node).shape != ys) {
+        return refuse(describe(g, step.node) + " broadcasts the convolution to " + to_string(g.node(step.node).shape));
+      }
     } else {
-      return refuse("cannot fuse " + describe(g, n) + " after " + describe(g, cur));
+      return refuse("cannot fuse " + describe(g, step.node) + " after " + describe(g, cur));
     }
-    cur = n;
+    cur = step.node;
   }
   p.result = cur;
-  return CudnnPlan{p};
+  return CallPlan{p};
 }
 
-Result<CudnnPlan> plan_pool(const Graph& g, int n) {
+Result<CallPlan> plan_pool(const Graph& g, int n) {
   const Node& node = g.node(n);
   PoolPlan p;
   p.x = node.inputs[0];
@@ -135,69 +134,62 @@ Result<CudnnPlan> plan_pool(const Graph& g, int n) {
   if (!y_dims.ok()) return y_dims.error();
   p.x_dims = *x_dims;
   p.y_dims = *y_dims;
-  const std::size_t k = g.node(p.x).shape.size() - 2;
   if (node.op == Op::global_average_pool || node.op == Op::global_max_pool) {
     p.mode = node.op == Op::global_max_pool ? PoolMode::max : PoolMode::average_include_pad;
     p.window.assign(p.x_dims.begin() + 2, p.x_dims.end());
     p.pads.assign(p.window.size(), 0);
     p.strides.assign(p.window.size(), 1);
-    return CudnnPlan{p};
+    return CallPlan{p};
   }
+  const WindowGeometry window = pool_geometry(g, n);
   if (node.op == Op::max_pool) {
-    const Ints dilations = node.attrs.get_ints("dilations", Ints(k, 1));
-    if (std::any_of(dilations.begin(), dilations.end(), [](std::int64_t d) { return d != 1; })) {
+    if (std::any_of(window.dilation.begin(), window.dilation.end(), [](std::int64_t d) { return d != 1; })) {
       return refuse(describe(g, n) + " is dilated; cuDNN pooling is not");
     }
     p.mode = PoolMode::max;
   } else {
-    p.mode = node.attrs.get_int("count_include_pad") != 0 ? PoolMode::average_include_pad : PoolMode::average_exclude_pad;
+    p.mode = pool_attrs(node).count_include_pad ? PoolMode::average_include_pad : PoolMode::average_exclude_pad;
   }
-  Result<Ints> pads = symmetric_pads(g, n, k);
+  Result<Ints> pads = symmetric_pads(g, n, window);
   if (!pads.ok()) return pads.error();
-  p.pads = spatial(*pads, k, 0);
-  p.window = spatial(node.attrs.get_ints("kernel_shape"), k, 1);
-  p.strides = spatial(node.attrs.get_ints("strides", Ints(k, 1)), k, 1);
-  if (p.window.size() != p.pads.size() || p.strides.size() != p.pads.size()) {
-    return refuse(describe(g, n) + " has no canonical kernel_shape and strides");
-  }
+  p.pads = spatial(*pads, 0);
+  p.window = spatial(window.kernel, 1);
+  p.strides = spatial(window.stride, 1);
   // cuDNN's windows end inside the padded input (floor); a ceil-mode extra window is refused.
   for (std::size_t d = 0; d < p.pads.size(); ++d) {
     const std::int64_t out = (std::int64_t{p.x_dims[d + 2]} + 2 * p.pads[d] - p.window[d]) / p.strides[d] + 1;
     if (out != p.y_dims[d + 2]) return refuse(describe(g, n) + " output size needs ceil_mode, which cuDNN lacks");
   }
-  return CudnnPlan{p};
+  return CallPlan{p};
 }
 
-Result<CudnnPlan> plan_softmax(const Graph& g, int n) {
+Result<CallPlan> plan_softmax(const Graph& g, int n) {
   const Node& node = g.node(n);
   SoftmaxPlan p;
   p.x = node.inputs[0];
   p.result = n;
   const Shape& s = node.shape;
-  const std::int64_t axis = node.attrs.get_int("axis", -1);
-  if (s.empty() || axis < 0 || axis >= static_cast<std::int64_t>(s.size())) {
-    return refuse(describe(g, n) + " has no canonical axis");
-  }
+  const std::size_t a = axis_attr(node);
+  if (s.empty() || a >= s.size()) return refuse(describe(g, n) + " has no canonical axis");
   if (numel(s) > kIntMax) return refuse(describe(g, n) + " has more than 2^31-1 elements");
-  const auto a = static_cast<std::size_t>(axis);
   p.dims = {static_cast<int>(product(s, 0, a)), static_cast<int>(s[a]), static_cast<int>(product(s, a + 1, s.size())), 1};
-  return CudnnPlan{p};
+  return CallPlan{p};
 }
 
 }  // namespace
 
-std::vector<int> plan_operands(const CudnnPlan& plan) {
+std::vector<int> operands(const CallPlan& plan) {
   if (const auto* c = std::get_if<ConvPlan>(&plan)) return {c->x, c->w, c->bias, c->z};
   if (const auto* p = std::get_if<PoolPlan>(&plan)) return {p->x};
   return {std::get<SoftmaxPlan>(plan).x};
 }
 
-Result<CudnnPlan> plan_cudnn(const Graph& g, const std::vector<int>& nodes) {
-  if (nodes.empty()) return refuse("an empty call");
-  const int first = nodes.front();
+Result<CallPlan> plan(const Graph& g, const LibraryCall& call) {
+  if (call.nodes.empty()) return refuse("an empty call");
+  const int first = call.nodes.front();
   const Op op = g.node(first).op;
-  if (op == Op::conv) return plan_conv(g, nodes);
-  if (nodes.size() != 1) return refuse("cannot fuse anything with " + describe(g, first));
+  if (op == Op::conv) return plan_conv(g, call);
+  if (call.nodes.size() != 1) return refuse("cannot fuse anything with " + describe(g, first));
   switch (op) {
     case Op::max_pool:
     case Op::average_pool:
@@ -211,4 +203,4 @@ Result<CudnnPlan> plan_cudnn(const Graph& g, const std::vector<int>& nodes) {
   }
 }
 
-}  // namespace tc
+}  // namespace tc::cudnn

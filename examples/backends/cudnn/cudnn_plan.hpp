@@ -11,12 +11,13 @@
 
 #include <collage/support/result.hpp>
 
+#include "backends/kit/library_call.hpp"
 #include "tensor/graph.hpp"
 
-namespace tc {
+namespace tc::cudnn {
 
 /// Choices of the cudnn backend.
-struct CudnnOptions {
+struct Options {
   /// Let convolutions use TF32 tensor cores (CUDNN_DEFAULT_MATH) instead of FMA arithmetic only
   /// (CUDNN_FMA_MATH, full FP32).
   bool tf32 = false;
@@ -69,17 +70,17 @@ struct SoftmaxPlan {
 };
 
 /// One call of the cudnn backend.
-using CudnnPlan = std::variant<ConvPlan, PoolPlan, SoftmaxPlan>;
+using CallPlan = std::variant<ConvPlan, PoolPlan, SoftmaxPlan>;
 
 /// The nodes whose values `plan` reads (-1 for absent ones).
-std::vector<int> plan_operands(const CudnnPlan& plan);
+std::vector<int> operands(const CallPlan& plan);
 
-/// Plans the call made of `nodes` of `graph` (operator nodes, topological; shapes and attributes
-/// canonical): a Conv followed, in a chain, by up to two Adds of values from outside the call (a
+/// Plans `call` of `graph` (shapes and attributes canonical): a Conv followed, read as an anchor
+/// and its epilogue (see read_anchor_chain), by up to two Adds of values from outside the call (a
 /// per-channel vector becomes the bias, unless Conv has one; a tensor of the output's shape the
 /// residual z) and a Relu last; or one MaxPool, AveragePool, GlobalAveragePool, GlobalMaxPool or
 /// Softmax. Fails naming what cuDNN cannot do: asymmetric pads, dilated or ceil-mode pooling that
 /// changes the output size, tensors of more than 2^31 - 1 elements, other operators.
-collage::Result<CudnnPlan> plan_cudnn(const Graph& graph, const std::vector<int>& nodes);
+collage::Result<CallPlan> plan(const Graph& graph, const LibraryCall& call);
 
-}  // namespace tc
+}  // namespace tc::cudnn

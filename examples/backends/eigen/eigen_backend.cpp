@@ -1,70 +1,31 @@
 #include "backends/eigen/eigen_backend.hpp"
 
 #include <utility>
+#include <vector>
 
 #include "backends/eigen/eigen_kernel.hpp"
 #include "backends/eigen/eigen_plan.hpp"
-#include "backends/library_calls.hpp"
-#include "backends/pattern_table.hpp"
+#include "backends/eigen/eigen_table.hpp"
+#include "backends/kit/library_backend.hpp"
 
 namespace tc {
 
 namespace {
 
-std::vector<LabelledPattern> make_table() {
-  const std::pair<std::string, std::string> anchors[] = {
-      {"dense", "MatMul(*, *) | Gemm(*, *) | Gemm(*, *, *)"},
-      {"conv", "Conv(*, const) | Conv(*, const, const)"},
-  };
-  std::vector<LabelledPattern> table;
-  for (const auto& [name, anchor] : anchors) {
-    const std::string label = "eigen." + name;
-    for (const bool bias : {false, true}) {
-      const std::string body = bias ? either_order("Add", anchor, "const") : anchor;
-      const std::string base = label + (bias ? "_bias" : "");
-      table.push_back({base, body});
-      table.push_back({base + "_relu", "Relu(" + body + ")"});
-      table.push_back({base + "_clip", "Clip(" + body + ")"});
-      table.push_back({base + "_gelu", gelu_erf_pattern(body)});
-    }
-  }
-  return table;
-}
-
-bool compiles(const Graph& graph, const LibraryCall& call) { return eigen::plan_call(graph, call).ok(); }
+constexpr const char* kNotBuilt = TC_HAVE_EIGEN ? "" : "Eigen3 was not found when this build was configured";
 
 }  // namespace
 
-const std::vector<LabelledPattern>& eigen_pattern_table() {
-  static const std::vector<LabelledPattern> table = make_table();
-  return table;
+std::unique_ptr<Backend> make_eigen_backend() {
+  Library<eigen::CallPlan> library("eigen", DeviceKind::cpu, kNotBuilt, eigen::table(), library_calls, eigen::plan);
+#if TC_HAVE_EIGEN
+  library.kernel = eigen::kernel;
+#endif
+  return make_library_backend(std::move(library));
 }
 
-EigenBackend::EigenBackend() : name_("eigen") {}
-
-collage::PartitionSpec<Graph> EigenBackend::spec() const {
-  collage::Result<std::vector<collage::PartitionRule<Graph>>> composites =
-      checked_composites(eigen_pattern_table(), compiles);
-  // The table is fixed text that a test parses; should it ever fail, the target proposes nothing.
-  std::vector<collage::PartitionRule<Graph>> rules;
-  if (composites.ok()) rules = std::move(composites).value();
-  return collage::PartitionSpec<Graph>{name_, one_call_per_partition(std::move(rules)), 0.0};
-}
-
-collage::Result<std::unique_ptr<Kernel>> EigenBackend::compile(const Function& function, Device& device) const {
-  if (device.kind() != DeviceKind::cpu) {
-    return collage::Error{collage::ErrorCode::invalid_argument,
-                          std::string("eigen: runs on the CPU, not on ") + to_string(device.kind())};
-  }
-  collage::Result<std::vector<LibraryCall>> calls = library_calls(function, name_);
-  if (!calls.ok()) return calls.error();
-  std::vector<eigen::CallPlan> plans;
-  for (const LibraryCall& call : *calls) {
-    collage::Result<eigen::CallPlan> plan = eigen::plan_call(function.graph, call);
-    if (!plan.ok()) return plan.error();
-    plans.push_back(std::move(plan).value());
-  }
-  return eigen::make_kernel(function, *calls, std::move(plans), device);
+BackendRegistration eigen_registration() {
+  return {"eigen", DeviceKind::cpu, kNotBuilt, [](const BackendOptions&) { return make_eigen_backend(); }};
 }
 
 }  // namespace tc

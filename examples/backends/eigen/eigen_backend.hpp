@@ -3,39 +3,22 @@
 /// \file
 /// The eigen backend: a library-style target (like a BLAS backend in TVM's Collage). GEMM, MatMul
 /// (batched, broadcasting) and Gemm run as Eigen matrix products; Conv (1-D and 2-D, any group) as
-/// im2col + an Eigen product per image and group. Its rule is a pattern table of composites, each
-/// one library call with a fused epilogue: dense/conv, + bias, + Relu / Clip / GELU (the erf form
-/// exporters emit), named "eigen.dense_bias_gelu" and so on. Kernels run single-threaded (Eigen
-/// without OpenMP).
+/// im2col + an Eigen product per image and group. Its rule is its pattern table (eigen_table.hpp)
+/// of composites, each one library call with a fused epilogue: dense/conv, + bias, + Relu / Clip /
+/// GELU (the erf form exporters emit), named "eigen.dense_bias_gelu" and so on. Kernels run
+/// single-threaded (Eigen without OpenMP).
 
 #include <memory>
-#include <string>
-#include <vector>
 
 #include "backends/backend.hpp"
-#include "backends/pattern_table.hpp"
 
 namespace tc {
 
-/// The eigen target.
-class EigenBackend final : public Backend {
- public:
-  EigenBackend();
-  const std::string& name() const override { return name_; }
-  DeviceKind device() const override { return DeviceKind::cpu; }
-  /// Each match of its pattern table (see eigen_pattern_table) that the compiler accepts is one
-  /// partition: primitive(only_valid(union(composite(label, pattern(label, text, accepts))...))).
-  collage::PartitionSpec<Graph> spec() const override;
-  /// Compiles every call of `function` (its Composite groups and any single MatMul, Gemm or Conv
-  /// outside them); constant weights are packed once here.
-  collage::Result<std::unique_ptr<Kernel>> compile(const Function& function, Device& device) const override;
+/// The eigen backend (a LibraryBackend of eigen::table, eigen::plan and eigen::kernel). It exists
+/// in every build; in one without Eigen its compile() says so.
+std::unique_ptr<Backend> make_eigen_backend();
 
- private:
-  std::string name_;
-};
-
-/// The eigen pattern table, in the order the rule lists it: "eigen.dense" (MatMul or Gemm),
-/// "eigen.conv", each with "_bias", then "_relu", "_clip" or "_gelu" ("eigen.conv_bias_relu").
-const std::vector<LabelledPattern>& eigen_pattern_table();
+/// The eigen backend's entry in the registry (built with Eigen3).
+BackendRegistration eigen_registration();
 
 }  // namespace tc

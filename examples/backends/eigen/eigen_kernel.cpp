@@ -7,6 +7,8 @@
 #include <Eigen/Core>
 #include <unsupported/Eigen/SpecialFunctions>
 
+#include "backends/kit/kernel_operands.hpp"
+
 namespace tc::eigen {
 
 namespace {
@@ -109,27 +111,18 @@ std::size_t im2col_floats(const ConvPlan& p) {
 
 class EigenKernel final : public Kernel {
  public:
-  EigenKernel(const Function& function, const std::vector<LibraryCall>& calls, std::vector<CallPlan> plans)
-      : plans_(std::move(plans)), slots_(function, calls) {
+  EigenKernel(KernelOperands operands, std::vector<CallPlan> plans)
+      : plans_(std::move(plans)), operands_(std::move(operands)) {
     for (const CallPlan& p : plans_) {
       if (p.kind == CallPlan::Kind::conv) scratch_.resize(std::max(scratch_.size(), im2col_floats(p.conv)));
     }
   }
 
-  collage::Status allocate(Device& device) {
-    for (std::size_t floats : slots_.temp_floats()) {
-      collage::Result<OwnedBuffer> b = allocate_owned(device, floats * sizeof(float));
-      if (!b.ok()) return b.error();
-      temps_.push_back(b->floats());
-      buffers_.push_back(std::move(b).value());
-    }
-    return collage::Status::success();
-  }
-
   collage::Status run(const std::vector<const float*>& inputs, const std::vector<float*>& outputs) override {
+    if (collage::Status st = operands_.check_buffers(inputs, outputs, "eigen"); !st.ok()) return st;
     std::vector<const float*> addends;
     for (const CallPlan& p : plans_) {
-      auto at = [&](int n) { return slots_.address(n, inputs, outputs, temps_); };
+      auto at = [&](int n) { return operands_.address(n, inputs, outputs); };
       addends.clear();
       for (const AddendPlan& a : p.epilogue.addends) addends.push_back(at(a.node));
       float* out = at(p.root);
@@ -139,7 +132,7 @@ class EigenKernel final : public Kernel {
         run_conv(p.conv, p.epilogue, addends, at(p.conv.x), at(p.conv.w), out);
       }
     }
-    slots_.copy_outputs(inputs, outputs, temps_);
+    operands_.copy_outputs(inputs, outputs);
     return collage::Status::success();
   }
 
@@ -185,20 +178,17 @@ class EigenKernel final : public Kernel {
   }
 
   std::vector<CallPlan> plans_;
-  ValueSlots slots_;
-  std::vector<OwnedBuffer> buffers_;
-  std::vector<float*> temps_;
+  KernelOperands operands_;
   std::vector<float> scratch_;
 };
 
 }  // namespace
 
-collage::Result<std::unique_ptr<Kernel>> make_kernel(const Function& function, const std::vector<LibraryCall>& calls,
-                                                     std::vector<CallPlan> plans, Device& device) {
-  auto kernel = std::make_unique<EigenKernel>(function, calls, std::move(plans));
-  collage::Status allocated = kernel->allocate(device);
-  if (!allocated.ok()) return allocated.error();
-  return std::unique_ptr<Kernel>(std::move(kernel));
+collage::Result<std::unique_ptr<Kernel>> kernel(const Function& function, const std::vector<LibraryCall>& calls,
+                                                std::vector<CallPlan> plans, Device& device) {
+  collage::Result<KernelOperands> bound = KernelOperands::bind(function, calls, operands_of(plans), device);
+  if (!bound.ok()) return bound.error();
+  return std::unique_ptr<Kernel>(std::make_unique<EigenKernel>(std::move(bound).value(), std::move(plans)));
 }
 
 }  // namespace tc::eigen

@@ -10,13 +10,13 @@
 
 #include "backends/backend.hpp"
 #include "backends/eigen/eigen_plan.hpp"
-#include "backends/library_calls.hpp"
+#include "backends/kit/library_call.hpp"
 
 namespace tc::eigen {
 
 /// A kernel running `plans` (one per call of `function`, in execution order) on `device`, a CPU
 /// device, with scratch buffers for the values passed between calls and for im2col.
-collage::Result<std::unique_ptr<Kernel>> make_kernel(const Function& function, const std::vector<LibraryCall>& calls,
-                                                     std::vector<CallPlan> plans, Device& device);
+collage::Result<std::unique_ptr<Kernel>> kernel(const Function& function, const std::vector<LibraryCall>& calls,
+                                                std::vector<CallPlan> plans, Device& device);
 
 }  // namespace tc::eigen

@@ -1,7 +1,12 @@
 #include "backends/eigen/eigen_plan.hpp"
 
-#include <limits>
+#include <algorithm>
+#include <optional>
+#include <string>
 #include <utility>
+
+#include "backends/kit/epilogue.hpp"
+#include "tensor/op_attrs.hpp"
 
 namespace tc::eigen {
 
@@ -10,7 +15,7 @@ namespace {
 using collage::Error;
 using collage::ErrorCode;
 
-Error unsupported(const std::string& what) { return Error{ErrorCode::invalid_argument, "eigen: " + what}; }
+Error unsupported(const std::string& what) { return Error{ErrorCode::invalid_argument, what}; }
 
 /// `shape` padded with leading 1s to `rank`.
 Shape aligned(const Shape& shape, std::size_t rank) {
@@ -67,12 +72,13 @@ collage::Result<GemmPlan> plan_matmul(const Graph& g, int n) {
 
 collage::Result<GemmPlan> plan_gemm(const Graph& g, int n) {
   const Node& node = g.node(n);
+  const GemmAttrs attrs = gemm_attrs(node);
   GemmPlan p;
   p.a = node.inputs[0];
   p.b = node.inputs[1];
-  p.trans_a = node.attrs.get_int("trans_a") != 0;
-  p.trans_b = node.attrs.get_int("trans_b") != 0;
-  p.alpha = static_cast<float>(node.attrs.get_float("alpha", 1.0));
+  p.trans_a = attrs.trans_a;
+  p.trans_b = attrs.trans_b;
+  p.alpha = static_cast<float>(attrs.alpha);
   p.m = node.shape[0];
   p.n = node.shape[1];
   const Shape& a = g.node(p.a).shape;
@@ -87,40 +93,31 @@ collage::Result<ConvPlan> plan_conv(const Graph& g, int n) {
   ConvPlan p;
   p.x = node.inputs[0];
   p.w = node.inputs[1];
-  const Shape& x = g.node(p.x).shape;
-  const Shape& w = g.node(p.w).shape;
-  const Shape& y = node.shape;
-  const std::size_t spatial = x.size() - 2;
+  const std::size_t spatial = g.node(p.x).shape.size() - 2;
   if (spatial != 1 && spatial != 2) return unsupported("Conv with " + std::to_string(spatial) + " spatial dims");
   if (g.node(p.w).op != Op::constant) return unsupported("Conv with weights that are not a constant");
-  const auto strides = node.attrs.get_ints("strides");
-  const auto pads = node.attrs.get_ints("pads");
-  const auto dilations = node.attrs.get_ints("dilations");
-  p.batch = x[0];
-  p.channels = x[1];
-  p.out_channels = w[0];
-  p.group = node.attrs.get_int("group", 1);
+  const WindowGeometry w = conv_geometry(g, n);
+  p.batch = w.batch;
+  p.channels = w.channels;
+  p.out_channels = w.out_channels;
+  p.group = w.group;
+  // A 1-D convolution is a 2-D one of height 1: its one dimension is the width.
+  const std::size_t x = spatial - 1;
+  p.width = w.in[x];
+  p.kernel_w = w.kernel[x];
+  p.out_w = w.out[x];
+  p.stride_w = w.stride[x];
+  p.pad_left = w.pad_begin[x];
+  p.dilation_w = w.dilation[x];
   if (spatial == 2) {
-    p.height = x[2];
-    p.width = x[3];
-    p.kernel_h = w[2];
-    p.kernel_w = w[3];
-    p.out_h = y[2];
-    p.out_w = y[3];
-    p.stride_h = strides[0];
-    p.stride_w = strides[1];
-    p.pad_top = pads[0];
-    p.pad_left = pads[1];
-    p.dilation_h = dilations[0];
-    p.dilation_w = dilations[1];
+    p.height = w.in[0];
+    p.kernel_h = w.kernel[0];
+    p.out_h = w.out[0];
+    p.stride_h = w.stride[0];
+    p.pad_top = w.pad_begin[0];
+    p.dilation_h = w.dilation[0];
   } else {
     p.height = p.kernel_h = p.out_h = 1;
-    p.width = x[2];
-    p.kernel_w = w[2];
-    p.out_w = y[2];
-    p.stride_w = strides[0];
-    p.pad_left = pads[0];
-    p.dilation_w = dilations[0];
   }
   return p;
 }
@@ -165,8 +162,19 @@ collage::Result<AddendPlan> plan_addend(const Graph& g, const CallPlan& call, in
 
 }  // namespace
 
-collage::Result<CallPlan> plan_call(const Graph& g, const LibraryCall& call) {
-  collage::Result<AnchorChain> chain = read_anchor_chain(g, call, "eigen");
+std::vector<int> operands(const CallPlan& plan) {
+  std::vector<int> out;
+  if (plan.kind == CallPlan::Kind::gemm) {
+    out = {plan.gemm.a, plan.gemm.b};
+  } else {
+    out = {plan.conv.x, plan.conv.w};
+  }
+  for (const AddendPlan& a : plan.epilogue.addends) out.push_back(a.node);
+  return out;
+}
+
+collage::Result<CallPlan> plan(const Graph& g, const LibraryCall& call) {
+  collage::Result<AnchorChain> chain = read_anchor_chain(g, call);
   if (!chain.ok()) return chain.error();
   const int anchor = chain->anchor;
   const Node& node = g.node(anchor);
@@ -194,7 +202,7 @@ collage::Result<CallPlan> plan_call(const Graph& g, const LibraryCall& call) {
   if (node.op == Op::conv && node.inputs.size() == 3) {
     plan.epilogue.addends.push_back(AddendPlan{node.inputs[2], plan.conv.out_channels, 1, 0, 1.0f});
   } else if (node.inputs.size() == 3) {
-    const float beta = static_cast<float>(node.attrs.get_float("beta", 1.0));
+    const float beta = static_cast<float>(gemm_attrs(node).beta);
     collage::Result<AddendPlan> c = plan_addend(g, plan, anchor, node.inputs[2], beta);
     if (!c.ok()) return c.error();
     plan.epilogue.addends.push_back(*c);
@@ -213,9 +221,10 @@ collage::Result<CallPlan> plan_call(const Graph& g, const LibraryCall& call) {
     } else if (step.kind == EpilogueStep::Kind::unary && step.op == Op::relu) {
       epilogue.activation = Activation::relu;
     } else if (step.kind == EpilogueStep::Kind::unary && step.op == Op::clip) {
+      const UnaryAttrs bounds = unary_attrs(g.node(step.node));
       epilogue.activation = Activation::clip;
-      epilogue.lo = static_cast<float>(g.node(step.node).attrs.get_float("min", -std::numeric_limits<double>::infinity()));
-      epilogue.hi = static_cast<float>(g.node(step.node).attrs.get_float("max", std::numeric_limits<double>::infinity()));
+      epilogue.lo = static_cast<float>(bounds.min);
+      epilogue.hi = static_cast<float>(bounds.max);
     } else {
       return unsupported(describe(g, step.node) + " is not fused (only constant adds, then Relu, Clip or GELU)");
     }

@@ -12,7 +12,7 @@
 
 #include <collage/support/result.hpp>
 
-#include "backends/library_calls.hpp"
+#include "backends/kit/library_call.hpp"
 #include "tensor/graph.hpp"
 
 namespace tc::eigen {
@@ -82,7 +82,10 @@ struct CallPlan {
 /// Plans `call` of `g` (a Function's graph or a model): MatMul (batched, broadcasting) or Gemm, or
 /// a 1-D/2-D Conv with constant weights (any group), then constant addends broadcast along the
 /// output's batch (a bias), then at most one of Relu, Clip, GELU (erf form). Anything else is an
-/// error naming it ("eigen: Conv with 3 spatial dims").
-collage::Result<CallPlan> plan_call(const Graph& g, const LibraryCall& call);
+/// error naming it ("Conv with 3 spatial dims").
+collage::Result<CallPlan> plan(const Graph& g, const LibraryCall& call);
+
+/// The nodes whose values `plan` reads.
+std::vector<int> operands(const CallPlan& plan);
 
 }  // namespace tc::eigen

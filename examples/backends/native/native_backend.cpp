@@ -12,7 +12,7 @@
 
 #include "backends/native/conv.hpp"
 #include "backends/native/gemm.hpp"
-#include "backends/native/lower.hpp"
+#include "loops/lower.hpp"
 #include "backends/native/row_kernels.hpp"
 #include "backends/native/tile_loop.hpp"
 
@@ -24,6 +24,17 @@ using collage::Error;
 using collage::ErrorCode;
 using collage::Result;
 using collage::Status;
+using loops::ConvCore;
+using loops::Core;
+using loops::GemmCore;
+using loops::LayerNormCore;
+using loops::LoweredFunction;
+using loops::PoolCore;
+using loops::ReduceCore;
+using loops::ReduceKind;
+using loops::SoftmaxCore;
+using loops::Source;
+using loops::Stage;
 using namespace native;
 
 /// Reduction input points per interleaved chunk (the chunk's input stays in L1/L2 for the
@@ -33,21 +44,11 @@ constexpr std::int64_t kReduceChunkPoints = 4096;
 /// One stage ready to run: its kernels, tile loops and working memory.
 class StageRun {
  public:
-  static Result<StageRun> make(const Stage& stage) {
-    StageRun run(stage);
-    if (stage.has_epilogue) run.epilogue_.emplace(stage.epilogue);
-    if (const auto* r = std::get_if<ReduceCore>(&stage.core)) run.input_.emplace(r->input);
-    if (const auto* c = std::get_if<ConvCore>(&stage.core)) {
-      auto conv = ConvKernel::make(*c);
-      if (!conv.ok()) return conv.error();
-      run.conv_.emplace(std::move(*conv));
-    }
-    if (const auto* p = std::get_if<PoolCore>(&stage.core)) {
-      auto pool = PoolKernel::make(*p);
-      if (!pool.ok()) return pool.error();
-      run.pool_.emplace(std::move(*pool));
-    }
-    return run;
+  explicit StageRun(const Stage& stage) : stage_(&stage) {
+    if (stage.has_epilogue) epilogue_.emplace(stage.epilogue);
+    if (const auto* r = std::get_if<ReduceCore>(&stage.core)) input_.emplace(r->input);
+    if (const auto* c = std::get_if<ConvCore>(&stage.core)) conv_.emplace(c->geom);
+    if (const auto* p = std::get_if<PoolCore>(&stage.core)) pool_.emplace(p->geom);
   }
 
   void run(const float* const* read, float* const* write) {
@@ -81,8 +82,6 @@ class StageRun {
   }
 
  private:
-  explicit StageRun(const Stage& stage) : stage_(&stage) {}
-
   void run_gemm(const GemmCore& g, const float* const* read, float* c, RangeDone finished) {
     const std::int64_t batches = numel(g.batch);
     const std::size_t rank = g.batch.size();
@@ -158,11 +157,7 @@ class NativeKernel final : public Kernel {
  public:
   static Result<std::unique_ptr<Kernel>> make(LoweredFunction lowered) {
     std::unique_ptr<NativeKernel> kernel(new NativeKernel(std::move(lowered)));
-    for (const Stage& stage : kernel->lowered_.stages) {
-      auto run = StageRun::make(stage);
-      if (!run.ok()) return run.error();
-      kernel->stages_.push_back(std::move(*run));
-    }
+    for (const Stage& stage : kernel->lowered_.stages) kernel->stages_.emplace_back(stage);
     for (std::int64_t size : kernel->lowered_.scratch_sizes) kernel->scratch_.emplace_back(static_cast<std::size_t>(size));
     for (const Source& s : kernel->lowered_.sources) {
       if (s.kind == Source::Kind::param) kernel->params_ = std::max(kernel->params_, static_cast<std::size_t>(s.index) + 1);
@@ -212,20 +207,16 @@ class NativeKernel final : public Kernel {
 
 }  // namespace
 
-const std::string& NativeBackend::name() const {
-  static const std::string kName = "native";
-  return kName;
-}
-
 collage::PartitionSpec<Graph> NativeBackend::spec() const { return collage::native_fusion_spec<Graph>(name(), max_depth_); }
 
-Result<std::unique_ptr<Kernel>> NativeBackend::compile(const Function& function, Device& device) const {
-  if (device.kind() != DeviceKind::cpu) {
-    return Error{ErrorCode::invalid_argument, std::string("native: runs on the CPU, not on ") + to_string(device.kind())};
-  }
-  auto lowered = lower(function);
+Result<std::unique_ptr<Kernel>> NativeBackend::do_compile(const Function& function, Device&) const {
+  auto lowered = loops::lower(function);
   if (!lowered.ok()) return lowered.error();
   return NativeKernel::make(std::move(*lowered));
+}
+
+BackendRegistration native_registration() {
+  return {"native", DeviceKind::cpu, "", [](const BackendOptions&) { return std::make_unique<NativeBackend>(); }};
 }
 
 }  // namespace tc

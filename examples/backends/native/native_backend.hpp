@@ -12,29 +12,28 @@
 #include <string>
 
 #include "backends/backend.hpp"
+#include "loops/lower.hpp"
 
 namespace tc {
 
 /// The native backend (target "native").
 class NativeBackend final : public Backend {
  public:
-  /// The rule's bound on a partition's depth. 8 keeps the decomposed forms exporters emit whole
-  /// (layer norm: Sub, Pow, ReduceMean, Add, Sqrt, Div, Mul, Add; matmul, bias and GELU: 7) while
-  /// bounding the candidates of long elementwise chains.
-  static constexpr std::size_t kDefaultMaxDepth = 8;
+  explicit NativeBackend(std::size_t max_depth = loops::kFusionMaxDepth)
+      : Backend("native", DeviceKind::cpu), max_depth_(max_depth) {}
 
-  explicit NativeBackend(std::size_t max_depth = kDefaultMaxDepth) : max_depth_(max_depth) {}
-
-  const std::string& name() const override;
-  DeviceKind device() const override { return DeviceKind::cpu; }
   /// collage::native_fusion_rule(max_depth) for target "native".
   collage::PartitionSpec<Graph> spec() const override;
-  /// Lowers `function` to stages (see native/lower.hpp) and prepares their kernels. Fails for a
-  /// device other than the CPU and for what no kernel covers (more than 3 spatial dimensions).
-  collage::Result<std::unique_ptr<Kernel>> compile(const Function& function, Device& device) const override;
 
  private:
+  /// Lowers `function` to stages (see loops/lower.hpp) and prepares their kernels. Fails for what
+  /// no kernel covers (more than 3 spatial dimensions).
+  collage::Result<std::unique_ptr<Kernel>> do_compile(const Function& function, Device& device) const override;
+
   std::size_t max_depth_;
 };
+
+/// The native backend's entry in the registry (always built).
+BackendRegistration native_registration();
 
 }  // namespace tc

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "backends/native/fast_math.hpp"
-#include "backends/native/index_math.hpp"
+#include "loops/index_math.hpp"
 
 namespace tc::native {
 
@@ -16,7 +16,8 @@ constexpr std::int64_t kRowsPerCallback = 16;
 
 /// The values of `access` (over `dims`, numel `size`) read from `src`, or src itself when the
 /// access is dense.
-const float* expand(const Access& access, const Shape& dims, std::int64_t size, const float* src, float* buffer) {
+const float* expand(const loops::Access& access, const Shape& dims, std::int64_t size, const float* src,
+                    float* buffer) {
   const Ints strides = row_major_strides(dims);
   bool dense = access.linear.offset == 0 && !access.has_holes();
   for (std::size_t d = 0; d < dims.size(); ++d) dense = dense && (dims[d] == 1 || access.linear.coef[d] == strides[d]);
@@ -24,7 +25,7 @@ const float* expand(const Access& access, const Shape& dims, std::int64_t size, 
   Ints c(dims.size());
   const int rank = static_cast<int>(dims.size());
   for (std::int64_t i = 0; i < size; ++i) {
-    unravel(i, dims.data(), rank, c.data());
+    loops::unravel(i, dims.data(), rank, c.data());
     buffer[i] = src[access.linear.at(c)];
   }
   return buffer;
@@ -32,7 +33,7 @@ const float* expand(const Access& access, const Shape& dims, std::int64_t size, 
 
 }  // namespace
 
-void softmax(const SoftmaxCore& core, const float* x, float* out, std::vector<float>& scratch, RangeDone done) {
+void softmax(const loops::SoftmaxCore& core, const float* x, float* out, std::vector<float>& scratch, RangeDone done) {
   const std::int64_t len = core.axis;
   const std::int64_t inner = core.inner;
   const std::int64_t block = len * inner;
@@ -80,7 +81,7 @@ void softmax(const SoftmaxCore& core, const float* x, float* out, std::vector<fl
   }
 }
 
-void layer_norm(const LayerNormCore& core, const float* x, const float* scale, const float* bias, float* out,
+void layer_norm(const loops::LayerNormCore& core, const float* x, const float* scale, const float* bias, float* out,
                 std::vector<float>& params, RangeDone done) {
   const std::int64_t cols = core.cols;
   params.resize(static_cast<std::size_t>(2 * cols));

@@ -8,16 +8,16 @@
 #include <vector>
 
 #include "backends/native/function_ref.hpp"
-#include "backends/native/program.hpp"
+#include "loops/program.hpp"
 
 namespace tc::native {
 
 /// out = softmax(x) along the core's axis; done() per finished range.
-void softmax(const SoftmaxCore& core, const float* x, float* out, std::vector<float>& scratch, RangeDone done);
+void softmax(const loops::SoftmaxCore& core, const float* x, float* out, std::vector<float>& scratch, RangeDone done);
 
 /// out = layer_norm(x, scale, bias) (bias may be null); `params` receives scale and bias expanded
 /// to the normalised shape when they are broadcast. done() per finished range.
-void layer_norm(const LayerNormCore& core, const float* x, const float* scale, const float* bias, float* out,
+void layer_norm(const loops::LayerNormCore& core, const float* x, const float* scale, const float* bias, float* out,
                 std::vector<float>& params, RangeDone done);
 
 }  // namespace tc::native

@@ -10,6 +10,19 @@
 
 namespace tc::native {
 
+using loops::Access;
+using loops::Affine;
+using loops::affine_at;
+using loops::Check;
+using loops::clip_to_check;
+using loops::kMaxDomainRank;
+using loops::Leaf;
+using loops::row_carry;
+using loops::TileOp;
+using loops::TileOpCode;
+using loops::TileProgram;
+using loops::unravel;
+
 namespace {
 
 template <class F>

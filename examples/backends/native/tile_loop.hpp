@@ -6,8 +6,8 @@
 #include <cstdint>
 #include <vector>
 
-#include "backends/native/index_math.hpp"
-#include "backends/native/program.hpp"
+#include "loops/index_math.hpp"
+#include "loops/program.hpp"
 
 namespace tc::native {
 
@@ -21,7 +21,7 @@ inline constexpr std::int64_t kTilePoints = 512;
 /// serves one thread.
 class TileLoop {
  public:
-  explicit TileLoop(TileProgram program);
+  explicit TileLoop(loops::TileProgram program);
 
   /// Computes the points [begin, end) of the domain into dst[begin, end). `sources` are the
   /// buffers by Source number. A leaf may read dst itself at the points it writes (an epilogue
@@ -36,8 +36,8 @@ class TileLoop {
   struct Walk {
     std::int64_t offset = 0;
     std::int64_t inner = 0;  // coefficient of the innermost dimension
-    std::int64_t coef[kMaxDomainRank] = {};
-    std::int64_t carry[kMaxDomainRank] = {};
+    std::int64_t coef[loops::kMaxDomainRank] = {};
+    std::int64_t carry[loops::kMaxDomainRank] = {};
   };
   struct CheckWalk {
     Walk expr;
@@ -59,8 +59,8 @@ class TileLoop {
     int carry_dim;
   };
 
-  Walk prepare(const Affine& a) const;
-  AccessWalk prepare(const Access& a) const;
+  Walk prepare(const loops::Affine& a) const;
+  AccessWalk prepare(const loops::Access& a) const;
   /// The value of `w` at the current tile's first row (innermost coordinate 0).
   std::int64_t row_base(const Walk& w) const;
   /// Where the tile starting at point t0 ends (at most `end`).
@@ -78,9 +78,9 @@ class TileLoop {
   const float* compute(const float* const* sources, std::int64_t t0, std::int64_t n, float* final_out,
                        const float* no_alias);
 
-  TileProgram program_;
+  loops::TileProgram program_;
   int rank_ = 1;
-  std::int64_t dims_[kMaxDomainRank] = {};
+  std::int64_t dims_[loops::kMaxDomainRank] = {};
   std::vector<AccessWalk> leaves_;
   std::vector<AccessWalk> masks_;
   Walk sink_;
@@ -90,7 +90,7 @@ class TileLoop {
   std::vector<std::uint8_t> mask_buffer_;
   std::vector<Segment> segments_;
   std::vector<std::int64_t> check_bases_;
-  std::int64_t coords_[kMaxDomainRank] = {};
+  std::int64_t coords_[loops::kMaxDomainRank] = {};
 };
 
 }  // namespace tc::native

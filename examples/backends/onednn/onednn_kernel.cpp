@@ -10,6 +10,8 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "backends/kit/kernel_operands.hpp"
+
 namespace tc::onednn {
 
 namespace {
@@ -150,16 +152,10 @@ struct Step {
 
 class OnednnKernel final : public Kernel {
  public:
-  OnednnKernel(const Function& function, const std::vector<LibraryCall>& calls, int threads)
-      : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), slots_(function, calls), threads_(threads) {}
+  OnednnKernel(KernelOperands operands, int threads)
+      : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), operands_(std::move(operands)), threads_(threads) {}
 
-  collage::Status build(const Graph& graph, const std::vector<CallPlan>& plans, Device& device) {
-    for (std::size_t floats : slots_.temp_floats()) {
-      collage::Result<OwnedBuffer> b = allocate_owned(device, floats * sizeof(float));
-      if (!b.ok()) return b.error();
-      temps_.push_back(b->floats());
-      buffers_.push_back(std::move(b).value());
-    }
+  collage::Status build(const Graph& graph, const std::vector<CallPlan>& plans) {
     const ThreadLimit limit(threads_);
     for (const CallPlan& plan : plans) {
       try {
@@ -173,11 +169,12 @@ class OnednnKernel final : public Kernel {
   }
 
   collage::Status run(const std::vector<const float*>& inputs, const std::vector<float*>& outputs) override {
+    if (collage::Status st = operands_.check_buffers(inputs, outputs, "onednn"); !st.ok()) return st;
     const ThreadLimit limit(threads_);
     try {
       for (Step& step : steps_) {
         for (Binding& b : step.bindings) {
-          void* address = slots_.address(b.node, inputs, outputs, temps_);
+          void* address = operands_.address(b.node, inputs, outputs);
           if (address != b.bound) b.mem.set_data_handle(address);
           b.bound = address;
         }
@@ -187,7 +184,7 @@ class OnednnKernel final : public Kernel {
     } catch (const dnnl::error& e) {
       return collage::Error{collage::ErrorCode::invalid_argument, std::string("onednn: ") + e.what()};
     }
-    slots_.copy_outputs(inputs, outputs, temps_);
+    operands_.copy_outputs(inputs, outputs);
     return collage::Status::success();
   }
 
@@ -195,7 +192,7 @@ class OnednnKernel final : public Kernel {
   /// The data of constant `o` as the primitive reads it: as is, or broadcast to `to` and scaled
   /// (a copy the kernel keeps).
   float* constant_data(const Operand& o, const Shape* to = nullptr) {
-    const Tensor& value = slots_.constant(o.node);
+    const Tensor& value = operands_.constant(o.node);
     if (o.scale == 1.0f && (to == nullptr || numel(*to) == value.size())) return const_cast<float*>(value.data.data());
     prepared_.push_back(broadcast_copy(value, to != nullptr ? *to : value.shape, o.scale));
     return prepared_.back().data();
@@ -204,7 +201,7 @@ class OnednnKernel final : public Kernel {
   /// Binds `o` as argument `arg` of `step` with descriptor `md`: constants now, other values at
   /// each run. Normalisation parameters are broadcast to `to`.
   void bind(Step& step, int arg, const Operand& o, const Md& md, const Shape* to = nullptr) {
-    if (slots_.is_constant(o.node)) {
+    if (operands_.is_constant(o.node)) {
       step.args[arg] = memory(md, engine_, constant_data(o, to));
       return;
     }
@@ -219,7 +216,7 @@ class OnednnKernel final : public Kernel {
   /// `o` as is when it is not a constant or already in that layout.
   void bind_weights(Step& step, const Operand& o, const Md& want) {
     const Md user = plain(o.dims, o.strides);
-    if (!slots_.is_constant(o.node) || want == user) {
+    if (!operands_.is_constant(o.node) || want == user) {
       bind(step, DNNL_ARG_WEIGHTS, o, user);
       return;
     }
@@ -345,7 +342,7 @@ class OnednnKernel final : public Kernel {
         dnnl::primitive_attr attr = post_op_attr(step, p);
         if (p.output_scale != 1.0f) attr.set_output_scales(0, {p.output_scale});
         const Md bias = p.bias.present() ? plain(p.bias.dims) : Md();
-        const Md weights = slots_.is_constant(p.weights.node) ? any(p.weights.dims) : plain(p.weights.dims, p.weights.strides);
+        const Md weights = operands_.is_constant(p.weights.node) ? any(p.weights.dims) : plain(p.weights.dims, p.weights.strides);
         dnnl::matmul::desc d(plain(p.src.dims, p.src.strides), weights, bias, plain(p.dst));
         dnnl::matmul::primitive_desc pd(d, attr, engine_);
         bind(step, DNNL_ARG_SRC, p.src, plain(p.src.dims, p.src.strides));
@@ -442,26 +439,26 @@ class OnednnKernel final : public Kernel {
 
   dnnl::engine engine_;
   dnnl::stream stream_;
-  ValueSlots slots_;
+  KernelOperands operands_;
   int threads_;
   std::vector<Step> steps_;
-  std::vector<OwnedBuffer> buffers_;
-  std::vector<float*> temps_;
   /// Constants broadcast or scaled at compile time; a deque keeps their addresses.
   std::deque<std::vector<float>> prepared_;
 };
 
 }  // namespace
 
-collage::Result<std::unique_ptr<Kernel>> make_kernel(const Function& function, const std::vector<LibraryCall>& calls,
-                                                     const std::vector<CallPlan>& plans, Device& device, int threads) {
+collage::Result<std::unique_ptr<Kernel>> kernel(const Function& function, const std::vector<LibraryCall>& calls,
+                                                const std::vector<CallPlan>& plans, Device& device, int threads) {
+  collage::Result<KernelOperands> bound = KernelOperands::bind(function, calls, operands_of(plans), device);
+  if (!bound.ok()) return bound.error();
   std::unique_ptr<OnednnKernel> kernel;
   try {
-    kernel = std::make_unique<OnednnKernel>(function, calls, threads);
+    kernel = std::make_unique<OnednnKernel>(std::move(bound).value(), threads);
   } catch (const dnnl::error& e) {
     return collage::Error{collage::ErrorCode::invalid_argument, std::string("onednn: no CPU engine: ") + e.what()};
   }
-  collage::Status built = kernel->build(function.graph, plans, device);
+  collage::Status built = kernel->build(function.graph, plans);
   if (!built.ok()) return built.error();
   return std::unique_ptr<Kernel>(std::move(kernel));
 }

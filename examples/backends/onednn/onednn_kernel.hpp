@@ -10,7 +10,7 @@
 #include <collage/support/result.hpp>
 
 #include "backends/backend.hpp"
-#include "backends/library_calls.hpp"
+#include "backends/kit/library_call.hpp"
 #include "backends/onednn/onednn_plan.hpp"
 
 namespace tc::onednn {
@@ -19,9 +19,8 @@ namespace tc::onednn {
 /// device: primitive descriptors and primitives created, constant weights reordered into the
 /// layout each primitive prefers, constants broadcast or scaled as planned, scratch buffers for
 /// the values passed between calls, on `threads` OpenMP threads. oneDNN's errors become error values.
-collage::Result<std::unique_ptr<Kernel>> make_kernel(const Function& function, const std::vector<LibraryCall>& calls,
-                                                     const std::vector<CallPlan>& plans, Device& device,
-                                                     int threads = 1);
+collage::Result<std::unique_ptr<Kernel>> kernel(const Function& function, const std::vector<LibraryCall>& calls,
+                                                const std::vector<CallPlan>& plans, Device& device, int threads = 1);
 
 /// While alive, oneDNN runs on one thread: libdnnl (Debian's, built for the OpenMP runtime) sizes
 /// its parallel regions from the calling thread's OpenMP limit when a primitive is created and

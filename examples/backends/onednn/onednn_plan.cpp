@@ -1,9 +1,12 @@
 #include "backends/onednn/onednn_plan.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <optional>
+#include <string>
 #include <utility>
+
+#include "backends/kit/epilogue.hpp"
+#include "tensor/op_attrs.hpp"
 
 namespace tc::onednn {
 
@@ -15,7 +18,7 @@ using collage::ErrorCode;
 /// The most post-ops one primitive gets.
 constexpr std::size_t kMaxPostOps = 8;
 
-Error unsupported(const std::string& what) { return Error{ErrorCode::invalid_argument, "onednn: " + what}; }
+Error unsupported(const std::string& what) { return Error{ErrorCode::invalid_argument, what}; }
 
 /// `shape` padded with leading 1s to `rank`.
 Dims aligned(const Shape& shape, std::size_t rank) {
@@ -37,10 +40,6 @@ Operand operand(int node, Dims dims) {
   return o;
 }
 
-float attr_float(const Node& node, const char* name, double fallback) {
-  return static_cast<float>(node.attrs.get_float(name, fallback));
-}
-
 /// The eltwise algorithm of a unary operator (oneDNN's alpha and beta), and its name in composite
 /// labels; nothing for operators oneDNN has no eltwise for (Erf, HardSigmoid, Identity).
 struct UnaryInfo {
@@ -52,10 +51,11 @@ struct UnaryInfo {
 std::optional<UnaryInfo> unary_info(const Node& node) {
   switch (node.op) {
     case Op::relu: return UnaryInfo{Eltwise::relu, 0.0f, 0.0f, "relu"};
-    case Op::leaky_relu: return UnaryInfo{Eltwise::relu, attr_float(node, "alpha", 0.01), 0.0f, "leaky_relu"};
-    case Op::clip:
-      return UnaryInfo{Eltwise::clip, attr_float(node, "min", -std::numeric_limits<double>::infinity()),
-                       attr_float(node, "max", std::numeric_limits<double>::infinity()), "clip"};
+    case Op::leaky_relu: return UnaryInfo{Eltwise::relu, static_cast<float>(unary_attrs(node).alpha), 0.0f, "leaky_relu"};
+    case Op::clip: {
+      const UnaryAttrs bounds = unary_attrs(node);
+      return UnaryInfo{Eltwise::clip, static_cast<float>(bounds.min), static_cast<float>(bounds.max), "clip"};
+    }
     case Op::sigmoid: return UnaryInfo{Eltwise::logistic, 0.0f, 0.0f, "sigmoid"};
     case Op::tanh: return UnaryInfo{Eltwise::tanh, 0.0f, 0.0f, "tanh"};
     case Op::exp: return UnaryInfo{Eltwise::exp, 0.0f, 0.0f, "exp"};
@@ -110,6 +110,17 @@ collage::Status add_eltwise(CallPlan& p, const PostOp& post) {
   return collage::Status::success();
 }
 
+/// Sets the window of a convolution or pooling plan from `w`: kernel, strides, dilations (oneDNN's,
+/// counting from 0) and pads.
+void set_window(CallPlan& p, const WindowGeometry& w) {
+  p.kernel = w.kernel;
+  p.strides = w.stride;
+  p.dilations.clear();
+  for (std::int64_t d : w.dilation) p.dilations.push_back(d - 1);
+  p.pad_l = w.pad_begin;
+  p.pad_r = w.pad_end;
+}
+
 // ------------------------------------------------------------------------------------------------
 // Anchors: Conv, MatMul, Gemm, and the epilogue as bias + post-ops.
 
@@ -124,28 +135,20 @@ collage::Result<CallPlan> plan_conv(const Graph& g, int n) {
   const Shape& w = g.node(node.inputs[1]).shape;
   if (x.size() < 3 || x.size() > 5) return check_dims(x.size(), 3, 5, "Conv input");
   if (g.node(node.inputs[1]).op != Op::constant) return unsupported("Conv with weights that are not a constant");
-  const std::size_t k = x.size() - 2;
+  const WindowGeometry geometry = conv_geometry(g, n);
   CallPlan p;
   p.kind = CallPlan::Kind::conv;
   p.name = "onednn.conv";
   p.dst = node.shape;
   p.src = operand(node.inputs[0], x);
-  const std::int64_t group = node.attrs.get_int("group", 1);
   Dims wd = w;
-  if (group > 1) {
-    wd.insert(wd.begin(), group);
-    wd[1] = w[0] / group;
+  if (geometry.group > 1) {
+    wd.insert(wd.begin(), geometry.group);
+    wd[1] = w[0] / geometry.group;
   }
   p.weights = operand(node.inputs[1], wd);
   if (node.inputs.size() == 3) p.bias = operand(node.inputs[2], {w[0]});
-  const auto strides = node.attrs.get_ints("strides");
-  const auto pads = node.attrs.get_ints("pads");
-  const auto dilations = node.attrs.get_ints("dilations");
-  p.kernel = Dims(w.begin() + 2, w.end());
-  p.strides = Dims(strides.begin(), strides.end());
-  p.pad_l = Dims(pads.begin(), pads.begin() + static_cast<std::ptrdiff_t>(k));
-  p.pad_r = Dims(pads.begin() + static_cast<std::ptrdiff_t>(k), pads.end());
-  for (std::int64_t d : dilations) p.dilations.push_back(d - 1);
+  set_window(p, geometry);
   return p;
 }
 
@@ -176,10 +179,11 @@ collage::Result<CallPlan> plan_matmul(const Graph& g, int n) {
 collage::Result<CallPlan> plan_gemm(const Graph& g, int n) {
   const Node& node = g.node(n);
   const Shape& a = g.node(node.inputs[0]).shape;
-  const bool trans_a = node.attrs.get_int("trans_a") != 0;
-  const bool trans_b = node.attrs.get_int("trans_b") != 0;
-  const float alpha = attr_float(node, "alpha", 1.0);
-  const float beta = attr_float(node, "beta", 1.0);
+  const GemmAttrs attrs = gemm_attrs(node);
+  const bool trans_a = attrs.trans_a;
+  const bool trans_b = attrs.trans_b;
+  const float alpha = static_cast<float>(attrs.alpha);
+  const float beta = static_cast<float>(attrs.beta);
   const std::int64_t m = node.shape[0];
   const std::int64_t nn = node.shape[1];
   const std::int64_t k = trans_a ? a[0] : a[1];
@@ -236,7 +240,7 @@ collage::Status add_step(const Graph& g, const EpilogueStep& step, bool vector_o
     case EpilogueStep::Kind::gelu_erf:
       p.name += "_gelu";
       return add_eltwise(p, eltwise_post_op(Eltwise::gelu_erf, 0.0f, 0.0f));
-    case EpilogueStep::Kind::swish:
+    case EpilogueStep::Kind::silu:
       p.name += "_swish";
       return add_eltwise(p, eltwise_post_op(Eltwise::swish, 1.0f, 0.0f));
     case EpilogueStep::Kind::unary: {
@@ -281,7 +285,7 @@ collage::Status add_step(const Graph& g, const EpilogueStep& step, bool vector_o
 }
 
 collage::Result<CallPlan> plan_anchor(const Graph& g, const LibraryCall& call) {
-  collage::Result<AnchorChain> chain = read_anchor_chain(g, call, "onednn");
+  collage::Result<AnchorChain> chain = read_anchor_chain(g, call);
   if (!chain.ok()) return chain.error();
   const Node& anchor = g.node(chain->anchor);
   collage::Result<CallPlan> plan = unsupported(describe(g, chain->anchor) + " does not take post-ops");
@@ -391,11 +395,11 @@ class LayerNormReader {
     std::sort(nodes.begin(), nodes.end());
     if (nodes != expected) return fail("it holds other nodes");
     const Shape& shape = g_.node(x).shape;
-    const auto axes = g_.node(m).attrs.get_ints("axes");
-    if (axes != g_.node(v).attrs.get_ints("axes")) return fail("its two ReduceMeans reduce different axes");
-    if (g_.node(m).attrs.get_int("keepdims", 1) == 0 || g_.node(v).attrs.get_int("keepdims", 1) == 0) {
-      return fail("its ReduceMeans do not keep dims");
-    }
+    const ReduceAttrs mean = reduce_attrs(g_.node(m));
+    const ReduceAttrs variance = reduce_attrs(g_.node(v));
+    const Ints& axes = mean.axes;
+    if (axes != variance.axes) return fail("its two ReduceMeans reduce different axes");
+    if (!mean.keepdims || !variance.keepdims) return fail("its ReduceMeans do not keep dims");
     const std::size_t axis = shape.size() - axes.size();
     for (std::size_t k = 0; k < axes.size(); ++k) {
       if (axes[k] != static_cast<std::int64_t>(axis + k)) return fail("it does not normalise trailing axes");
@@ -453,7 +457,7 @@ collage::Result<CallPlan> plan_batch_norm(const Graph& g, int n, bool fuse_relu,
     if (!o.ok()) return o.error();
     *params[k] = *o;
   }
-  p.epsilon = attr_float(node, "epsilon", 1e-5);
+  p.epsilon = static_cast<float>(epsilon_attr(node));
   p.fuse_relu = fuse_relu;
   return p;
 }
@@ -480,28 +484,19 @@ collage::Result<CallPlan> plan_pool(const Graph& g, int n) {
     p.pad_r.assign(k, 0);
     return p;
   }
-  const auto kernel = node.attrs.get_ints("kernel_shape");
-  const auto strides = node.attrs.get_ints("strides");
-  const auto pads = node.attrs.get_ints("pads");
-  const auto dilations = node.op == Op::max_pool ? node.attrs.get_ints("dilations") : std::vector<std::int64_t>(k, 1);
-  const bool include_pad = node.attrs.get_int("count_include_pad") != 0;
+  const WindowGeometry w = pool_geometry(g, n);
+  const bool include_pad = pool_attrs(node).count_include_pad;
   p.pooling = node.op == Op::max_pool ? Pooling::max
               : include_pad           ? Pooling::avg_include_padding
                                       : Pooling::avg_exclude_padding;
-  p.kernel = Dims(kernel.begin(), kernel.end());
-  p.strides = Dims(strides.begin(), strides.end());
+  set_window(p, w);
   for (std::size_t d = 0; d < k; ++d) {
-    p.dilations.push_back(dilations[d] - 1);
-    p.pad_l.push_back(pads[d]);
-    const std::int64_t extent = dilations[d] * (kernel[d] - 1) + 1;
     // ceil_mode: the last window may hang over the end padding; oneDNN sees that as more padding.
-    const std::int64_t floor_out = (x[d + 2] + pads[d] + pads[d + k] - extent) / strides[d] + 1;
-    std::int64_t pad_r = pads[d + k];
-    if (floor_out < node.shape[d + 2]) {
-      pad_r = (node.shape[d + 2] - 1) * strides[d] + extent - x[d + 2] - pads[d];
+    const std::int64_t floor_out = (w.in[d] + w.pad_begin[d] + w.pad_end[d] - w.extent(d)) / w.stride[d] + 1;
+    if (floor_out < w.out[d]) {
+      p.pad_r[d] = (w.out[d] - 1) * w.stride[d] + w.extent(d) - w.in[d] - w.pad_begin[d];
       if (include_pad) return unsupported("AveragePool counting padding whose last window hangs over it (ceil_mode)");
     }
-    p.pad_r.push_back(pad_r);
   }
   if (p.pooling == Pooling::max && !every_window_reads_input(p)) {
     return unsupported("MaxPool with a window wholly in the padding (oneDNN gives it the lowest float, ONNX -inf)");
@@ -519,7 +514,7 @@ collage::Result<CallPlan> plan_reduction(const Graph& g, int n) {
   p.src = operand(node.inputs[0], x);
   p.dst = x;
   bool reduces = false;
-  for (std::int64_t a : node.attrs.get_ints("axes")) {
+  for (std::int64_t a : reduce_attrs(node).axes) {
     reduces = reduces || x[static_cast<std::size_t>(a)] != 1;
     p.dst[static_cast<std::size_t>(a)] = 1;
   }
@@ -570,19 +565,18 @@ collage::Result<CallPlan> plan_single(const Graph& g, int n) {
     case Op::reduce_max: plan = plan_reduction(g, n); break;
     case Op::batch_norm: plan = plan_batch_norm(g, n, false, n); break;
     case Op::layer_norm:
-      plan = layer_norm_plan(g, node.inputs[0], static_cast<std::size_t>(node.attrs.get_int("axis")),
-                             attr_float(node, "epsilon", 1e-5), node.inputs[1],
+      plan = layer_norm_plan(g, node.inputs[0], axis_attr(node), static_cast<float>(epsilon_attr(node)), node.inputs[1],
                              node.inputs.size() == 3 ? node.inputs[2] : -1, n);
       break;
     case Op::softmax:
       plan->kind = CallPlan::Kind::softmax;
       plan->src = operand(node.inputs[0], x);
       plan->dst = x;
-      plan->axis = static_cast<int>(node.attrs.get_int("axis"));
+      plan->axis = static_cast<int>(axis_attr(node));
       break;
     case Op::transpose: {
       // A reorder from the input seen through the permutation to the dense output.
-      const auto perm = node.attrs.get_ints("perm");
+      const Ints perm = perm_attr(node);
       const std::vector<std::int64_t> in_strides = row_major_strides(x);
       plan->kind = CallPlan::Kind::transpose;
       plan->dst = node.shape;
@@ -632,10 +626,10 @@ collage::Result<CallPlan> plan_activation(const Graph& g, const LibraryCall& cal
     if (g.node(in).op != Op::constant && !call.contains(in)) x = in;
   }
   if (x < 0) return unsupported(describe(g, first) + " reads no tensor");
-  collage::Result<std::vector<EpilogueStep>> steps = read_epilogue(g, call, x, "onednn");
+  collage::Result<std::vector<EpilogueStep>> steps = read_epilogue(g, call, x);
   if (!steps.ok()) return steps.error();
   if (steps->size() != 1 || (steps->front().kind != EpilogueStep::Kind::gelu_erf &&
-                             steps->front().kind != EpilogueStep::Kind::swish)) {
+                             steps->front().kind != EpilogueStep::Kind::silu)) {
     return unsupported(describe(g, call.root()) + " is not one GELU or SiLU");
   }
   const bool gelu = steps->front().kind == EpilogueStep::Kind::gelu_erf;
@@ -668,7 +662,15 @@ bool every_window_reads_input(const CallPlan& p) {
   return true;
 }
 
-collage::Result<CallPlan> plan_call(const Graph& g, const LibraryCall& call) {
+std::vector<int> operands(const CallPlan& p) {
+  std::vector<int> out = {p.src.node, p.weights.node, p.bias.node, p.scale.node, p.shift.node, p.mean.node, p.variance.node};
+  for (const PostOp& post : p.post_ops) {
+    if (post.is_binary) out.push_back(post.operand.node);
+  }
+  return out;
+}
+
+collage::Result<CallPlan> plan(const Graph& g, const LibraryCall& call) {
   if (call.composite.empty() || call.nodes.size() == 1) {
     if (call.nodes.size() != 1) return unsupported("a call of several operators without a composite");
     return plan_single(g, call.nodes.front());

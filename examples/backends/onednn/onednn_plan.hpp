@@ -12,7 +12,7 @@
 
 #include <collage/support/result.hpp>
 
-#include "backends/library_calls.hpp"
+#include "backends/kit/library_call.hpp"
 #include "tensor/graph.hpp"
 
 namespace tc::onednn {
@@ -96,7 +96,10 @@ struct CallPlan {
 /// BatchNormalization, ReduceMean/Sum/Max, Transpose, eltwise (Relu, Sigmoid, Tanh, Exp, Log,
 /// Sqrt, Abs, Clip, LeakyRelu, Neg, Reciprocal, Pow by a constant) and binary (Add, Sub, Mul, Div,
 /// Max, Min, one operand of the output's shape). Anything else is an error naming it.
-collage::Result<CallPlan> plan_call(const Graph& g, const LibraryCall& call);
+collage::Result<CallPlan> plan(const Graph& g, const LibraryCall& call);
+
+/// The nodes whose values `plan` reads (-1 for absent ones).
+std::vector<int> operands(const CallPlan& plan);
 
 /// Whether every window of a convolution or pooling plan reads some element of its input (none
 /// lies wholly in the padding, as a pad as large as the kernel or a dilation spreading the taps

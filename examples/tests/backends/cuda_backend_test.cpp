@@ -1,7 +1,6 @@
 // The cuda backend: a CUDA target with the native fusion rule, refusing to compile without a
 // usable GPU; on a GPU (skipped, with the device's reason, where there is none), its kernels
 // computing what the reference interpreter does.
-#ifdef TC_HAVE_CUDA_BACKEND
 
 #include "backends/cuda/cuda_backend.hpp"
 
@@ -14,18 +13,18 @@
 
 #include "backends/gpu_test_support.hpp"
 #include "cuda_testing.hpp"
-#include "run/configurations.hpp"
-#include "run/executable.hpp"
+#include "driver/configurations.hpp"
+#include "executor/executable.hpp"
 #include "runtime/cpu_device.hpp"
 
 namespace tc {
 namespace {
 
 using cuda_testing::ints_attr;
-using native_testing::Builder;
+using testing::GraphBuilder;
 using Ints = std::vector<std::int64_t>;
 
-TEST(CudaBackend, IsACudaTarget) { testing::expect_cuda_target(*make_cuda_backend(), "cuda", true); }
+TEST(CudaBackend, IsACudaTarget) { testing::expect_cuda_target(*make_cuda_backend(), "cuda"); }
 
 TEST(CudaBackend, ProposesWhatTheNativeRuleDoes) {
   for (const auto& [name, graph] : cuda_testing::model_graphs()) {
@@ -39,8 +38,8 @@ TEST(CudaBackend, ProposesWhatTheNativeRuleDoes) {
 }
 
 TEST(CudaBackend, CompileSaysWhyWithoutAGpu) {
-  Builder b(1);
-  const Function f = whole_model_function(b.finish(b.op(Op::relu, {b.input({2, 5})})));
+  GraphBuilder b(1);
+  const Function f = whole_model_function(b.done(b.op(Op::relu, {b.input({2, 5})})));
   testing::expect_refusals_without_a_gpu(*make_cuda_backend(), f);
 }
 
@@ -80,40 +79,40 @@ TEST_F(CudaGpu, LargeShapesMatchTheReference) {
   const std::unique_ptr<Backend> backend = make_cuda_backend();
   {
     // 128 x 128 tiles: enough of them for every SM.
-    Builder b(1);
+    GraphBuilder b(1);
     const int y = cuda_testing::linear(b, b.input({2048, 256}), 256, 1152);
-    const Graph g = b.finish(b.op(Op::relu, {y}));
+    const Graph g = b.done(b.op(Op::relu, {y}));
     testing::expect_kernel_matches_reference(*backend, testing::cuda_device(), g, "dense 2048x256x1152 + relu");
   }
   {
-    Builder b(2);
-    const int w = b.constant({64, 64, 3, 3}, -0.1f, 0.1f);
-    const int conv = b.op(Op::conv, {b.input({2, 64, 56, 56}), w, b.constant({64})}, ints_attr("pads", {1, 1, 1, 1}));
-    testing::expect_kernel_matches_reference(*backend, testing::cuda_device(), b.finish(b.op(Op::relu, {conv})),
+    GraphBuilder b(2);
+    const int w = b.weight({64, 64, 3, 3}, -0.1f, 0.1f);
+    const int conv = b.op(Op::conv, {b.input({2, 64, 56, 56}), w, b.weight({64})}, ints_attr("pads", {1, 1, 1, 1}));
+    testing::expect_kernel_matches_reference(*backend, testing::cuda_device(), b.done(b.op(Op::relu, {conv})),
                                              "conv 64x56x56 3x3");
   }
   {
-    Builder b(3);
+    GraphBuilder b(3);
     Attributes dw = ints_attr("pads", {1, 1, 1, 1});
     dw.set("group", std::int64_t{144});
-    const int conv = b.op(Op::conv, {b.input({1, 144, 56, 56}), b.constant({144, 1, 3, 3}), b.constant({144})}, dw);
-    testing::expect_kernel_matches_reference(*backend, testing::cuda_device(), b.finish(conv), "depthwise 144x56x56");
+    const int conv = b.op(Op::conv, {b.input({1, 144, 56, 56}), b.weight({144, 1, 3, 3}), b.weight({144})}, dw);
+    testing::expect_kernel_matches_reference(*backend, testing::cuda_device(), b.done(conv), "depthwise 144x56x56");
   }
   {
-    Builder b(4);
-    const Graph g = b.finish(cuda_testing::layer_norm_decomposed(b, b.input({8, 128, 768}), 768));
+    GraphBuilder b(4);
+    const Graph g = b.done(cuda_testing::layer_norm_decomposed(b, b.input({8, 128, 768}), 768));
     expect_every_candidate_matches(g, 4);
   }
   {
-    Builder b(5);
+    GraphBuilder b(5);
     Attributes last;
     last.set("axis", std::int64_t{3});
-    const Graph g = b.finish(b.op(Op::softmax, {b.input({8, 12, 128, 128})}, last));
+    const Graph g = b.done(b.op(Op::softmax, {b.input({8, 12, 128, 128})}, last));
     testing::expect_kernel_matches_reference(*backend, testing::cuda_device(), g, "softmax 8x12x128x128");
   }
   {
-    Builder b(6);
-    const Graph g = b.finish(b.reduce(Op::reduce_sum, b.op(Op::exp, {b.input({3000, 1000})}), {0}));
+    GraphBuilder b(6);
+    const Graph g = b.done(b.reduce(Op::reduce_sum, b.op(Op::exp, {b.input({3000, 1000})}), {0}));
     testing::expect_kernel_matches_reference(*backend, testing::cuda_device(), g, "column sums 3000x1000", 1e-3, 1e-3);
   }
 }
@@ -164,4 +163,3 @@ TEST_F(CudaGpu, AModelRunsAcrossTheCpuAndTheGpu) {
 }  // namespace
 }  // namespace tc
 
-#endif  // TC_HAVE_CUDA_BACKEND

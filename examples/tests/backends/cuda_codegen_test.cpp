@@ -2,7 +2,6 @@
 // those kernels emulated launch by launch (their index arithmetic through the functions they
 // call) against the reference interpreter, for every candidate of the rule on random graphs and
 // on model-like graphs.
-#ifdef TC_HAVE_CUDA_BACKEND
 
 #include "backends/cuda/cuda_codegen.hpp"
 
@@ -23,8 +22,7 @@ namespace {
 using cuda_testing::Generated;
 using cuda_testing::ints_attr;
 using cudagen::KernelKind;
-using native_testing::Builder;
-using native_testing::random_inputs;
+using testing::GraphBuilder;
 using Ints = std::vector<std::int64_t>;
 
 /// Whether the generated kernels of `function`, emulated on the CPU, compute what the reference
@@ -32,7 +30,7 @@ using Ints = std::vector<std::int64_t>;
 ::testing::AssertionResult emulation_matches(const Function& function, const Generated& generated, std::uint64_t seed,
                                              double rtol = 1e-4, double atol = 1e-4) {
   std::mt19937_64 rng(seed);
-  const std::vector<Tensor> inputs = random_inputs(function, rng);
+  const std::vector<Tensor> inputs = testing::random_inputs(function.graph, rng);
   auto expected = evaluate(function.graph, inputs);
   if (!expected.ok()) return ::testing::AssertionFailure() << "reference: " << expected.error().message;
   auto actual = cuda_testing::emulate(function, generated.lowered, generated.program, inputs);
@@ -78,52 +76,52 @@ TEST(CudaCodegen, FloatLiteralsReadBackBitForBit) {
 
 TEST(CudaCodegen, AnchorsRunTiledWithTheirEpilogueInRegisters) {
   {
-    Builder b(1);
-    const int conv = b.op(Op::conv, {b.input({1, 5, 9, 11}), b.constant({7, 5, 3, 3}), b.constant({7})},
+    GraphBuilder b(1);
+    const int conv = b.op(Op::conv, {b.input({1, 5, 9, 11}), b.weight({7, 5, 3, 3}), b.weight({7})},
                           ints_attr("pads", {1, 1, 1, 1}));
-    EXPECT_EQ(launch_kinds(b.finish(b.op(Op::relu, {conv}))), (Kinds{"conv_gemm+"}));
+    EXPECT_EQ(launch_kinds(b.done(b.op(Op::relu, {conv}))), (Kinds{"conv_gemm+"}));
   }
   {
-    Builder b(2);
+    GraphBuilder b(2);
     Attributes dw = ints_attr("pads", {1, 1, 1, 1});
     dw.set("group", std::int64_t{6});
     dw.set("strides", Ints{2, 2});
-    const int conv = b.op(Op::conv, {b.input({2, 6, 9, 8}), b.constant({6, 1, 3, 3}), b.constant({6})}, dw);
+    const int conv = b.op(Op::conv, {b.input({2, 6, 9, 8}), b.weight({6, 1, 3, 3}), b.weight({6})}, dw);
     Attributes six;
     six.set("min", 0.0);
     six.set("max", 6.0);
-    EXPECT_EQ(launch_kinds(b.finish(b.op(Op::clip, {conv}, six))), (Kinds{"conv_direct+"}));
+    EXPECT_EQ(launch_kinds(b.done(b.op(Op::clip, {conv}, six))), (Kinds{"conv_direct+"}));
   }
   {
     // Grouped, two channels per group, and a batch of two: one product per group.
-    Builder b(3);
+    GraphBuilder b(3);
     Attributes grouped;
     grouped.set("group", std::int64_t{3});
-    EXPECT_EQ(launch_kinds(b.finish(b.op(Op::conv, {b.input({2, 6, 5, 5}), b.constant({9, 2, 3, 3})}, grouped))),
+    EXPECT_EQ(launch_kinds(b.done(b.op(Op::conv, {b.input({2, 6, 5, 5}), b.weight({9, 2, 3, 3})}, grouped))),
               (Kinds{"conv_direct"}));
-    Builder c(4);
+    GraphBuilder c(4);
     grouped.set("group", std::int64_t{2});
-    EXPECT_EQ(launch_kinds(c.finish(c.op(Op::conv, {c.input({2, 12, 5, 5}), c.constant({4, 6, 3, 3})}, grouped))),
+    EXPECT_EQ(launch_kinds(c.done(c.op(Op::conv, {c.input({2, 12, 5, 5}), c.weight({4, 6, 3, 3})}, grouped))),
               (Kinds{"conv_gemm"}));
   }
   {
     // MatMul + bias + GELU (erf form) as exporters write it: one tiled product.
-    Builder b(5);
+    GraphBuilder b(5);
     const int y = cuda_testing::linear(b, b.input({3, 13, 24}), 24, 40);
     const int e = b.op(Op::add, {b.op(Op::erf, {b.op(Op::div, {y, b.scalar(1.41421356f)})}), b.scalar(1.0f)});
-    EXPECT_EQ(launch_kinds(b.finish(b.op(Op::mul, {b.op(Op::mul, {y, e}), b.scalar(0.5f)}))), (Kinds{"gemm+"}));
+    EXPECT_EQ(launch_kinds(b.done(b.op(Op::mul, {b.op(Op::mul, {y, e}), b.scalar(0.5f)}))), (Kinds{"gemm+"}));
   }
   {
     // Batched, broadcasting B, transposed operands through Gemm's flags and its alpha and beta.
-    Builder b(6);
-    EXPECT_EQ(launch_kinds(b.finish(b.op(Op::matmul, {b.input({2, 3, 5, 7}), b.input({3, 7, 4})}))), (Kinds{"gemm"}));
-    Builder c(7);
+    GraphBuilder b(6);
+    EXPECT_EQ(launch_kinds(b.done(b.op(Op::matmul, {b.input({2, 3, 5, 7}), b.input({3, 7, 4})}))), (Kinds{"gemm"}));
+    GraphBuilder c(7);
     Attributes t;
     t.set("trans_a", std::int64_t{1});
     t.set("trans_b", std::int64_t{1});
     t.set("alpha", 0.5);
     t.set("beta", 2.0);
-    EXPECT_EQ(launch_kinds(c.finish(c.op(Op::gemm, {c.input({9, 6}), c.input({11, 9}), c.constant({6, 11})}, t))),
+    EXPECT_EQ(launch_kinds(c.done(c.op(Op::gemm, {c.input({9, 6}), c.input({11, 9}), c.weight({6, 11})}, t))),
               (Kinds{"gemm+"}));
   }
 }
@@ -131,87 +129,87 @@ TEST(CudaCodegen, AnchorsRunTiledWithTheirEpilogueInRegisters) {
 TEST(CudaCodegen, ReductionsFuseTheirPrologueAndEpilogueAlongRows) {
   {
     // Softmax decomposed: the maximum, then the sum with its epilogue row by row.
-    Builder b(8);
+    GraphBuilder b(8);
     const int x = b.input({2, 5, 37});
     const int m = b.reduce(Op::reduce_max, x, {-1});
     const int e = b.op(Op::exp, {b.op(Op::sub, {x, m})});
     const int s = b.reduce(Op::reduce_sum, e, {-1});
-    EXPECT_EQ(launch_kinds(b.finish(b.op(Op::div, {e, s}))), (Kinds{"reduce_rows", "reduce_rows+"}));
+    EXPECT_EQ(launch_kinds(b.done(b.op(Op::div, {e, s}))), (Kinds{"reduce_rows", "reduce_rows+"}));
   }
   {
     // Few elements per row: one thread per result.
-    Builder b(9);
+    GraphBuilder b(9);
     const int x = b.input({40, 6});
     const int m = b.reduce(Op::reduce_mean, b.op(Op::mul, {x, x}), {1});
-    EXPECT_EQ(launch_kinds(b.finish(b.op(Op::sub, {x, m}))), (Kinds{"reduce_columns+"}));
+    EXPECT_EQ(launch_kinds(b.done(b.op(Op::sub, {x, m}))), (Kinds{"reduce_columns+"}));
   }
   {
     // Over outer axes with an epilogue broadcasting the result: the native backend's buffer of
     // the results between two launches.
-    Builder b(10);
+    GraphBuilder b(10);
     const int x = b.input({6, 5, 4});
     const int s = b.reduce(Op::reduce_sum, b.op(Op::mul, {x, x}), {0, 2});
     Generated g;
-    EXPECT_EQ(launch_kinds(b.finish(b.op(Op::div, {x, b.op(Op::sqrt, {b.op(Op::add, {s, b.scalar(1.0f)})})})), &g),
+    EXPECT_EQ(launch_kinds(b.done(b.op(Op::div, {x, b.op(Op::sqrt, {b.op(Op::add, {s, b.scalar(1.0f)})})})), &g),
               (Kinds{"reduce_columns", "elementwise"}));
     EXPECT_EQ(g.program.split_stages, 1);
   }
   {
-    Builder b(11);
+    GraphBuilder b(11);
     const int y = b.input({1, 8, 5, 5});
     const int gate = b.op(Op::sigmoid, {b.op(Op::global_average_pool, {y})});
-    EXPECT_EQ(launch_kinds(b.finish(b.op(Op::mul, {y, gate}))), (Kinds{"reduce_columns+"}));  // squeeze-excite
+    EXPECT_EQ(launch_kinds(b.done(b.op(Op::mul, {y, gate}))), (Kinds{"reduce_columns+"}));  // squeeze-excite
   }
 }
 
 TEST(CudaCodegen, RowKernelsAndPooling) {
   Attributes last;
   last.set("axis", std::int64_t{2});
-  Builder a(12);
-  EXPECT_EQ(launch_kinds(a.finish(a.op(Op::softmax, {a.input({2, 3, 50})}, last))), (Kinds{"softmax_rows"}));
+  GraphBuilder a(12);
+  EXPECT_EQ(launch_kinds(a.done(a.op(Op::softmax, {a.input({2, 3, 50})}, last))), (Kinds{"softmax_rows"}));
   Attributes middle;
   middle.set("axis", std::int64_t{1});
-  Builder b(13);
-  EXPECT_EQ(launch_kinds(b.finish(b.op(Op::relu, {b.op(Op::softmax, {b.input({2, 5, 7})}, middle)}))),
+  GraphBuilder b(13);
+  EXPECT_EQ(launch_kinds(b.done(b.op(Op::relu, {b.op(Op::softmax, {b.input({2, 5, 7})}, middle)}))),
             (Kinds{"softmax_columns+"}));
-  Builder c(14);
-  const int ln = c.op(Op::layer_norm, {c.input({3, 4, 10}), c.constant({4, 1}), c.constant({10})}, middle);
-  EXPECT_EQ(launch_kinds(c.finish(c.op(Op::tanh, {ln}))), (Kinds{"layer_norm+"}));
-  Builder d(15);
+  GraphBuilder c(14);
+  const int ln = c.op(Op::layer_norm, {c.input({3, 4, 10}), c.weight({4, 1}), c.weight({10})}, middle);
+  EXPECT_EQ(launch_kinds(c.done(c.op(Op::tanh, {ln}))), (Kinds{"layer_norm+"}));
+  GraphBuilder d(15);
   Attributes pool = ints_attr("kernel_shape", {3, 2});
   pool.set("strides", Ints{2, 1});
   pool.set("pads", Ints{1, 0, 1, 1});
   pool.set("count_include_pad", std::int64_t{1});
-  EXPECT_EQ(launch_kinds(d.finish(d.op(Op::average_pool, {d.input({2, 3, 7, 6})}, pool))), (Kinds{"pool"}));
-  Builder e(16);
+  EXPECT_EQ(launch_kinds(d.done(d.op(Op::average_pool, {d.input({2, 3, 7, 6})}, pool))), (Kinds{"pool"}));
+  GraphBuilder e(16);
   Attributes one_d = ints_attr("kernel_shape", {3});
   one_d.set("dilations", Ints{2});
-  EXPECT_EQ(launch_kinds(e.finish(e.op(Op::max_pool, {e.input({2, 3, 11})}, one_d))), (Kinds{"pool"}));
+  EXPECT_EQ(launch_kinds(e.done(e.op(Op::max_pool, {e.input({2, 3, 11})}, one_d))), (Kinds{"pool"}));
 }
 
 TEST(CudaCodegen, InjectiveMapsReadThroughStridesChecksAndTables) {
-  Builder b(17);
+  GraphBuilder b(17);
   const int pad = b.op(Op::pad, {b.op(Op::exp, {b.input({1, 3, 5, 4})})}, ints_attr("pads", {0, 0, 1, 2, 0, 0, 1, 0}));
   Attributes axis;
   axis.set("axis", std::int64_t{1});
   const int cat = b.op(Op::concat, {pad, b.input({1, 2, 7, 6}), b.op(Op::neg, {pad})}, axis);
   Generated checked;
-  EXPECT_EQ(launch_kinds(b.finish(b.op(Op::relu, {cat})), &checked), (Kinds{"elementwise"}));
+  EXPECT_EQ(launch_kinds(b.done(b.op(Op::relu, {cat})), &checked), (Kinds{"elementwise"}));
   EXPECT_TRUE(checked.program.tables.empty());  // padding and pieces as bounds checks
   // Reflect padding has no affine form: an index table.
-  Builder c(18);
+  GraphBuilder c(18);
   Attributes reflect = ints_attr("pads", {0, 2, 0, 1});
   reflect.set("mode", std::int64_t{kPadReflect});
   Generated g;
   const int padded = c.op(Op::pad, {c.input({3, 5})}, reflect);
-  EXPECT_EQ(launch_kinds(c.finish(c.op(Op::exp, {padded})), &g), (Kinds{"elementwise"}));
+  EXPECT_EQ(launch_kinds(c.done(c.op(Op::exp, {padded})), &g), (Kinds{"elementwise"}));
   EXPECT_EQ(g.program.tables.size(), 1u);
   EXPECT_NE(g.program.source.find("const std::int64_t* __restrict__ t0"), std::string::npos);
   // An output that is a parameter: a copy kernel.
-  Builder d(19);
+  GraphBuilder d(19);
   const int x = d.input({5});
-  d.g.add_output(x);
-  EXPECT_EQ(launch_kinds(d.finish(d.op(Op::relu, {x}))), (Kinds{"elementwise", "elementwise"}));
+  d.output(x);
+  EXPECT_EQ(launch_kinds(d.done(d.op(Op::relu, {x}))), (Kinds{"elementwise", "elementwise"}));
 }
 
 TEST(CudaCodegen, SourceIsDeterministicAndNamesItsKernels) {
@@ -228,16 +226,15 @@ TEST(CudaCodegen, SourceIsDeterministicAndNamesItsKernels) {
 }
 
 TEST(CudaCodegen, UnsupportedGeometriesAreErrors) {
-  native::ConvCore conv;
-  conv.x_shape = {1, 2, 3, 3, 3, 3};
-  conv.w_shape = {2, 2, 1, 1, 1, 1};
-  conv.out_shape = {1, 2, 3, 3, 3, 3};
-  conv.strides = conv.dilations = {1, 1, 1, 1};
-  conv.pads = Ints(8, 0);
-  auto c = cudagen::conv_geometry(conv);
+  Graph conv;
+  const int x = conv.add_input("x", {1, 2, 3, 3, 3, 3});
+  conv.add_output(*conv.add_op(Op::conv, {x, conv.add_constant("w", Tensor({2, 2, 1, 1, 1, 1}, 1.0f))}));
+  ASSERT_TRUE(infer_shapes(conv).ok());
+  auto c = cuda_testing::generate(whole_model_function(conv));
   ASSERT_FALSE(c.ok());
-  EXPECT_EQ(c.error().message, "cuda: Conv with 4 spatial dimensions (1 to 3 are supported)");
-  native::GemmCore gemm;
+  EXPECT_NE(c.error().message.find("Conv with 4 spatial dimensions (1 to 3 are supported)"), std::string::npos)
+      << c.error().message;
+  loops::GemmCore gemm;
   gemm.batch = Shape(9, 2);
   gemm.a_batch_strides = gemm.b_batch_strides = Ints(9, 0);
   auto g = cudagen::gemm_geometry(gemm);
@@ -307,4 +304,3 @@ TEST(CudaEmulation, ModelGraphsMatchTheReference) {
 }  // namespace
 }  // namespace tc
 
-#endif  // TC_HAVE_CUDA_BACKEND

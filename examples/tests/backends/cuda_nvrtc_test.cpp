@@ -1,6 +1,6 @@
 // The cuda backend's generated kernels compile with NVRTC (which needs no GPU) for an H100
 // (sm_90): every candidate of the rule on random graphs and on model-like graphs.
-#ifdef TC_HAVE_CUDA_BACKEND
+#if TC_HAVE_NVRTC
 
 #include "backends/cuda/nvrtc.hpp"
 
@@ -57,17 +57,17 @@ TEST(CudaNvrtc, CompileErrorsAreValuesWithTheLog) {
 TEST(CudaNvrtc, KernelMathCompilesForTheDevice) {
   // Every function of kernel_math.hpp and index_math.hpp, called from a kernel.
   const std::string source = R"(#include "backends/cuda/kernel_math.hpp"
-extern "C" __global__ void k(float* out, const float* x, const float* w, tc::cudagen::ConvGeom c,
-                             tc::cudagen::PoolGeom p, tc::cudagen::GemmGeom g, tc::cudagen::ReduceGeom r) {
+extern "C" __global__ void k(float* out, const float* x, const float* w, tc::loops::ConvGeom c,
+                             tc::loops::PoolGeom p, tc::cudagen::GemmGeom g, tc::cudagen::ReduceGeom r) {
   std::int64_t a, b, coords[16];
   tc::cudagen::gemm_batch_offsets(g, blockIdx.x, &a, &b);
   tc::cudagen::reduce_coords(r, blockIdx.x, threadIdx.x, coords);
   std::int64_t j0 = 0, j1 = 8;
-  tc::native::clip_to_check(a, b, 0, 4, &j0, &j1);
+  tc::loops::clip_to_check(a, b, 0, 4, &j0, &j1);
   const std::int64_t at = tc::cudagen::conv_image_offset(c, 0, threadIdx.x, blockIdx.x) +
                           tc::cudagen::conv_weight_offset(c, 0, 1, 2) + tc::cudagen::conv_output_offset(c, 0, 1, 2) +
-                          tc::cudagen::gemm_output_offset(g, 0, 1, 2) + tc::native::ravel(coords, r.dims, r.rank) +
-                          tc::native::row_carry(r.dims, r.dims, r.rank, 0) + j0 + j1;
+                          tc::cudagen::gemm_output_offset(g, 0, 1, 2) + tc::loops::ravel(coords, r.dims, r.rank) +
+                          tc::loops::row_carry(r.dims, r.dims, r.rank, 0) + j0 + j1;
   out[at] = tc::cudagen::conv_direct(c, x, w, threadIdx.x) + tc::cudagen::pool_value(p, x, threadIdx.x) +
             tc::cudagen::clamp(x[0], 0.0f, 6.0f) + tc::cudagen::nan_min(x[1], x[2]) + tc::cudagen::quiet_nan();
 }
@@ -179,4 +179,4 @@ TEST(CudaNvrtc, ModelGraphsCompileForSm90) {
 }  // namespace
 }  // namespace tc
 
-#endif  // TC_HAVE_CUDA_BACKEND
+#endif  // TC_HAVE_NVRTC

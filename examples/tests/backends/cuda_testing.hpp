@@ -23,13 +23,13 @@
 #include "backends/cuda/cuda_backend.hpp"
 #include "backends/cuda/cuda_codegen.hpp"
 #include "backends/cuda/kernel_math.hpp"
-#include "backends/native/lower.hpp"
+#include "loops/lower.hpp"
 #include "native_random_graph.hpp"
 
 namespace tc::cuda_testing {
 
-using native::Affine;
-using native_testing::Builder;
+using loops::Affine;
+using testing::GraphBuilder;
 using Ints = std::vector<std::int64_t>;
 
 /// Calls `visit(label, function)` for every candidate of the cuda backend's rule on `graph`.
@@ -42,15 +42,15 @@ inline void for_each_candidate(const Graph& graph,
   }
 }
 
-/// A Function lowered by the native backend and generated as CUDA.
+/// A Function lowered to the loop IR and generated as CUDA.
 struct Generated {
-  native::LoweredFunction lowered;
+  loops::LoweredFunction lowered;
   cudagen::CudaProgram program;
 };
 
 /// Lowers and generates `function`.
 inline collage::Result<Generated> generate(const Function& function) {
-  auto lowered = native::lower(function);
+  auto lowered = loops::lower(function);
   if (!lowered.ok()) return lowered.error();
   auto program = cudagen::generate_cuda(*lowered);
   if (!program.ok()) return program.error();
@@ -68,66 +68,64 @@ inline Attributes ints_attr(const std::string& key, Ints value) {
 /// batch norm and its residual, a 1x1 projection, the global average pool, a classifier (Gemm
 /// with a transposed weight) and its softmax.
 inline Graph resnet_stage(std::uint64_t seed = 21) {
-  Builder b(seed);
+  GraphBuilder b(seed);
   Attributes stem = ints_attr("pads", {1, 1, 1, 1});
   stem.set("strides", Ints{2, 2});
   const int x = b.input({2, 3, 17, 17});
-  const int c1 = b.op(Op::relu, {b.op(Op::conv, {x, b.constant({16, 3, 3, 3}), b.constant({16})}, stem)});
+  const int c1 = b.op(Op::relu, {b.op(Op::conv, {x, b.weight({16, 3, 3, 3}), b.weight({16})}, stem)});
   Attributes pool = ints_attr("kernel_shape", {3, 3});
   pool.set("strides", Ints{2, 2});
   pool.set("pads", Ints{1, 1, 1, 1});
   const int p = b.op(Op::max_pool, {c1}, pool);
   const Attributes same = ints_attr("pads", {1, 1, 1, 1});
-  const int c2 = b.op(Op::relu, {b.op(Op::conv, {p, b.constant({16, 16, 3, 3}), b.constant({16})}, same)});
-  const int c3 = b.op(Op::conv, {c2, b.constant({16, 16, 3, 3})}, same);
+  const int c2 = b.op(Op::relu, {b.op(Op::conv, {p, b.weight({16, 16, 3, 3}), b.weight({16})}, same)});
+  const int c3 = b.op(Op::conv, {c2, b.weight({16, 16, 3, 3})}, same);
   const int bn =
-      b.op(Op::batch_norm, {c3, b.constant({16}), b.constant({16}), b.constant({16}), b.constant({16}, 0.5f, 2.0f)});
+      b.op(Op::batch_norm, {c3, b.weight({16}), b.weight({16}), b.weight({16}), b.weight({16}, 0.5f, 2.0f)});
   const int r = b.op(Op::relu, {b.op(Op::add, {bn, p})});
-  const int proj = b.op(Op::conv, {r, b.constant({24, 16, 1, 1}), b.constant({24})});
+  const int proj = b.op(Op::conv, {r, b.weight({24, 16, 1, 1}), b.weight({24})});
   const int gap = b.op(Op::global_average_pool, {b.op(Op::relu, {proj})});
   const int flat = b.op(Op::flatten, {gap});
   Attributes tb;
   tb.set("trans_b", std::int64_t{1});
-  const int fc = b.op(Op::gemm, {flat, b.constant({10, 24}), b.constant({10})}, tb);
+  const int fc = b.op(Op::gemm, {flat, b.weight({10, 24}), b.weight({10})}, tb);
   Attributes axis;
   axis.set("axis", std::int64_t{1});
-  return b.finish(b.op(Op::softmax, {fc}, axis));
+  return b.done(b.op(Op::softmax, {fc}, axis));
 }
 
 /// A MobileNet-v2 inverted-residual block: 1x1 expansion with ReLU6 (Clip), a 3x3 depthwise
 /// convolution with ReLU6, a 1x1 projection and the residual, then an average pool.
 inline Graph mobilenet_block(std::uint64_t seed = 22) {
-  Builder b(seed);
+  GraphBuilder b(seed);
   Attributes six;
   six.set("min", 0.0);
   six.set("max", 6.0);
   const int x = b.input({1, 8, 14, 14});
-  const int e = b.op(Op::clip, {b.op(Op::conv, {x, b.constant({48, 8, 1, 1}), b.constant({48})})}, six);
+  const int e = b.op(Op::clip, {b.op(Op::conv, {x, b.weight({48, 8, 1, 1}), b.weight({48})})}, six);
   Attributes dw = ints_attr("pads", {1, 1, 1, 1});
   dw.set("group", std::int64_t{48});
-  const int d = b.op(Op::clip, {b.op(Op::conv, {e, b.constant({48, 1, 3, 3}), b.constant({48})}, dw)}, six);
-  const int proj = b.op(Op::conv, {d, b.constant({8, 48, 1, 1}), b.constant({8})});
+  const int d = b.op(Op::clip, {b.op(Op::conv, {e, b.weight({48, 1, 3, 3}), b.weight({48})}, dw)}, six);
+  const int proj = b.op(Op::conv, {d, b.weight({8, 48, 1, 1}), b.weight({8})});
   const int res = b.op(Op::add, {proj, x});
   Attributes avg = ints_attr("kernel_shape", {3, 3});
   avg.set("strides", Ints{2, 2});
   avg.set("pads", Ints{1, 1, 1, 1});
   avg.set("count_include_pad", std::int64_t{1});
-  return b.finish(b.op(Op::average_pool, {res}, avg));
+  return b.done(b.op(Op::average_pool, {res}, avg));
 }
 
 /// Layer norm over the last axis as exporters write it (ReduceMean, Sub, Pow, ReduceMean, Add,
-/// Sqrt, Div, Mul, Add).
-inline int layer_norm_decomposed(Builder& b, int x, std::int64_t width) {
-  const int mean = b.reduce(Op::reduce_mean, x, {-1});
-  const int d = b.op(Op::sub, {x, mean});
-  const int v = b.reduce(Op::reduce_mean, b.op(Op::pow, {d, b.scalar(2.0f)}), {-1});
-  const int n = b.op(Op::div, {d, b.op(Op::sqrt, {b.op(Op::add, {v, b.scalar(1e-5f)})})});
-  return b.op(Op::add, {b.op(Op::mul, {n, b.constant({width})}), b.constant({width})});
+/// Sqrt, Div, Mul, Add), with random scale and bias.
+inline int layer_norm_decomposed(GraphBuilder& b, int x, std::int64_t width) {
+  const int scale = b.weight({width});
+  const int bias = b.weight({width});
+  return b.layer_norm(x, 1, scale, bias);
 }
 
 /// x W + b for a [.., k] x and a [k, n] weight.
-inline int linear(Builder& b, int x, std::int64_t k, std::int64_t n) {
-  return b.op(Op::add, {b.op(Op::matmul, {x, b.constant({k, n}, -0.3f, 0.3f)}), b.constant({n})});
+inline int linear(GraphBuilder& b, int x, std::int64_t k, std::int64_t n) {
+  return b.op(Op::add, {b.op(Op::matmul, {x, b.weight({k, n}, -0.3f, 0.3f)}), b.weight({n})});
 }
 
 /// A BERT-style encoder layer on [1, seq, hidden]: Q/K/V projections, heads split by Reshape and
@@ -136,7 +134,7 @@ inline int linear(Builder& b, int x, std::int64_t k, std::int64_t n) {
 /// layer norm.
 inline Graph encoder_layer(std::int64_t seq = 12, std::int64_t hidden = 32, std::int64_t heads = 4,
                            std::int64_t ffn = 64, std::uint64_t seed = 23) {
-  Builder b(seed);
+  GraphBuilder b(seed);
   const std::int64_t d = hidden / heads;
   const int x = b.input({1, seq, hidden});
   const int mask = b.input({1, 1, 1, seq});
@@ -155,10 +153,8 @@ inline Graph encoder_layer(std::int64_t seq = 12, std::int64_t hidden = 32, std:
   const int merged = b.op(Op::reshape, {ctx}, ints_attr("shape", {1, seq, hidden}));
   const int ln1 = layer_norm_decomposed(b, b.op(Op::add, {linear(b, merged, hidden, hidden), x}), hidden);
   const int h = linear(b, ln1, hidden, ffn);
-  const int erf = b.op(Op::erf, {b.op(Op::div, {h, b.scalar(1.41421356f)})});
-  const int gelu = b.op(Op::mul, {b.op(Op::mul, {h, b.op(Op::add, {erf, b.scalar(1.0f)})}), b.scalar(0.5f)});
-  const int out = b.op(Op::add, {linear(b, gelu, ffn, hidden), ln1});
-  return b.finish(layer_norm_decomposed(b, out, hidden));
+  const int out = b.op(Op::add, {linear(b, b.gelu(h), ffn, hidden), ln1});
+  return b.done(layer_norm_decomposed(b, out, hidden));
 }
 
 /// The model-like graphs, named.
@@ -172,23 +168,23 @@ inline std::vector<std::pair<std::string, Graph>> model_graphs() {
 /// The value of a tile program at one point of its domain (linear index `p`): each operation as
 /// the generated code computes it, each leaf read through index_math.hpp as the kernels read it.
 /// Leaves of buffer `substitute` read `value` (a core's result in a register).
-inline float evaluate_point(const native::TileProgram& program, const std::vector<std::vector<float>>& buffers,
+inline float evaluate_point(const loops::TileProgram& program, const std::vector<std::vector<float>>& buffers,
                             std::int64_t p, int substitute = -1, float value = 0.0f) {
-  using native::TileOpCode;
+  using loops::TileOpCode;
   const int rank = static_cast<int>(program.dims.size());
-  std::int64_t c[native::kMaxDomainRank];
-  native::unravel(p, program.dims.data(), rank, c);
-  auto valid = [&](const native::Access& a) {
+  std::int64_t c[loops::kMaxDomainRank];
+  loops::unravel(p, program.dims.data(), rank, c);
+  auto valid = [&](const loops::Access& a) {
     if (a.table) return (*a.table)[static_cast<std::size_t>(p)] >= 0;
-    for (const native::Check& k : a.checks) {
-      const std::int64_t e = native::affine_at(k.expr.offset, k.expr.coef.data(), c, rank);
+    for (const loops::Check& k : a.checks) {
+      const std::int64_t e = loops::affine_at(k.expr.offset, k.expr.coef.data(), c, rank);
       if (e < k.lo || e >= k.hi) return false;
     }
     return true;
   };
   std::vector<float> v(program.ops.size());
   for (std::size_t i = 0; i < program.ops.size(); ++i) {
-    const native::TileOp& op = program.ops[i];
+    const loops::TileOp& op = program.ops[i];
     const float a = op.a >= 0 ? v[static_cast<std::size_t>(op.a)] : 0.0f;
     const float b = op.b >= 0 ? v[static_cast<std::size_t>(op.b)] : 0.0f;
     const float p0 = op.p0;
@@ -196,14 +192,14 @@ inline float evaluate_point(const native::TileProgram& program, const std::vecto
     float r = 0.0f;
     switch (op.code) {
       case TileOpCode::load: {
-        const native::Leaf& leaf = program.leaves[static_cast<std::size_t>(op.ref)];
+        const loops::Leaf& leaf = program.leaves[static_cast<std::size_t>(op.ref)];
         if (leaf.source == substitute) {
           r = value;
         } else if (valid(leaf.access)) {
-          const native::Access& access = leaf.access;
+          const loops::Access& access = leaf.access;
           const Affine& linear = access.linear;
           const std::int64_t at = access.table ? (*access.table)[static_cast<std::size_t>(p)]
-                                               : native::affine_at(linear.offset, linear.coef.data(), c, rank);
+                                               : loops::affine_at(linear.offset, linear.coef.data(), c, rank);
           r = buffers[static_cast<std::size_t>(leaf.source)][static_cast<std::size_t>(at)];
         }
         break;
@@ -251,10 +247,10 @@ inline float evaluate_point(const native::TileProgram& program, const std::vecto
 /// Runs `program`'s launches (generated from `lowered`, the lowering of `function`) on the CPU,
 /// one kernel at a time, each as its threads would: element by element, row by row, or output by
 /// output through the tiled products' index functions. Outputs nothing launched writes stay NaN.
-inline collage::Result<std::vector<Tensor>> emulate(const Function& function, const native::LoweredFunction& lowered,
+inline collage::Result<std::vector<Tensor>> emulate(const Function& function, const loops::LoweredFunction& lowered,
                                                     const cudagen::CudaProgram& program,
                                                     const std::vector<Tensor>& inputs) {
-  using native::Source;
+  using loops::Source;
   std::vector<std::vector<float>> buf(lowered.sources.size());
   for (std::size_t i = 0; i < lowered.sources.size(); ++i) {
     const Source& s = lowered.sources[i];
@@ -271,7 +267,7 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
     }
   }
   for (const cudagen::KernelLaunch& launch : program.launches) {
-    const native::Stage& st = lowered.stages[static_cast<std::size_t>(launch.stage)];
+    const loops::Stage& st = lowered.stages[static_cast<std::size_t>(launch.stage)];
     auto data = [&](int source) { return buf[static_cast<std::size_t>(source)].data(); };
     auto store = [&](std::int64_t o, float v) {
       if (launch.fused_epilogue) {
@@ -285,7 +281,7 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
         for (std::int64_t p = 0; p < st.size; ++p) data(st.dst)[p] = evaluate_point(st.epilogue, buf, p);
         break;
       case cudagen::KernelKind::gemm: {
-        const auto& core = std::get<native::GemmCore>(st.core);
+        const auto& core = std::get<loops::GemmCore>(st.core);
         auto geom = cudagen::gemm_geometry(core);
         if (!geom.ok()) return geom.error();
         for (std::int64_t z = 0; z < cudagen::gemm_batches(*geom); ++z) {
@@ -307,52 +303,51 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
       }
       case cudagen::KernelKind::conv_gemm:
       case cudagen::KernelKind::conv_direct: {
-        const auto& core = std::get<native::ConvCore>(st.core);
-        auto geom = cudagen::conv_geometry(core);
-        if (!geom.ok()) return geom.error();
+        const auto& core = std::get<loops::ConvCore>(st.core);
+        const loops::ConvGeom& geom = core.geom;
         if (launch.kind == cudagen::KernelKind::conv_direct) {
-          for (std::int64_t o = 0; o < numel(core.out_shape); ++o) {
-            store(o, cudagen::conv_direct(*geom, data(core.x), data(core.w), o));
+          for (std::int64_t o = 0; o < loops::conv_outputs(geom); ++o) {
+            store(o, cudagen::conv_direct(geom, data(core.x), data(core.w), o));
           }
           break;
         }
-        for (std::int64_t z = 0; z < geom->group; ++z) {
-          for (std::int64_t i = 0; i < cudagen::conv_group_features(*geom); ++i) {
-            for (std::int64_t j = 0; j < cudagen::conv_columns(*geom); ++j) {
+        for (std::int64_t z = 0; z < geom.group; ++z) {
+          for (std::int64_t i = 0; i < loops::conv_group_features(geom); ++i) {
+            for (std::int64_t j = 0; j < cudagen::conv_columns(geom); ++j) {
               float acc = 0.0f;
-              for (std::int64_t kk = 0; kk < cudagen::conv_depth(*geom); ++kk) {
-                const std::int64_t at = cudagen::conv_image_offset(*geom, z, kk, j);
-                if (at >= 0) acc += data(core.w)[cudagen::conv_weight_offset(*geom, z, i, kk)] * data(core.x)[at];
+              for (std::int64_t kk = 0; kk < loops::conv_depth(geom); ++kk) {
+                const std::int64_t at = cudagen::conv_image_offset(geom, z, kk, j);
+                if (at >= 0) acc += data(core.w)[cudagen::conv_weight_offset(geom, z, i, kk)] * data(core.x)[at];
               }
-              store(cudagen::conv_output_offset(*geom, z, i, j), acc);
+              store(cudagen::conv_output_offset(geom, z, i, j), acc);
             }
           }
         }
         break;
       }
       case cudagen::KernelKind::pool: {
-        const auto& core = std::get<native::PoolCore>(st.core);
-        auto geom = cudagen::pool_geometry(core);
-        if (!geom.ok()) return geom.error();
-        for (std::int64_t o = 0; o < numel(core.out_shape); ++o) store(o, cudagen::pool_value(*geom, data(core.x), o));
+        const auto& core = std::get<loops::PoolCore>(st.core);
+        for (std::int64_t o = 0; o < loops::pool_outputs(core.geom); ++o) {
+          store(o, cudagen::pool_value(core.geom, data(core.x), o));
+        }
         break;
       }
       case cudagen::KernelKind::reduce_rows:
       case cudagen::KernelKind::reduce_columns: {
-        const auto& core = std::get<native::ReduceCore>(st.core);
+        const auto& core = std::get<loops::ReduceCore>(st.core);
         auto geom = cudagen::reduce_geometry(core);
         if (!geom.ok()) return geom.error();
-        const bool max = core.kind == native::ReduceKind::max;
+        const bool max = core.kind == loops::ReduceKind::max;
         const std::int64_t per = launch.fused_epilogue ? st.rows_per_result : 0;
         for (std::int64_t r = 0; r < core.size; ++r) {
           float acc = max ? -std::numeric_limits<float>::infinity() : 0.0f;
           for (std::int64_t q = 0; q < core.count; ++q) {
-            std::int64_t c[native::kMaxDomainRank];
+            std::int64_t c[loops::kMaxDomainRank];
             cudagen::reduce_coords(*geom, r, q, c);
-            const float v = evaluate_point(core.input, buf, native::ravel(c, geom->dims, geom->rank));
+            const float v = evaluate_point(core.input, buf, loops::ravel(c, geom->dims, geom->rank));
             acc = max ? cudagen::nan_max(acc, v) : acc + v;
           }
-          if (core.kind == native::ReduceKind::mean) acc /= static_cast<float>(core.count);
+          if (core.kind == loops::ReduceKind::mean) acc /= static_cast<float>(core.count);
           if (per == 0) store(r, acc);
           for (std::int64_t e = 0; e < per; ++e) store(r * per + e, acc);
         }
@@ -360,7 +355,7 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
       }
       case cudagen::KernelKind::softmax_rows:
       case cudagen::KernelKind::softmax_columns: {
-        const auto& core = std::get<native::SoftmaxCore>(st.core);
+        const auto& core = std::get<loops::SoftmaxCore>(st.core);
         for (std::int64_t t = 0; t < core.outer * core.inner; ++t) {
           const std::int64_t base = t / core.inner * core.axis * core.inner + t % core.inner;
           const float* x = data(core.x);
@@ -376,7 +371,7 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
         break;
       }
       case cudagen::KernelKind::layer_norm: {
-        const auto& core = std::get<native::LayerNormCore>(st.core);
+        const auto& core = std::get<loops::LayerNormCore>(st.core);
         const int rank = static_cast<int>(core.normalized.size());
         for (std::int64_t row = 0; row < core.rows; ++row) {
           const float* in = data(core.x) + row * core.cols;
@@ -387,10 +382,10 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
           for (std::int64_t j = 0; j < core.cols; ++j) squares += (in[j] - mean) * (in[j] - mean);
           const float rstd = 1.0f / std::sqrt(squares / static_cast<float>(core.cols) + core.epsilon);
           for (std::int64_t j = 0; j < core.cols; ++j) {
-            std::int64_t c[native::kMaxDomainRank];
-            native::unravel(j, core.normalized.data(), rank, c);
-            const auto param = [&](int source, const native::Access& a) {
-              return data(source)[native::affine_at(a.linear.offset, a.linear.coef.data(), c, rank)];
+            std::int64_t c[loops::kMaxDomainRank];
+            loops::unravel(j, core.normalized.data(), rank, c);
+            const auto param = [&](int source, const loops::Access& a) {
+              return data(source)[loops::affine_at(a.linear.offset, a.linear.coef.data(), c, rank)];
             };
             float y = (in[j] - mean) * rstd * param(core.scale, core.scale_access);
             if (core.bias >= 0) y += param(core.bias, core.bias_access);

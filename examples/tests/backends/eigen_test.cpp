@@ -1,24 +1,22 @@
 // Built only with the eigen backend (Eigen found at configure time).
-#ifdef TC_HAVE_EIGEN_BACKEND
+#if TC_HAVE_EIGEN
 
 #include "backends/eigen/eigen_backend.hpp"
 
 #include <gtest/gtest.h>
 
-#include <collage/rules/pattern.hpp>
+#include <collage/rules/pattern_parser.hpp>
 
 #include "backends/eigen/eigen_plan.hpp"
+#include "backends/eigen/eigen_table.hpp"
 #include "library_backends.hpp"
 
 namespace tc {
 namespace {
 
+using testing::gemm_attributes;
 using testing::GraphBuilder;
-using testing::ints;
-
-std::int64_t pick(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
-  return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
-}
+using testing::pick;
 
 const char* const kActivations[] = {"", "_relu", "_clip", "_gelu"};
 
@@ -36,47 +34,25 @@ int activate(GraphBuilder& b, int y, const std::string& act) {
 }
 
 TEST(EigenBackend, PatternTableParses) {
-  for (const LabelledPattern& entry : eigen_pattern_table()) {
-    auto parsed = collage::parse_pattern<Graph>(entry.text);
+  for (const LibraryPattern& entry : eigen::table()) {
+    auto parsed = collage::parse_pattern<Graph>(entry.pattern.to_string());
     EXPECT_TRUE(parsed.ok()) << entry.label << ": " << parsed.error().message;
   }
-  EXPECT_EQ(eigen_pattern_table().size(), 16u);
+  EXPECT_EQ(eigen::table().size(), 16u);
 }
 
 // Conv with groups (depthwise included), odd sizes, asymmetric padding, strides and dilations,
 // 1-D and 2-D, with the Conv's own bias, an added bias of each broadcast form, and each
 // activation: the candidate over the whole graph matches the reference.
 TEST(EigenBackend, ConvCompositesMatchTheReference) {
-  EigenBackend backend;
+  const std::unique_ptr<Backend> made = make_eigen_backend();
+  const Backend& backend = *made;
   std::mt19937_64 rng(17);
   for (int trial = 0; trial < 48; ++trial) {
     const std::size_t spatial = static_cast<std::size_t>(pick(rng, 1, 2));
-    const std::int64_t group = pick(rng, 1, 3);
-    const bool depthwise = pick(rng, 0, 3) == 0;
-    const std::int64_t cg = depthwise ? 1 : pick(rng, 1, 3);
-    const std::int64_t mg = depthwise ? 1 : pick(rng, 1, 3);
-    const std::int64_t n = pick(rng, 1, 2);
-    Shape x_shape{n, group * cg};
-    Shape w_shape{group * mg, cg};
-    std::vector<std::int64_t> strides, dilations, pads(2 * spatial);
-    for (std::size_t d = 0; d < spatial; ++d) {
-      const std::int64_t k = pick(rng, 1, 3);
-      strides.push_back(pick(rng, 1, 3));
-      dilations.push_back(pick(rng, 1, 2));
-      pads[d] = pick(rng, 0, 2);
-      pads[d + spatial] = pick(rng, 0, 2);
-      const std::int64_t extent = dilations.back() * (k - 1) + 1;
-      const std::int64_t lo = std::max<std::int64_t>(1, extent - pads[d] - pads[d + spatial]);
-      x_shape.push_back(pick(rng, lo, lo + 6));
-      w_shape.push_back(k);
-    }
+    const testing::RandomConv c = testing::random_conv(rng, spatial, 3);
     GraphBuilder b(static_cast<std::uint64_t>(trial));
-    const int x = b.input("x", x_shape);
-    std::vector<int> conv_inputs = {x, b.constant(w_shape)};
-    if (pick(rng, 0, 1) == 1) conv_inputs.push_back(b.constant({w_shape[0]}));
-    int y = b.op(Op::conv, conv_inputs,
-                 ints({{"strides", strides}, {"dilations", dilations}, {"pads", pads}}, {{"group", group}}));
-    b.infer_now();
+    int y = c.add_to(b, rng);
     const Shape out = b.shape(y);
     std::string label = "eigen.conv";
     const std::int64_t form = pick(rng, 0, 4);
@@ -85,23 +61,22 @@ TEST(EigenBackend, ConvCompositesMatchTheReference) {
       if (form == 1) bias = Shape(spatial + 1, 1), bias[0] = out[1];   // [M,1(,1)]
       if (form == 2) bias = Shape(spatial + 2, 1), bias[1] = out[1];   // [1,M,1(,1)]
       if (form == 3) bias = Shape(out.begin() + 1, out.end());         // per pixel and channel
-      y = b.op(Op::add, {y, b.constant(bias)});
+      y = b.op(Op::add, {y, b.weight(bias)});
       label += "_bias";
     }
     const std::string act = kActivations[pick(rng, 0, 3)];
     y = activate(b, y, act);
     b.output(y);
-    const Graph model = b.infer();
-    const Function f = testing::whole_candidate(backend, model, label + act);
-    EXPECT_TRUE(testing::runs_like_reference(backend, f, static_cast<std::uint64_t>(trial)))
-        << "trial " << trial << ": x " << to_string(x_shape) << " w " << to_string(w_shape) << " group " << group
-        << " " << label + act;
+    EXPECT_TRUE(testing::whole_candidate_matches(backend, b.done(), label + act, static_cast<std::uint64_t>(trial)))
+        << "trial " << trial << ": x " << to_string(c.x) << " w " << to_string(c.w) << " group " << c.group << " "
+        << label + act;
   }
 }
 
 // MatMul with batch broadcasting and 1-D operands, then a bias of each form and an activation.
 TEST(EigenBackend, MatMulCompositesMatchTheReference) {
-  EigenBackend backend;
+  const std::unique_ptr<Backend> made = make_eigen_backend();
+  const Backend& backend = *made;
   std::mt19937_64 rng(23);
   for (int trial = 0; trial < 48; ++trial) {
     const std::int64_t m = pick(rng, 1, 9), k = pick(rng, 1, 13), n = pick(rng, 1, 11);
@@ -120,64 +95,59 @@ TEST(EigenBackend, MatMulCompositesMatchTheReference) {
     const bool vector = pick(rng, 0, 5) == 0;
     if (vector) a_shape = {k};
     GraphBuilder b(static_cast<std::uint64_t>(100 + trial));
-    const int a = b.input("a", a_shape);
-    const int bb = pick(rng, 0, 1) == 0 ? b.input("b", b_shape) : b.constant(b_shape);
+    const int a = b.input(a_shape, "a");
+    const int bb = pick(rng, 0, 1) == 0 ? b.input(b_shape, "b") : b.weight(b_shape);
     int y = b.op(Op::matmul, {a, bb});
-    b.infer_now();
     const Shape out = b.shape(y);
     std::string label = "eigen.dense";
     if (!vector && pick(rng, 0, 2) > 0) {
       const std::int64_t form = pick(rng, 0, 3);
       const Shape bias = form == 0 ? Shape{n} : form == 1 ? Shape{1, n} : form == 2 ? Shape{m, n} : Shape{m, 1};
-      y = pick(rng, 0, 1) == 0 ? b.op(Op::add, {y, b.constant(bias)}) : b.op(Op::add, {b.constant(bias), y});
+      y = pick(rng, 0, 1) == 0 ? b.op(Op::add, {y, b.weight(bias)}) : b.op(Op::add, {b.weight(bias), y});
       label += "_bias";
     }
     const std::string act = kActivations[pick(rng, 0, 3)];
     y = activate(b, y, act);
     b.output(y);
-    const Graph model = b.infer();
-    const Function f = testing::whole_candidate(backend, model, label + act);
-    EXPECT_TRUE(testing::runs_like_reference(backend, f, static_cast<std::uint64_t>(trial)))
+    EXPECT_TRUE(testing::whole_candidate_matches(backend, b.done(), label + act, static_cast<std::uint64_t>(trial)))
         << "trial " << trial << ": " << to_string(a_shape) << " x " << to_string(b_shape) << " " << label + act;
   }
 }
 
 // Gemm with each transposition, alpha and beta, and C of each broadcast form (or none).
 TEST(EigenBackend, GemmMatchesTheReference) {
-  EigenBackend backend;
+  const std::unique_ptr<Backend> made = make_eigen_backend();
+  const Backend& backend = *made;
   std::mt19937_64 rng(29);
   for (int trial = 0; trial < 32; ++trial) {
     const std::int64_t m = pick(rng, 1, 9), k = pick(rng, 1, 13), n = pick(rng, 1, 11);
     const bool ta = pick(rng, 0, 1) == 1, tb = pick(rng, 0, 1) == 1;
     GraphBuilder b(static_cast<std::uint64_t>(200 + trial));
-    const int a = b.input("a", ta ? Shape{k, m} : Shape{m, k});
-    const int w = b.constant(tb ? Shape{n, k} : Shape{k, n});
+    const int a = b.input(ta ? Shape{k, m} : Shape{m, k}, "a");
+    const int w = b.weight(tb ? Shape{n, k} : Shape{k, n});
     std::vector<int> inputs{a, w};
     const std::int64_t form = pick(rng, 0, 5);
     const Shape c = form == 1 ? Shape{n} : form == 2 ? Shape{1, n} : form == 3 ? Shape{m, 1} : form == 4 ? Shape{m, n} : Shape{};
-    if (form > 0 && form < 5) inputs.push_back(pick(rng, 0, 1) == 0 ? b.constant(c) : b.input("c", c));
+    if (form > 0 && form < 5) inputs.push_back(pick(rng, 0, 1) == 0 ? b.weight(c) : b.input(c, "c"));
     if (form == 5) inputs.push_back(b.scalar(0.75f));
-    Attributes attrs = ints({}, {{"trans_a", ta}, {"trans_b", tb}});
-    attrs.set("alpha", trial % 3 == 0 ? 1.0 : 0.5);
-    attrs.set("beta", trial % 4 == 0 ? 1.0 : -2.0);
+    const Attributes attrs = gemm_attributes(ta, tb, trial % 3 == 0 ? 1.0f : 0.5f, trial % 4 == 0 ? 1.0f : -2.0f);
     const std::string act = kActivations[pick(rng, 0, 3)];
     b.output(activate(b, b.op(Op::gemm, inputs, attrs), act));
-    const Graph model = b.infer();
-    const Function f = testing::whole_candidate(backend, model, "eigen.dense" + act);
-    EXPECT_TRUE(testing::runs_like_reference(backend, f, static_cast<std::uint64_t>(trial)))
+    EXPECT_TRUE(testing::whole_candidate_matches(backend, b.done(), "eigen.dense" + act, static_cast<std::uint64_t>(trial)))
         << "trial " << trial << " m " << m << " k " << k << " n " << n << " ta " << ta << " tb " << tb << " C form " << form;
   }
 }
 
 // What eigen declines is never proposed, and compiling it anyway is an error value naming it.
 TEST(EigenBackend, DeclinesWhatItCannotRun) {
-  EigenBackend backend;
+  const std::unique_ptr<Backend> made = make_eigen_backend();
+  const Backend& backend = *made;
   CpuDevice cpu;
   {
     // A 3-D convolution.
     GraphBuilder b(1);
-    b.output(b.op(Op::conv, {b.input("x", {1, 2, 4, 4, 4}), b.constant({3, 2, 2, 2, 2})}));
-    const Graph model = b.infer();
+    b.output(b.op(Op::conv, {b.input({1, 2, 4, 4, 4}, "x"), b.weight({3, 2, 2, 2, 2})}));
+    const Graph model = b.done();
     EXPECT_TRUE(testing::candidate_functions(backend, model).empty());
     auto kernel = backend.compile(whole_model_function(model), cpu);
     ASSERT_FALSE(kernel.ok());
@@ -187,10 +157,10 @@ TEST(EigenBackend, DeclinesWhatItCannotRun) {
     // A bias that varies along the batch, and an added tensor computed at run time: the dense
     // alone is proposed, the fusion is not.
     GraphBuilder b(2);
-    const int a = b.input("a", {2, 3, 4});
-    const int mm = b.op(Op::matmul, {a, b.constant({4, 5})});
-    b.output(b.op(Op::add, {b.op(Op::add, {mm, b.constant({2, 1, 5})}), b.input("r", {2, 3, 5})}));
-    const Graph model = b.infer();
+    const int a = b.input({2, 3, 4}, "a");
+    const int mm = b.op(Op::matmul, {a, b.weight({4, 5})});
+    b.output(b.op(Op::add, {b.op(Op::add, {mm, b.weight({2, 1, 5})}), b.input({2, 3, 5}, "r")}));
+    const Graph model = b.done();
     const auto functions = testing::candidate_functions(backend, model);
     ASSERT_EQ(functions.size(), 1u);
     EXPECT_EQ(testing::composite_labels(functions[0]), std::vector<std::string>{"eigen.dense"});
@@ -201,13 +171,13 @@ TEST(EigenBackend, DeclinesWhatItCannotRun) {
   {
     // The GELU pattern cannot say that both x are the same node; the check can.
     GraphBuilder b(3);
-    const int x = b.input("x", {3, 4});
-    const int w = b.constant({4, 4});
+    const int x = b.input({3, 4}, "x");
+    const int w = b.weight({4, 4});
     const int d1 = b.op(Op::matmul, {x, w});
     const int d2 = b.op(Op::matmul, {x, w});
     const int e = b.op(Op::erf, {b.op(Op::div, {d2, b.scalar(1.4142135f)})});
     b.output(b.op(Op::mul, {b.op(Op::mul, {d1, b.op(Op::add, {e, b.scalar(1.0f)})}), b.scalar(0.5f)}));
-    const Graph model = b.infer();
+    const Graph model = b.done();
     for (const Function& f : testing::candidate_functions(backend, model)) {
       EXPECT_EQ(testing::composite_labels(f), std::vector<std::string>{"eigen.dense"});
     }
@@ -215,10 +185,10 @@ TEST(EigenBackend, DeclinesWhatItCannotRun) {
   {
     // Not a GELU: the constants are not 1/sqrt(2), 1 and 0.5.
     GraphBuilder b(4);
-    const int d = b.op(Op::matmul, {b.input("x", {3, 4}), b.constant({4, 4})});
+    const int d = b.op(Op::matmul, {b.input({3, 4}, "x"), b.weight({4, 4})});
     const int e = b.op(Op::erf, {b.op(Op::div, {d, b.scalar(2.0f)})});
     b.output(b.op(Op::mul, {b.op(Op::mul, {d, b.op(Op::add, {e, b.scalar(1.0f)})}), b.scalar(0.5f)}));
-    const Graph model = b.infer();
+    const Graph model = b.done();
     for (const Function& f : testing::candidate_functions(backend, model)) {
       EXPECT_EQ(testing::composite_labels(f), std::vector<std::string>{"eigen.dense"});
     }
@@ -238,8 +208,8 @@ TEST(EigenBackend, DeclinesWhatItCannotRun) {
       collage::Status synchronize() override { return {}; }
     } cuda;
     GraphBuilder b(5);
-    b.output(b.op(Op::matmul, {b.input("x", {3, 4}), b.constant({4, 4})}));
-    auto kernel = backend.compile(whole_model_function(b.infer()), cuda);
+    b.output(b.op(Op::matmul, {b.input({3, 4}, "x"), b.weight({4, 4})}));
+    auto kernel = backend.compile(whole_model_function(b.done()), cuda);
     ASSERT_FALSE(kernel.ok());
     EXPECT_EQ(kernel.error().message, "eigen: runs on the CPU, not on cuda");
   }
@@ -247,7 +217,8 @@ TEST(EigenBackend, DeclinesWhatItCannotRun) {
 
 // Every candidate on real-ish graphs compiles and matches the reference.
 TEST(EigenBackend, EveryCandidateOfRealGraphsMatchesTheReference) {
-  EigenBackend backend;
+  const std::unique_ptr<Backend> made = make_eigen_backend();
+  const Backend& backend = *made;
   const testing::CandidateReport cnn = testing::check_every_candidate(backend, testing::conv_bn_relu_block(7), 1);
   EXPECT_TRUE(cnn.failures.empty()) << ::testing::PrintToString(cnn.failures);
   EXPECT_EQ(cnn.matched, cnn.candidates);
@@ -267,19 +238,20 @@ TEST(EigenBackend, EveryCandidateOfRealGraphsMatchesTheReference) {
 // A Function of several calls (as a combining rule would make) runs them in order through
 // scratch buffers, and returns a result twice when asked.
 TEST(EigenBackend, RunsSeveralCallsInOneKernel) {
-  EigenBackend backend;
+  const std::unique_ptr<Backend> made = make_eigen_backend();
+  const Backend& backend = *made;
   GraphBuilder b(8);
-  const int x = b.input("x", {5, 6});
-  const int h = b.op(Op::matmul, {x, b.constant({6, 7})});
-  const int y = b.op(Op::matmul, {h, b.constant({7, 3})});
+  const int x = b.input({5, 6}, "x");
+  const int h = b.op(Op::matmul, {x, b.weight({6, 7})});
+  const int y = b.op(Op::matmul, {h, b.weight({7, 3})});
   b.output(y);
   b.output(h);
   b.output(y);
-  const Graph model = b.infer();
+  const Graph model = b.done();
   EXPECT_TRUE(testing::runs_like_reference(backend, whole_model_function(model), 3));
 }
 
 }  // namespace
 }  // namespace tc
 
-#endif  // TC_HAVE_EIGEN_BACKEND
+#endif  // TC_HAVE_EIGEN

@@ -19,10 +19,10 @@
 #include <collage/rules/partition_spec.hpp>
 
 #include "backends/backend.hpp"
-#include "backends/gpu_backends.hpp"
-#include "run/executable.hpp"
-#include "run/reference_check.hpp"
-#include "run/test_models.hpp"
+#include "backends/registry.hpp"
+#include "executor/executable.hpp"
+#include "tests/support/reference_check.hpp"
+#include "tests/support/test_models.hpp"
 #include "runtime/cpu_device.hpp"
 #include "runtime/cuda_device.hpp"
 #include "tensor/compare.hpp"
@@ -80,15 +80,14 @@ inline std::vector<int> operator_nodes(const Graph& graph) {
   return out;
 }
 
-/// Expects `backend` to be the CUDA target `name`, listed by make_cuda_backends() when this build
-/// has its kernels (`built`).
-inline void expect_cuda_target(const Backend& backend, const std::string& name, bool built) {
+/// Expects `backend` to be the CUDA target `name`, registered as such.
+inline void expect_cuda_target(const Backend& backend, const std::string& name) {
   EXPECT_EQ(backend.name(), name);
   EXPECT_EQ(backend.device(), DeviceKind::cuda);
   EXPECT_EQ(backend.spec().target, name);
-  const std::vector<std::unique_ptr<Backend>> all = make_cuda_backends();
-  const bool listed = std::any_of(all.begin(), all.end(), [&](const auto& b) { return b->name() == name; });
-  EXPECT_EQ(listed, built);
+  const BackendRegistration* registration = find_registration(name);
+  ASSERT_NE(registration, nullptr);
+  EXPECT_EQ(registration->device, DeviceKind::cuda);
 }
 
 /// Expects `backend` to refuse compiling `function` for the CPU, and, where no GPU can be used,

@@ -1,10 +1,10 @@
 #pragma once
 
 /// \file
-/// What the tests of the library-style backends (eigen, onednn) share: building small graphs with
-/// random weights, running a backend's kernel for a partition against the reference interpreter,
-/// finding the candidates its rule proposes, and real-ish graphs (a conv / batch-norm / relu
-/// block, a transformer layer with decomposed layer norm and GELU).
+/// What the tests of the library-style CPU backends (eigen, onednn) share: running a backend's
+/// kernel for a partition against the reference interpreter, finding the candidates its rule
+/// proposes, and real-ish graphs (a conv / batch-norm / relu block, a transformer layer with
+/// decomposed layer norm and GELU), built with tests/support/graph_builder.hpp.
 
 #include <gtest/gtest.h>
 
@@ -20,91 +20,50 @@
 #include "tensor/compare.hpp"
 #include "tensor/function.hpp"
 #include "tensor/reference.hpp"
-#include "tensor/shape_inference.hpp"
+#include "tests/support/graph_builder.hpp"
 
 namespace tc::testing {
 
-/// A tensor of `shape` with values uniform in [lo, hi] from `rng`.
-inline Tensor uniform(const Shape& shape, std::mt19937_64& rng, float lo = -1.0f, float hi = 1.0f) {
-  Tensor t(shape);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  for (float& v : t.data) v = dist(rng);
-  return t;
-}
+/// A convolution of the property tests: its input and weight shapes and its attributes.
+struct RandomConv {
+  std::int64_t group = 1;
+  Shape x, w;
+  std::vector<std::int64_t> strides, dilations, pads;
 
-/// Builds a graph with random constants; ops are added unchecked (the tests build valid graphs;
-/// infer() reports any mistake).
-class GraphBuilder {
- public:
-  explicit GraphBuilder(std::uint64_t seed) : rng_(seed) {}
-
-  int input(const std::string& name, const Shape& shape) { return g_.add_input(name, shape); }
-  int constant(const Shape& shape, float lo = -1.0f, float hi = 1.0f) {
-    return g_.add_constant("c" + std::to_string(g_.size()), uniform(shape, rng_, lo, hi));
+  /// Adds an input "x", the weights and, when `rng` says so, a bias input, and the convolution
+  /// over them to `b`; returns the convolution.
+  int add_to(GraphBuilder& b, std::mt19937_64& rng) const {
+    std::vector<int> inputs = {b.input(x, "x"), b.weight(w)};
+    if (pick(rng, 0, 1) == 1) inputs.push_back(b.weight({w[0]}));
+    return b.op(Op::conv, inputs, conv_attributes(pads, strides, dilations, group));
   }
-  int scalar(float value) { return g_.add_constant("s" + std::to_string(g_.size()), Tensor(Shape{}, std::vector<float>{value})); }
-  int op(Op op, std::vector<int> inputs, Attributes attrs = {}) {
-    collage::Result<int> n = g_.add_op(op, std::move(inputs), std::move(attrs));
-    if (!n.ok()) {
-      ADD_FAILURE() << n.error().message;
-      return 0;
-    }
-    return *n;
-  }
-  /// x * 0.5 * (1 + erf(x / sqrt 2)) as PyTorch exports it: Div, Erf, Add, Mul(x, .), Mul(., 0.5).
-  int gelu(int x) {
-    const int e = op(Op::erf, {op(Op::div, {x, scalar(1.4142135f)})});
-    return op(Op::mul, {op(Op::mul, {x, op(Op::add, {e, scalar(1.0f)})}), scalar(0.5f)});
-  }
-  /// LayerNorm over the last `axes` dims as exporters decompose it, with scale and bias when given.
-  int layer_norm(int x, std::size_t axes, int scale = -1, int bias = -1, float eps = 1e-5f) {
-    const std::size_t rank = g_.node(x).shape.size();
-    std::vector<std::int64_t> reduce;
-    for (std::size_t d = rank - axes; d < rank; ++d) reduce.push_back(static_cast<std::int64_t>(d));
-    Attributes a;
-    a.set("axes", reduce);
-    a.set("keepdims", 1);
-    const int mean = op(Op::reduce_mean, {x}, a);
-    const int diff = op(Op::sub, {x, mean});
-    const int var = op(Op::reduce_mean, {op(Op::pow, {diff, scalar(2.0f)})}, a);
-    int y = op(Op::div, {diff, op(Op::sqrt, {op(Op::add, {var, scalar(eps)})})});
-    if (scale >= 0) y = op(Op::mul, {y, scale});
-    if (bias >= 0) y = op(Op::add, {y, bias});
-    return y;
-  }
-  void output(int n) { g_.add_output(n); }
-  const Shape& shape(int n) const { return g_.node(n).shape; }
-  std::mt19937_64& rng() { return rng_; }
-
-  /// The graph with shapes inferred (a failure is reported).
-  Graph infer() {
-    collage::Status s = infer_shapes(g_);
-    EXPECT_TRUE(s.ok()) << s.message();
-    return g_;
-  }
-  /// Infers shapes now (so that shape() reads them while building).
-  void infer_now() { (void)infer_shapes(g_); }
-
- private:
-  Graph g_;
-  std::mt19937_64 rng_;
 };
 
-/// Attributes from (name, int list) pairs and (name, int) pairs.
-inline Attributes ints(std::initializer_list<std::pair<const char*, std::vector<std::int64_t>>> lists,
-                       std::initializer_list<std::pair<const char*, std::int64_t>> scalars = {}) {
-  Attributes a;
-  for (const auto& [k, v] : lists) a.set(k, v);
-  for (const auto& [k, v] : scalars) a.set(k, v);
-  return a;
-}
-
-/// Seeded random inputs for a graph's inputs, uniform in [-1, 1].
-inline std::vector<Tensor> random_inputs_for(const Graph& g, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::vector<Tensor> out;
-  for (int in : g.inputs()) out.push_back(uniform(g.node(in).shape, rng));
-  return out;
+/// A random convolution over `spatial` dims: up to 3 groups (a quarter of the draws depthwise),
+/// 1 to `max_group_channels` input and output channels per group, batch 1-2, and per dim a kernel
+/// of 1-3, stride 1-3, dilation 1-2, pads of 0-2 at either end and an input of up to 6 (3 for 3-D)
+/// more than the padded window needs.
+inline RandomConv random_conv(std::mt19937_64& rng, std::size_t spatial, std::int64_t max_group_channels) {
+  RandomConv c;
+  c.group = pick(rng, 1, 3);
+  const bool depthwise = pick(rng, 0, 3) == 0;
+  const std::int64_t cg = depthwise ? 1 : pick(rng, 1, max_group_channels);
+  const std::int64_t mg = depthwise ? 1 : pick(rng, 1, max_group_channels);
+  c.x = {pick(rng, 1, 2), c.group * cg};
+  c.w = {c.group * mg, cg};
+  c.pads.assign(2 * spatial, 0);
+  for (std::size_t d = 0; d < spatial; ++d) {
+    const std::int64_t k = pick(rng, 1, 3);
+    c.strides.push_back(pick(rng, 1, 3));
+    c.dilations.push_back(pick(rng, 1, 2));
+    c.pads[d] = pick(rng, 0, 2);
+    c.pads[d + spatial] = pick(rng, 0, 2);
+    const std::int64_t extent = c.dilations.back() * (k - 1) + 1;
+    const std::int64_t lo = std::max<std::int64_t>(1, extent - c.pads[d] - c.pads[d + spatial]);
+    c.x.push_back(pick(rng, lo, lo + (spatial == 3 ? 3 : 6)));
+    c.w.push_back(k);
+  }
+  return c;
 }
 
 /// The Composite labels of `function`'s groups, outermost first.
@@ -128,7 +87,7 @@ inline ::testing::AssertionResult runs_like_reference(const Backend& backend, co
   CpuDevice cpu;
   collage::Result<std::unique_ptr<Kernel>> kernel = backend.compile(function, cpu);
   if (!kernel.ok()) return ::testing::AssertionFailure() << "compile: " << kernel.error().message;
-  const std::vector<Tensor> inputs = random_inputs_for(function.graph, seed);
+  const std::vector<Tensor> inputs = random_inputs(function.graph, seed);
   collage::Result<std::vector<Tensor>> expected = evaluate(function.graph, inputs);
   if (!expected.ok()) return ::testing::AssertionFailure() << "reference: " << expected.error().message;
   std::vector<Tensor> outputs;
@@ -183,6 +142,14 @@ inline Function whole_candidate(const Backend& backend, const Graph& model, cons
   return whole_model_function(model);
 }
 
+/// Whether the candidate of `backend` over all of `model` labelled `label` (see whole_candidate)
+/// runs like the reference (see runs_like_reference).
+inline ::testing::AssertionResult whole_candidate_matches(const Backend& backend, const Graph& model,
+                                                          const std::string& label, std::uint64_t seed,
+                                                          double rtol = 1e-4, double atol = 1e-4) {
+  return runs_like_reference(backend, whole_candidate(backend, model, label), seed, rtol, atol);
+}
+
 /// What happened to each candidate of a backend's rule on a model.
 struct CandidateReport {
   std::size_t candidates = 0;
@@ -221,30 +188,26 @@ inline std::size_t count_label(const CandidateReport& r, const std::string& labe
 /// the ResNet stem and basic block as an exporter writes them without folding batch norm.
 inline Graph conv_bn_relu_block(std::uint64_t seed) {
   GraphBuilder b(seed);
-  const int x = b.input("x", {1, 3, 17, 17});
-  const int c1 = b.op(Op::conv, {x, b.constant({8, 3, 3, 3}), b.constant({8})},
-                      ints({{"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}}));
-  const int bn = b.op(Op::batch_norm, {c1, b.constant({8}), b.constant({8}), b.constant({8}), b.constant({8}, 0.5f, 1.5f)});
+  const int x = b.input({1, 3, 17, 17}, "x");
+  const int c1 = b.op(Op::conv, {x, b.weight({8, 3, 3, 3}), b.weight({8})}, conv_attributes({1, 1, 1, 1}, {2, 2}, {1, 1}));
+  const int bn = b.op(Op::batch_norm, {c1, b.weight({8}), b.weight({8}), b.weight({8}), b.weight({8}, 0.5f, 1.5f)});
   const int r1 = b.op(Op::relu, {bn});
-  const int pool = b.op(Op::max_pool, {r1}, ints({{"kernel_shape", {3, 3}}, {"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}}));
-  const int c2 = b.op(Op::conv, {pool, b.constant({8, 8, 3, 3}), b.constant({8})}, ints({{"pads", {1, 1, 1, 1}}}));
+  const int pool = b.op(Op::max_pool, {r1}, pool_attributes({3, 3}, {2, 2}, {1, 1, 1, 1}));
+  const int c2 = b.op(Op::conv, {pool, b.weight({8, 8, 3, 3}), b.weight({8})}, conv_attributes({1, 1, 1, 1}, {1, 1}, {1, 1}));
   const int r2 = b.op(Op::relu, {c2});
-  const int c3 = b.op(Op::conv, {r2, b.constant({8, 8, 3, 3})}, ints({{"pads", {1, 1, 1, 1}}}));
-  const int bias = b.op(Op::add, {c3, b.constant({8, 1, 1})});
+  const int c3 = b.op(Op::conv, {r2, b.weight({8, 8, 3, 3})}, conv_attributes({1, 1, 1, 1}, {1, 1}, {1, 1}));
+  const int bias = b.op(Op::add, {c3, b.weight({8, 1, 1})});
   const int sum = b.op(Op::add, {bias, pool});
   const int r3 = b.op(Op::relu, {sum});
-  const int dw = b.op(Op::conv, {r3, b.constant({8, 1, 3, 3})}, ints({{"pads", {1, 1, 1, 1}}}, {{"group", 8}}));
+  const int dw = b.op(Op::conv, {r3, b.weight({8, 1, 3, 3})}, conv_attributes({1, 1, 1, 1}, {1, 1}, {1, 1}, 8));
   Attributes relu6;
   relu6.set("min", 0.0);
   relu6.set("max", 6.0);
   const int r6 = b.op(Op::clip, {dw}, relu6);
   const int gap = b.op(Op::global_average_pool, {r6});
   const int flat = b.op(Op::flatten, {gap});
-  Attributes tb;
-  tb.set("trans_b", 1);
-  const int fc = b.op(Op::gemm, {flat, b.constant({5, 8}), b.constant({5})}, tb);
-  b.output(fc);
-  return b.infer();
+  const int fc = b.op(Op::gemm, {flat, b.weight({5, 8}), b.weight({5})}, gemm_attributes(false, true));
+  return b.done(fc);
 }
 
 /// One BERT encoder layer over [1, seq, hidden] with an additive mask [1, 1, 1, seq], as PyTorch
@@ -255,10 +218,10 @@ inline Graph transformer_layer(std::uint64_t seed, std::int64_t seq = 7, std::in
                                std::int64_t heads = 2, std::int64_t ffn = 24) {
   GraphBuilder b(seed);
   const std::int64_t dh = hidden / heads;
-  const int x = b.input("x", {1, seq, hidden});
-  const int mask = b.input("mask", {1, 1, 1, seq});
+  const int x = b.input({1, seq, hidden}, "x");
+  const int mask = b.input({1, 1, 1, seq}, "mask");
   auto linear = [&](int in, std::int64_t from, std::int64_t to) {
-    return b.op(Op::add, {b.op(Op::matmul, {in, b.constant({from, to})}), b.constant({to})});
+    return b.op(Op::add, {b.op(Op::matmul, {in, b.weight({from, to})}), b.weight({to})});
   };
   auto split_heads = [&](int in, bool transpose_last) {
     Attributes shape;
@@ -282,11 +245,10 @@ inline Graph transformer_layer(std::uint64_t seed, std::int64_t seq = 7, std::in
   merged.set("shape", std::vector<std::int64_t>{1, seq, hidden});
   const int joined = b.op(Op::reshape, {b.op(Op::transpose, {context}, back)}, merged);
   const int attn = b.op(Op::add, {linear(joined, hidden, hidden), x});
-  const int ln1 = b.layer_norm(attn, 1, b.constant({hidden}), b.constant({hidden}));
+  const int ln1 = b.layer_norm(attn, 1, b.weight({hidden}), b.weight({hidden}));
   const int up = b.gelu(linear(ln1, hidden, ffn));
   const int down = b.op(Op::add, {linear(up, ffn, hidden), ln1});
-  b.output(b.layer_norm(down, 1, b.constant({hidden}), b.constant({hidden})));
-  return b.infer();
+  return b.done(b.layer_norm(down, 1, b.weight({hidden}), b.weight({hidden})));
 }
 
 }  // namespace tc::testing

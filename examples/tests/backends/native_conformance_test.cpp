@@ -7,7 +7,7 @@
 #include <string>
 
 #include "native_testing.hpp"
-#include "onnx/conformance.hpp"
+#include "conformance/conformance.hpp"
 
 namespace tc {
 namespace {

@@ -2,13 +2,12 @@
 
 /// \file
 /// Graphs for the tests of the backends that compile the native fusion rule's partitions (native,
-/// cuda): a builder of small graphs and random graphs of mixed operators over small shapes.
+/// cuda): random graphs of mixed operators over small shapes.
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
 #include <numeric>
 #include <random>
 #include <string>
@@ -18,66 +17,30 @@
 
 namespace tc::native_testing {
 
+using testing::pick;
 using Ints = std::vector<std::int64_t>;
-
-/// Graph-building shorthands.
-struct Builder {
-  Graph g;
-  std::mt19937_64 rng;
-  explicit Builder(std::uint64_t seed) : rng(seed) {}
-  int input(const Shape& s) { return g.add_input("x" + std::to_string(g.size()), s); }
-  int constant(const Shape& s, float lo = -1.0f, float hi = 1.0f) {
-    return g.add_constant("c" + std::to_string(g.size()), random_tensor(s, rng, lo, hi));
-  }
-  int scalar(float v) { return g.add_constant("s" + std::to_string(g.size()), Tensor(Shape{}, v)); }
-  int op(Op op, std::vector<int> inputs, Attributes attrs = {}) {
-    auto n = g.add_op(op, std::move(inputs), std::move(attrs));
-    EXPECT_TRUE(n.ok()) << n.error().message;
-    return n.ok() ? *n : 0;
-  }
-  int reduce(Op op, int x, Ints axes, bool keepdims = true) {
-    Attributes a;
-    a.set("axes", std::move(axes));
-    a.set("keepdims", keepdims ? 1 : 0);
-    return this->op(op, {x}, a);
-  }
-  /// Marks `n` as the output and infers shapes.
-  Graph& finish(int n) {
-    g.add_output(n);
-    EXPECT_TRUE(infer_shapes(g).ok());
-    return g;
-  }
-};
 
 /// Grows a random graph of mixed operators over small shapes.
 class RandomGraph {
  public:
   explicit RandomGraph(std::uint64_t seed) : b_(seed) {}
 
+  /// A graph of `ops` random steps from one input; its last node an output, sometimes one more.
   Graph make(int ops) {
     const bool image = pick(rng(), 0, 1) != 0;
     add(image ? b_.input({1, pick(rng(), 2, 5), pick(rng(), 3, 6), pick(rng(), 3, 6)})
               : b_.input({1, pick(rng(), 2, 6), pick(rng(), 3, 9)}));
     for (int k = 0; k < ops; ++k) step();
     const int last = pool_.back();
-    b_.g.add_output(last);
-    if (pick(rng(), 0, 2) == 0 && pool_.size() > 2) b_.g.add_output(pool_[pool_.size() / 2]);
-    EXPECT_TRUE(infer_shapes(b_.g).ok());
-    return b_.g;
+    b_.output(last);
+    if (pick(rng(), 0, 2) == 0 && pool_.size() > 2) b_.output(pool_[pool_.size() / 2]);
+    return b_.done();
   }
 
  private:
-  std::mt19937_64& rng() { return b_.rng; }
-  const Shape& shape(int n) const { return shapes_.at(n); }
-  void add(int n) {
-    Graph copy = b_.g;
-    collage::Status s = infer_shapes(copy);
-    EXPECT_TRUE(s.ok()) << s.message();
-    if (!s.ok()) return;
-    b_.g = std::move(copy);
-    shapes_[n] = b_.g.node(n).shape;
-    pool_.push_back(n);
-  }
+  std::mt19937_64& rng() { return b_.rng(); }
+  const Shape& shape(int n) const { return b_.shape(n); }
+  void add(int n) { pool_.push_back(n); }
   /// Mostly the newest node (so most nodes reach the output), sometimes any.
   int any() {
     if (pick(rng(), 0, 3) != 0) return pool_.back();
@@ -93,7 +56,7 @@ class RandomGraph {
     Shape c;
     const auto drop = static_cast<std::size_t>(pick(rng(), 0, static_cast<std::int64_t>(s.size())));
     for (std::size_t d = drop; d < s.size(); ++d) c.push_back(pick(rng(), 0, 1) != 0 ? s[d] : 1);
-    return b_.constant(c, 0.5f, 1.5f);
+    return b_.weight(c, 0.5f, 1.5f);
   }
 
   void step() {
@@ -124,12 +87,13 @@ class RandomGraph {
         break;
       }
       case 8: {
-        a.set("axis", pick(rng(), 0, rank - 1));
+        const std::int64_t axis = pick(rng(), 0, rank - 1);
+        a.set("axis", axis);
         if (pick(rng(), 0, 1) != 0) {
           add(b_.op(Op::softmax, {x}, a));
         } else {
-          const Shape normalized(s.begin() + a.get_int("axis"), s.end());
-          add(b_.op(Op::layer_norm, {x, b_.constant(normalized)}, a));
+          const Shape normalized(s.begin() + axis, s.end());
+          add(b_.op(Op::layer_norm, {x, b_.weight(normalized)}, a));
         }
         break;
       }
@@ -177,7 +141,7 @@ class RandomGraph {
       }
       case 14: {  // matmul with a weight
         const std::int64_t k = s.back();
-        add(b_.op(Op::matmul, {x, b_.constant({k, pick(rng(), 2, 7)})}));
+        add(b_.op(Op::matmul, {x, b_.weight({k, pick(rng(), 2, 7)})}));
         break;
       }
       case 15: {
@@ -186,8 +150,8 @@ class RandomGraph {
         const std::int64_t c = s[1];
         const bool depthwise = pick(rng(), 0, 1) != 0;
         if (depthwise) a.set("group", c);
-        const int w = b_.constant({depthwise ? c : pick(rng(), 2, 5), depthwise ? 1 : c, 3, 3});
-        add(b_.op(Op::conv, {x, w, b_.constant({b_.g.node(w).value->shape[0]})}, a));
+        const int w = b_.weight({depthwise ? c : pick(rng(), 2, 5), depthwise ? 1 : c, 3, 3});
+        add(b_.op(Op::conv, {x, w, b_.weight({b_.shape(w)[0]})}, a));
         break;
       }
       case 16: {
@@ -204,14 +168,13 @@ class RandomGraph {
       default: {
         if (rank < 2) return;
         const Shape c{s[1]};
-        add(b_.op(Op::batch_norm, {x, b_.constant(c), b_.constant(c), b_.constant(c), b_.constant(c, 0.5f, 2.0f)}));
+        add(b_.op(Op::batch_norm, {x, b_.weight(c), b_.weight(c), b_.weight(c), b_.weight(c, 0.5f, 2.0f)}));
         break;
       }
     }
   }
 
-  Builder b_;
-  std::map<int, Shape> shapes_;
+  testing::GraphBuilder b_;
   std::vector<int> pool_;
 };
 

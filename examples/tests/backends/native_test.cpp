@@ -16,28 +16,17 @@ namespace tc {
 namespace {
 
 using native_testing::graph_matches_reference;
-using native_testing::pick;
-using native_testing::random_tensor;
+using testing::GraphBuilder;
+using testing::pick;
 using Ints = std::vector<std::int64_t>;
 
-/// One operator over fresh inputs (or constants), shapes inferred.
-struct OneOp {
-  Graph g;
-  std::mt19937_64 rng;
-  explicit OneOp(std::uint64_t seed) : rng(seed) {}
+/// A parameter or a constant of shape `s`, at random.
+int operand(GraphBuilder& b, const Shape& s) { return pick(b.rng(), 0, 1) != 0 ? b.input(s) : b.weight(s); }
 
-  int input(const Shape& s) { return g.add_input("x" + std::to_string(g.size()), s); }
-  int constant(const Shape& s, float lo = -1.0f, float hi = 1.0f) {
-    return g.add_constant("c" + std::to_string(g.size()), random_tensor(s, rng, lo, hi));
-  }
-  /// A parameter or a constant, at random.
-  int operand(const Shape& s) { return pick(rng, 0, 1) != 0 ? input(s) : constant(s); }
-  void op(Op op, std::vector<int> inputs, Attributes attrs = {}) {
-    auto n = g.add_op(op, std::move(inputs), std::move(attrs));
-    ASSERT_TRUE(n.ok()) << n.error().message;
-    g.add_output(*n);
-  }
-};
+/// `op` over `inputs`, marked an output of the graph.
+void output_op(GraphBuilder& b, Op op, std::vector<int> inputs, Attributes attrs = {}) {
+  b.output(b.op(op, std::move(inputs), std::move(attrs)));
+}
 
 /// A random shape of `rank` with dims in [lo, hi].
 Shape random_shape(std::mt19937_64& rng, std::size_t rank, std::int64_t lo = 1, std::int64_t hi = 7) {
@@ -66,23 +55,23 @@ TEST(NativeBackend, UnaryOpsOnRandomShapes) {
                                Op::clip, Op::leaky_relu, Op::hard_sigmoid, Op::erf};
   for (std::uint64_t seed = 0; seed < 24; ++seed) {
     for (Op op : ops) {
-      OneOp t(seed);
-      const Shape s = random_shape(t.rng, static_cast<std::size_t>(pick(t.rng, 0, 4)), 1, 40);
+      GraphBuilder t(seed);
+      const Shape s = random_shape(t.rng(), static_cast<std::size_t>(pick(t.rng(), 0, 4)), 1, 40);
       Attributes a;
       if (op == Op::clip) {
         a.set("min", -0.3);
         a.set("max", 0.6);
       }
-      t.op(op, {t.input(s)}, a);
-      EXPECT_TRUE(graph_matches_reference(t.g, seed, -4.0f, 4.0f)) << op_name(op) << " " << to_string(s);
+      output_op(t, op, {t.input(s)}, a);
+      EXPECT_TRUE(graph_matches_reference(t.graph(), seed, -4.0f, 4.0f)) << op_name(op) << " " << to_string(s);
     }
   }
   // Domains where the operator needs positive inputs.
   for (std::uint64_t seed = 0; seed < 8; ++seed) {
     for (Op op : {Op::log, Op::sqrt, Op::reciprocal}) {
-      OneOp t(seed);
-      t.op(op, {t.input(random_shape(t.rng, 3, 1, 30))});
-      EXPECT_TRUE(graph_matches_reference(t.g, seed, 0.1f, 3.0f)) << op_name(op);
+      GraphBuilder t(seed);
+      output_op(t, op, {t.input(random_shape(t.rng(), 3, 1, 30))});
+      EXPECT_TRUE(graph_matches_reference(t.graph(), seed, 0.1f, 3.0f)) << op_name(op);
     }
   }
 }
@@ -91,19 +80,19 @@ TEST(NativeBackend, BinaryOpsWithBroadcasting) {
   const std::vector<Op> ops = {Op::add, Op::sub, Op::mul, Op::div, Op::max, Op::min, Op::pow};
   for (std::uint64_t seed = 0; seed < 40; ++seed) {
     for (Op op : ops) {
-      OneOp t(seed);
-      const Shape s = random_shape(t.rng, static_cast<std::size_t>(pick(t.rng, 1, 5)));
+      GraphBuilder t(seed);
+      const Shape s = random_shape(t.rng(), static_cast<std::size_t>(pick(t.rng(), 1, 5)));
       Shape a = s;
-      Shape b = broadcastable(s, t.rng);
-      if (pick(t.rng, 0, 1) != 0) std::swap(a, b);
-      if (pick(t.rng, 0, 3) == 0) a = broadcastable(a, t.rng);  // both broadcast
+      Shape b = broadcastable(s, t.rng());
+      if (pick(t.rng(), 0, 1) != 0) std::swap(a, b);
+      if (pick(t.rng(), 0, 3) == 0) a = broadcastable(a, t.rng());  // both broadcast
       auto out = broadcast_shapes(a, b);
       ASSERT_TRUE(out.has_value());
-      const int x = t.operand(a);
-      const int y = pick(t.rng, 0, 4) == 0 ? t.g.add_constant("s", Tensor(Shape{}, 0.75f)) : t.operand(b);
-      t.op(op, {x, y});
+      const int x = operand(t, a);
+      const int y = pick(t.rng(), 0, 4) == 0 ? t.constant(Tensor(Shape{}, 0.75f)) : operand(t, b);
+      output_op(t, op, {x, y});
       const bool positive = op == Op::pow || op == Op::div;
-      EXPECT_TRUE(graph_matches_reference(t.g, seed, positive ? 0.2f : -2.0f, 2.0f))
+      EXPECT_TRUE(graph_matches_reference(t.graph(), seed, positive ? 0.2f : -2.0f, 2.0f))
           << op_name(op) << " " << to_string(a) << " " << to_string(b);
     }
   }
@@ -111,310 +100,316 @@ TEST(NativeBackend, BinaryOpsWithBroadcasting) {
 
 TEST(NativeBackend, ScalarExponentsOfPow) {
   for (float e : {2.0f, 0.5f, 1.0f, -1.0f, 3.0f, -0.5f}) {
-    OneOp t(1);
+    GraphBuilder t(1);
     const int x = t.input({3, 17});
-    t.op(Op::pow, {x, t.g.add_constant("e", Tensor(Shape{1}, e))});
-    EXPECT_TRUE(graph_matches_reference(t.g, 3, 0.1f, 3.0f)) << e;
-    OneOp r(2);
-    r.op(Op::pow, {r.g.add_constant("b", Tensor(Shape{}, e + 4.0f)), r.input({5, 3})});
-    EXPECT_TRUE(graph_matches_reference(r.g, 3, -1.0f, 1.0f)) << e;
+    output_op(t, Op::pow, {x, t.constant(Tensor(Shape{1}, e))});
+    EXPECT_TRUE(graph_matches_reference(t.graph(), 3, 0.1f, 3.0f)) << e;
+    GraphBuilder r(2);
+    output_op(r, Op::pow, {r.constant(Tensor(Shape{}, e + 4.0f)), r.input({5, 3})});
+    EXPECT_TRUE(graph_matches_reference(r.graph(), 3, -1.0f, 1.0f)) << e;
   }
 }
 
 TEST(NativeBackend, ReshapeLikeOps) {
   for (std::uint64_t seed = 0; seed < 20; ++seed) {
-    OneOp t(seed);
-    const Shape s = random_shape(t.rng, 4, 1, 6);
+    GraphBuilder t(seed);
+    const Shape s = random_shape(t.rng(), 4, 1, 6);
     const int x = t.input(s);
     Attributes flat;
-    flat.set("axis", pick(t.rng, 0, 4));
-    t.op(Op::flatten, {x}, flat);
+    flat.set("axis", pick(t.rng(), 0, 4));
+    output_op(t, Op::flatten, {x}, flat);
     Attributes re;
     re.set("shape", Ints{s[0] * s[1], -1, s[3]});
-    t.op(Op::reshape, {x}, re);
+    output_op(t, Op::reshape, {x}, re);
     Attributes un;
     un.set("axes", Ints{0, 3});
-    t.op(Op::unsqueeze, {x}, un);
-    t.op(Op::squeeze, {x});
-    EXPECT_TRUE(graph_matches_reference(t.g, seed)) << to_string(s);
+    output_op(t, Op::unsqueeze, {x}, un);
+    output_op(t, Op::squeeze, {x});
+    EXPECT_TRUE(graph_matches_reference(t.graph(), seed)) << to_string(s);
   }
 }
 
 TEST(NativeBackend, TransposeAndSlice) {
   for (std::uint64_t seed = 0; seed < 40; ++seed) {
-    OneOp t(seed);
-    const auto rank = static_cast<std::size_t>(pick(t.rng, 1, 5));
-    const Shape s = random_shape(t.rng, rank, 1, 9);
+    GraphBuilder t(seed);
+    const auto rank = static_cast<std::size_t>(pick(t.rng(), 1, 5));
+    const Shape s = random_shape(t.rng(), rank, 1, 9);
     const int x = t.input(s);
     Ints perm(rank);
     std::iota(perm.begin(), perm.end(), 0);
-    std::shuffle(perm.begin(), perm.end(), t.rng);
+    std::shuffle(perm.begin(), perm.end(), t.rng());
     Attributes tp;
     tp.set("perm", perm);
-    t.op(Op::transpose, {x}, tp);
+    output_op(t, Op::transpose, {x}, tp);
     Ints starts, ends, steps;
     for (std::size_t d = 0; d < rank; ++d) {
-      const std::int64_t step = pick(t.rng, 0, 2) == 0 ? -pick(t.rng, 1, 3) : pick(t.rng, 1, 3);
+      const std::int64_t step = pick(t.rng(), 0, 2) == 0 ? -pick(t.rng(), 1, 3) : pick(t.rng(), 1, 3);
       steps.push_back(step);
-      starts.push_back(step > 0 ? pick(t.rng, 0, s[d] - 1) : pick(t.rng, -1, s[d] - 1));
-      ends.push_back(step > 0 ? pick(t.rng, 1, s[d] + 2) : -s[d] - 5);
+      starts.push_back(step > 0 ? pick(t.rng(), 0, s[d] - 1) : pick(t.rng(), -1, s[d] - 1));
+      ends.push_back(step > 0 ? pick(t.rng(), 1, s[d] + 2) : -s[d] - 5);
     }
     Attributes sl;
     sl.set("starts", starts);
     sl.set("ends", ends);
     sl.set("steps", steps);
-    t.op(Op::slice, {x}, sl);
-    EXPECT_TRUE(graph_matches_reference(t.g, seed)) << to_string(s);
+    output_op(t, Op::slice, {x}, sl);
+    EXPECT_TRUE(graph_matches_reference(t.graph(), seed)) << to_string(s);
   }
 }
 
 TEST(NativeBackend, PadInEveryMode) {
   for (std::uint64_t seed = 0; seed < 40; ++seed) {
-    OneOp t(seed);
-    const auto rank = static_cast<std::size_t>(pick(t.rng, 1, 4));
-    const Shape s = random_shape(t.rng, rank, 2, 7);
-    const int mode = static_cast<int>(pick(t.rng, 0, 2));
+    GraphBuilder t(seed);
+    const auto rank = static_cast<std::size_t>(pick(t.rng(), 1, 4));
+    const Shape s = random_shape(t.rng(), rank, 2, 7);
+    const int mode = static_cast<int>(pick(t.rng(), 0, 2));
     Ints pads;
     for (std::size_t k = 0; k < 2 * rank; ++k) {
       const std::int64_t dim = s[k % rank];
-      pads.push_back(mode == kPadConstant ? pick(t.rng, -1, 3) : pick(t.rng, 0, std::min<std::int64_t>(2, dim - 1)));
+      pads.push_back(mode == kPadConstant ? pick(t.rng(), -1, 3) : pick(t.rng(), 0, std::min<std::int64_t>(2, dim - 1)));
     }
     Attributes a;
     a.set("pads", pads);
     a.set("mode", mode);
     a.set("value", 0.5);
-    t.op(Op::pad, {t.input(s)}, a);
-    EXPECT_TRUE(graph_matches_reference(t.g, seed)) << to_string(s) << " mode " << mode;
+    output_op(t, Op::pad, {t.input(s)}, a);
+    EXPECT_TRUE(graph_matches_reference(t.graph(), seed)) << to_string(s) << " mode " << mode;
   }
 }
 
 TEST(NativeBackend, ConcatAlongEveryAxis) {
   for (std::uint64_t seed = 0; seed < 40; ++seed) {
-    OneOp t(seed);
-    const auto rank = static_cast<std::size_t>(pick(t.rng, 1, 4));
-    const Shape s = random_shape(t.rng, rank, 1, 6);
-    const auto axis = static_cast<std::size_t>(pick(t.rng, 0, static_cast<std::int64_t>(rank) - 1));
+    GraphBuilder t(seed);
+    const auto rank = static_cast<std::size_t>(pick(t.rng(), 1, 4));
+    const Shape s = random_shape(t.rng(), rank, 1, 6);
+    const auto axis = static_cast<std::size_t>(pick(t.rng(), 0, static_cast<std::int64_t>(rank) - 1));
     std::vector<int> pieces;
-    const auto count = pick(t.rng, 1, 4);
+    const auto count = pick(t.rng(), 1, 4);
     for (std::int64_t k = 0; k < count; ++k) {
       Shape p = s;
-      p[axis] = pick(t.rng, 0, 4);
-      pieces.push_back(t.operand(p));
+      p[axis] = pick(t.rng(), 0, 4);
+      pieces.push_back(operand(t, p));
     }
     Attributes a;
     a.set("axis", static_cast<std::int64_t>(axis));
-    t.op(Op::concat, pieces, a);
-    EXPECT_TRUE(graph_matches_reference(t.g, seed)) << to_string(s) << " axis " << axis;
+    output_op(t, Op::concat, pieces, a);
+    EXPECT_TRUE(graph_matches_reference(t.graph(), seed)) << to_string(s) << " axis " << axis;
   }
 }
 
 TEST(NativeBackend, ConvolutionsWithStridesPadsDilationsAndGroups) {
   for (std::uint64_t seed = 0; seed < 60; ++seed) {
-    OneOp t(seed);
+    GraphBuilder t(seed);
     const auto spatial = static_cast<std::size_t>(seed % 7 == 0 ? 1 : seed % 11 == 0 ? 3 : 2);
-    const std::int64_t group = pick(t.rng, 0, 2) == 0 ? pick(t.rng, 1, 4) : 1;
-    const bool depthwise = pick(t.rng, 0, 3) == 0;
-    const std::int64_t cg = depthwise ? 1 : pick(t.rng, 1, 9);
-    const std::int64_t mg = depthwise ? pick(t.rng, 1, 2) : pick(t.rng, 1, 13);
-    const std::int64_t groups = depthwise ? pick(t.rng, 1, 8) : group;
-    Shape x{pick(t.rng, 1, 2), cg * groups};
+    const std::int64_t group = pick(t.rng(), 0, 2) == 0 ? pick(t.rng(), 1, 4) : 1;
+    const bool depthwise = pick(t.rng(), 0, 3) == 0;
+    const std::int64_t cg = depthwise ? 1 : pick(t.rng(), 1, 9);
+    const std::int64_t mg = depthwise ? pick(t.rng(), 1, 2) : pick(t.rng(), 1, 13);
+    const std::int64_t groups = depthwise ? pick(t.rng(), 1, 8) : group;
+    Shape x{pick(t.rng(), 1, 2), cg * groups};
     Shape w{mg * groups, cg};
     Ints strides, pads(2 * spatial), dilations;
     for (std::size_t d = 0; d < spatial; ++d) {
-      const std::int64_t k = pick(t.rng, 1, spatial == 3 ? 3 : 5);
-      const std::int64_t dil = pick(t.rng, 1, 2);
+      const std::int64_t k = pick(t.rng(), 1, spatial == 3 ? 3 : 5);
+      const std::int64_t dil = pick(t.rng(), 1, 2);
       const std::int64_t extent = dil * (k - 1) + 1;
       w.push_back(k);
       dilations.push_back(dil);
-      strides.push_back(pick(t.rng, 1, 3));
-      pads[d] = pick(t.rng, 0, k - 1);
-      pads[d + spatial] = pick(t.rng, 0, k - 1);
-      x.push_back(std::max<std::int64_t>(extent - pads[d] - pads[d + spatial], 1) + pick(t.rng, 0, spatial == 3 ? 4 : 12));
+      strides.push_back(pick(t.rng(), 1, 3));
+      pads[d] = pick(t.rng(), 0, k - 1);
+      pads[d + spatial] = pick(t.rng(), 0, k - 1);
+      x.push_back(std::max<std::int64_t>(extent - pads[d] - pads[d + spatial], 1) + pick(t.rng(), 0, spatial == 3 ? 4 : 12));
     }
     Attributes a;
     a.set("group", groups);
     a.set("strides", strides);
     a.set("pads", pads);
     a.set("dilations", dilations);
-    std::vector<int> in{t.input(x), t.constant(w)};
-    if (pick(t.rng, 0, 1) != 0) in.push_back(t.operand({w[0]}));
-    t.op(Op::conv, in, a);
-    EXPECT_TRUE(graph_matches_reference(t.g, seed)) << to_string(x) << " w " << to_string(w) << " group " << groups;
+    std::vector<int> in{t.input(x), t.weight(w)};
+    if (pick(t.rng(), 0, 1) != 0) in.push_back(operand(t, {w[0]}));
+    output_op(t, Op::conv, in, a);
+    EXPECT_TRUE(graph_matches_reference(t.graph(), seed)) << to_string(x) << " w " << to_string(w) << " group " << groups;
   }
 }
 
 TEST(NativeBackend, ConvolutionsLargeEnoughToBlock) {
   // Channel and pixel counts past the GEMM's cache blocks (k > 256, n > 512, m > 96).
-  OneOp t(5);
+  GraphBuilder t(5);
   Attributes a;
   a.set("pads", Ints{1, 1, 1, 1});
-  t.op(Op::conv, {t.input({1, 40, 25, 23}), t.constant({100, 40, 3, 3}), t.constant({100})}, a);
-  EXPECT_TRUE(graph_matches_reference(t.g, 5, -1.0f, 1.0f, 1e-4, 1e-3));
-  OneOp p(6);
-  p.op(Op::conv, {p.input({2, 300, 9, 7}), p.constant({97, 300, 1, 1})});
-  EXPECT_TRUE(graph_matches_reference(p.g, 6, -1.0f, 1.0f, 1e-4, 1e-3));
+  output_op(t, Op::conv, {t.input({1, 40, 25, 23}), t.weight({100, 40, 3, 3}), t.weight({100})}, a);
+  EXPECT_TRUE(graph_matches_reference(t.graph(), 5, -1.0f, 1.0f, 1e-4, 1e-3));
+  GraphBuilder p(6);
+  output_op(p, Op::conv, {p.input({2, 300, 9, 7}), p.weight({97, 300, 1, 1})});
+  EXPECT_TRUE(graph_matches_reference(p.graph(), 6, -1.0f, 1.0f, 1e-4, 1e-3));
+}
+
+TEST(NativeBackend, OneByOneConvolutionsWithPadding) {
+  // Stride 1 and no padding before: still not pointwise when padding after makes the output larger.
+  for (const Ints& pads : {Ints{0, 0, 1, 2}, Ints{1, 0, 0, 0}, Ints{0, 0, 0, 0}}) {
+    GraphBuilder b(7);
+    Attributes a;
+    a.set("pads", pads);
+    output_op(b, Op::conv, {b.input({1, 6, 5, 4}), b.weight({3, 6, 1, 1})}, a);
+    EXPECT_TRUE(graph_matches_reference(b.graph(), 7)) << to_string(pads);
+  }
 }
 
 TEST(NativeBackend, GemmWithTranspositionsAlphaBetaAndBroadcastC) {
   for (std::uint64_t seed = 0; seed < 40; ++seed) {
-    OneOp t(seed);
-    const std::int64_t m = pick(t.rng, 1, 30), n = pick(t.rng, 1, 30), k = pick(t.rng, 0, 40);
-    const bool ta = pick(t.rng, 0, 1) != 0, tb = pick(t.rng, 0, 1) != 0;
+    GraphBuilder t(seed);
+    const std::int64_t m = pick(t.rng(), 1, 30), n = pick(t.rng(), 1, 30), k = pick(t.rng(), 0, 40);
+    const bool ta = pick(t.rng(), 0, 1) != 0, tb = pick(t.rng(), 0, 1) != 0;
     Attributes a;
     a.set("trans_a", ta ? 1 : 0);
     a.set("trans_b", tb ? 1 : 0);
-    if (pick(t.rng, 0, 1) != 0) a.set("alpha", 0.5);
-    if (pick(t.rng, 0, 1) != 0) a.set("beta", pick(t.rng, 0, 1) != 0 ? 0.0 : 2.0);
-    std::vector<int> in{t.operand(ta ? Shape{k, m} : Shape{m, k}), t.operand(tb ? Shape{n, k} : Shape{k, n})};
+    if (pick(t.rng(), 0, 1) != 0) a.set("alpha", 0.5);
+    if (pick(t.rng(), 0, 1) != 0) a.set("beta", pick(t.rng(), 0, 1) != 0 ? 0.0 : 2.0);
+    std::vector<int> in{operand(t, ta ? Shape{k, m} : Shape{m, k}), operand(t, tb ? Shape{n, k} : Shape{k, n})};
     const std::vector<Shape> cs{{n}, {m, 1}, {1, n}, {m, n}, {1}, {}};
-    const auto c = pick(t.rng, 0, 6);
-    if (c < 6) in.push_back(t.operand(cs[static_cast<std::size_t>(c)]));
-    t.op(Op::gemm, in, a);
-    EXPECT_TRUE(graph_matches_reference(t.g, seed)) << m << "x" << n << "x" << k;
+    const auto c = pick(t.rng(), 0, 6);
+    if (c < 6) in.push_back(operand(t, cs[static_cast<std::size_t>(c)]));
+    output_op(t, Op::gemm, in, a);
+    EXPECT_TRUE(graph_matches_reference(t.graph(), seed)) << m << "x" << n << "x" << k;
   }
 }
 
 TEST(NativeBackend, MatMulBatchedAndBroadcasting) {
   for (std::uint64_t seed = 0; seed < 40; ++seed) {
-    OneOp t(seed);
-    const std::int64_t m = pick(t.rng, 1, 20), n = pick(t.rng, 1, 20), k = pick(t.rng, 1, 30);
+    GraphBuilder t(seed);
+    const std::int64_t m = pick(t.rng(), 1, 20), n = pick(t.rng(), 1, 20), k = pick(t.rng(), 1, 30);
     Shape a{m, k};
     Shape b{k, n};
-    const auto batch = random_shape(t.rng, static_cast<std::size_t>(pick(t.rng, 0, 2)), 1, 3);
+    const auto batch = random_shape(t.rng(), static_cast<std::size_t>(pick(t.rng(), 0, 2)), 1, 3);
     // Each side's batch dims are the batch's or 1; one side may lack some leading ones.
-    const auto drop = static_cast<std::size_t>(pick(t.rng, 0, static_cast<std::int64_t>(batch.size())));
-    const bool drop_a = pick(t.rng, 0, 1) != 0;
+    const auto drop = static_cast<std::size_t>(pick(t.rng(), 0, static_cast<std::int64_t>(batch.size())));
+    const bool drop_a = pick(t.rng(), 0, 1) != 0;
     for (std::size_t d = batch.size(); d-- > 0;) {
-      if (!(drop_a && d < drop)) a.insert(a.begin(), pick(t.rng, 0, 2) == 0 ? 1 : batch[d]);
-      if (!(!drop_a && d < drop)) b.insert(b.begin(), pick(t.rng, 0, 2) == 0 ? 1 : batch[d]);
+      if (!(drop_a && d < drop)) a.insert(a.begin(), pick(t.rng(), 0, 2) == 0 ? 1 : batch[d]);
+      if (!(!drop_a && d < drop)) b.insert(b.begin(), pick(t.rng(), 0, 2) == 0 ? 1 : batch[d]);
     }
-    if (pick(t.rng, 0, 5) == 0) a = {k};
-    if (pick(t.rng, 0, 5) == 0) b = {k};
-    t.op(Op::matmul, {t.operand(a), t.operand(b)});
-    EXPECT_TRUE(graph_matches_reference(t.g, seed)) << to_string(a) << " x " << to_string(b);
+    if (pick(t.rng(), 0, 5) == 0) a = {k};
+    if (pick(t.rng(), 0, 5) == 0) b = {k};
+    output_op(t, Op::matmul, {operand(t, a), operand(t, b)});
+    EXPECT_TRUE(graph_matches_reference(t.graph(), seed)) << to_string(a) << " x " << to_string(b);
   }
 }
 
 TEST(NativeBackend, PoolingWithPadsCeilModeAndCountIncludePad) {
   for (std::uint64_t seed = 0; seed < 60; ++seed) {
-    OneOp t(seed);
-    const auto spatial = static_cast<std::size_t>(pick(t.rng, 1, 3));
-    const bool max = pick(t.rng, 0, 1) != 0;
-    Shape x{pick(t.rng, 1, 2), pick(t.rng, 1, 3)};
+    GraphBuilder t(seed);
+    const auto spatial = static_cast<std::size_t>(pick(t.rng(), 1, 3));
+    const bool max = pick(t.rng(), 0, 1) != 0;
+    Shape x{pick(t.rng(), 1, 2), pick(t.rng(), 1, 3)};
     Ints kernel, strides, pads(2 * spatial), dilations;
     for (std::size_t d = 0; d < spatial; ++d) {
-      const std::int64_t k = pick(t.rng, 1, 4);
-      const std::int64_t dil = max ? pick(t.rng, 1, 2) : 1;
+      const std::int64_t k = pick(t.rng(), 1, 4);
+      const std::int64_t dil = max ? pick(t.rng(), 1, 2) : 1;
       kernel.push_back(k);
       dilations.push_back(dil);
-      strides.push_back(pick(t.rng, 1, 3));
+      strides.push_back(pick(t.rng(), 1, 3));
       const std::int64_t extent = dil * (k - 1) + 1;
-      pads[d] = pick(t.rng, 0, extent - 1);
-      pads[d + spatial] = pick(t.rng, 0, extent - 1);
-      x.push_back(extent + pick(t.rng, 0, 8));
+      pads[d] = pick(t.rng(), 0, extent - 1);
+      pads[d + spatial] = pick(t.rng(), 0, extent - 1);
+      x.push_back(extent + pick(t.rng(), 0, 8));
     }
     Attributes a;
     a.set("kernel_shape", kernel);
     a.set("strides", strides);
     a.set("pads", pads);
     if (max) a.set("dilations", dilations);
-    a.set("ceil_mode", pick(t.rng, 0, 1));
-    if (!max) a.set("count_include_pad", pick(t.rng, 0, 1));
-    t.op(max ? Op::max_pool : Op::average_pool, {t.input(x)}, a);
-    EXPECT_TRUE(graph_matches_reference(t.g, seed)) << to_string(x) << " " << a.to_string();
+    a.set("ceil_mode", pick(t.rng(), 0, 1));
+    if (!max) a.set("count_include_pad", pick(t.rng(), 0, 1));
+    output_op(t, max ? Op::max_pool : Op::average_pool, {t.input(x)}, a);
+    EXPECT_TRUE(graph_matches_reference(t.graph(), seed)) << to_string(x) << " " << a.to_string();
   }
 }
 
 TEST(NativeBackend, GlobalPoolsReductionsSoftmax) {
   for (std::uint64_t seed = 0; seed < 30; ++seed) {
-    OneOp t(seed);
-    const auto rank = static_cast<std::size_t>(pick(t.rng, 3, 5));
-    const Shape s = random_shape(t.rng, rank, 1, 9);
+    GraphBuilder t(seed);
+    const auto rank = static_cast<std::size_t>(pick(t.rng(), 3, 5));
+    const Shape s = random_shape(t.rng(), rank, 1, 9);
     const int x = t.input(s);
-    t.op(Op::global_average_pool, {x});
-    t.op(Op::global_max_pool, {x});
+    output_op(t, Op::global_average_pool, {x});
+    output_op(t, Op::global_max_pool, {x});
     for (Op op : {Op::reduce_sum, Op::reduce_mean, Op::reduce_max}) {
       Ints axes;
       for (std::size_t d = 0; d < rank; ++d) {
-        if (pick(t.rng, 0, 1) != 0) axes.push_back(static_cast<std::int64_t>(d) - (pick(t.rng, 0, 1) != 0 ? static_cast<std::int64_t>(rank) : 0));
+        if (pick(t.rng(), 0, 1) != 0) axes.push_back(static_cast<std::int64_t>(d) - (pick(t.rng(), 0, 1) != 0 ? static_cast<std::int64_t>(rank) : 0));
       }
       Attributes a;
       if (!axes.empty()) a.set("axes", axes);
-      a.set("keepdims", pick(t.rng, 0, 1));
-      t.op(op, {x}, a);
+      a.set("keepdims", pick(t.rng(), 0, 1));
+      output_op(t, op, {x}, a);
     }
     Attributes sm;
-    sm.set("axis", pick(t.rng, -static_cast<std::int64_t>(rank), static_cast<std::int64_t>(rank) - 1));
-    t.op(Op::softmax, {x}, sm);
-    EXPECT_TRUE(graph_matches_reference(t.g, seed, -3.0f, 3.0f)) << to_string(s);
+    sm.set("axis", pick(t.rng(), -static_cast<std::int64_t>(rank), static_cast<std::int64_t>(rank) - 1));
+    output_op(t, Op::softmax, {x}, sm);
+    EXPECT_TRUE(graph_matches_reference(t.graph(), seed, -3.0f, 3.0f)) << to_string(s);
   }
 }
 
 TEST(NativeBackend, BatchNormWithConstantOrRuntimeParameters) {
   for (std::uint64_t seed = 0; seed < 12; ++seed) {
-    OneOp t(seed);
-    const auto rank = static_cast<std::size_t>(pick(t.rng, 2, 5));
-    const Shape s = random_shape(t.rng, rank, 1, 7);
+    GraphBuilder t(seed);
+    const auto rank = static_cast<std::size_t>(pick(t.rng(), 2, 5));
+    const Shape s = random_shape(t.rng(), rank, 1, 7);
     const bool constants = seed % 2 == 0;
     std::vector<int> in{t.input(s)};
     for (int k = 0; k < 4; ++k) {
       const Shape c{s[1]};
       if (k == 3) {
-        in.push_back(constants ? t.constant(c, 0.5f, 2.0f) : t.input(c));
+        in.push_back(constants ? t.weight(c, 0.5f, 2.0f) : t.input(c));
       } else {
-        in.push_back(constants ? t.constant(c) : t.input(c));
+        in.push_back(constants ? t.weight(c) : t.input(c));
       }
     }
     Attributes a;
     a.set("epsilon", 1e-3);
-    t.op(Op::batch_norm, in, a);
+    output_op(t, Op::batch_norm, in, a);
     // Runtime variances must be positive: inputs uniform in [0.5, 2).
-    EXPECT_TRUE(graph_matches_reference(t.g, seed, 0.5f, 2.0f)) << to_string(s);
+    EXPECT_TRUE(graph_matches_reference(t.graph(), seed, 0.5f, 2.0f)) << to_string(s);
   }
 }
 
 TEST(NativeBackend, LayerNormOverTrailingAxes) {
   for (std::uint64_t seed = 0; seed < 24; ++seed) {
-    OneOp t(seed);
-    const auto rank = static_cast<std::size_t>(pick(t.rng, 1, 4));
-    const Shape s = random_shape(t.rng, rank, 1, 40);
-    const auto axis = pick(t.rng, 0, static_cast<std::int64_t>(rank) - 1);
+    GraphBuilder t(seed);
+    const auto rank = static_cast<std::size_t>(pick(t.rng(), 1, 4));
+    const Shape s = random_shape(t.rng(), rank, 1, 40);
+    const auto axis = pick(t.rng(), 0, static_cast<std::int64_t>(rank) - 1);
     Shape normalized(s.begin() + axis, s.end());
     Shape scale = normalized;
-    if (pick(t.rng, 0, 1) != 0 && !scale.empty()) scale.erase(scale.begin());
-    std::vector<int> in{t.input(s), t.operand(scale)};
-    if (pick(t.rng, 0, 1) != 0) in.push_back(t.operand(normalized));
+    if (pick(t.rng(), 0, 1) != 0 && !scale.empty()) scale.erase(scale.begin());
+    std::vector<int> in{t.input(s), operand(t, scale)};
+    if (pick(t.rng(), 0, 1) != 0) in.push_back(operand(t, normalized));
     Attributes a;
     a.set("axis", axis);
-    t.op(Op::layer_norm, in, a);
-    EXPECT_TRUE(graph_matches_reference(t.g, seed)) << to_string(s) << " axis " << axis;
+    output_op(t, Op::layer_norm, in, a);
+    EXPECT_TRUE(graph_matches_reference(t.graph(), seed)) << to_string(s) << " axis " << axis;
   }
 }
 
 TEST(NativeBackend, EmptyTensorsAndScalars) {
-  OneOp t(1);
-  t.op(Op::relu, {t.input({0, 3})});
-  t.op(Op::add, {t.input({}), t.input({})});
-  t.op(Op::matmul, {t.input({2, 0}), t.input({0, 3})});
-  EXPECT_TRUE(graph_matches_reference(t.g, 1));
+  GraphBuilder t(1);
+  output_op(t, Op::relu, {t.input({0, 3})});
+  output_op(t, Op::add, {t.input({}), t.input({})});
+  output_op(t, Op::matmul, {t.input({2, 0}), t.input({0, 3})});
+  EXPECT_TRUE(graph_matches_reference(t.graph(), 1));
 }
 
 TEST(NativeBackend, OutputsThatAreParametersOrRepeated) {
-  Graph g;
-  const int x = g.add_input("x", {2, 3});
-  const int r = *g.add_op(Op::relu, {x});
-  g.add_output(r);
-  g.add_output(x);
-  g.add_output(r);
-  EXPECT_TRUE(graph_matches_reference(g, 2));
+  GraphBuilder b;
+  const int x = b.input({2, 3});
+  const int r = b.op(Op::relu, {x});
+  EXPECT_TRUE(graph_matches_reference(b.done({r, x, r}), 2));
 }
 
 TEST(NativeBackend, RefusesOtherDevicesAndTooManySpatialDims) {
-  Graph g;
-  const int x = g.add_input("x", {1, 1, 3, 3, 3, 3});
-  const int w = g.add_constant("w", Tensor({1, 1, 1, 1, 1, 1}, 1.0f));
-  g.add_output(*g.add_op(Op::conv, {x, w}));
-  ASSERT_TRUE(infer_shapes(g).ok());
+  GraphBuilder b;
+  const int x = b.input({1, 1, 3, 3, 3, 3});
+  const Graph g = b.done(b.op(Op::conv, {x, b.constant(Tensor({1, 1, 1, 1, 1, 1}, 1.0f))}));
   CpuDevice cpu;
   auto kernel = NativeBackend().compile(whole_model_function(g), cpu);
   ASSERT_FALSE(kernel.ok());
@@ -423,21 +418,18 @@ TEST(NativeBackend, RefusesOtherDevicesAndTooManySpatialDims) {
 
 TEST(NativeBackend, WholeModelsWithSeveralAnchorsRunInStages) {
   // Not a rule candidate: two convolutions and a gemm, lowered to several stages with buffers.
-  Graph g;
-  std::mt19937_64 rng(9);
-  const int x = g.add_input("x", {1, 3, 8, 8});
+  GraphBuilder b(9);
+  const int x = b.input({1, 3, 8, 8});
   Attributes same;
   same.set("pads", Ints{1, 1, 1, 1});
-  const int c1 = *g.add_op(Op::conv, {x, g.add_constant("w1", random_tensor({4, 3, 3, 3}, rng))}, same);
-  const int r1 = *g.add_op(Op::relu, {c1});
-  const int c2 = *g.add_op(Op::conv, {r1, g.add_constant("w2", random_tensor({4, 4, 3, 3}, rng))}, same);
-  const int sum = *g.add_op(Op::add, {c2, r1});
-  const int pool = *g.add_op(Op::global_average_pool, {sum});
-  const int flat = *g.add_op(Op::flatten, {pool});
-  const int fc = *g.add_op(Op::gemm, {flat, g.add_constant("wf", random_tensor({4, 5}, rng))});
-  g.add_output(fc);
-  g.add_output(r1);
-  EXPECT_TRUE(graph_matches_reference(g, 4));
+  const int c1 = b.op(Op::conv, {x, b.weight({4, 3, 3, 3})}, same);
+  const int r1 = b.op(Op::relu, {c1});
+  const int c2 = b.op(Op::conv, {r1, b.weight({4, 4, 3, 3})}, same);
+  const int sum = b.op(Op::add, {c2, r1});
+  const int pool = b.op(Op::global_average_pool, {sum});
+  const int flat = b.op(Op::flatten, {pool});
+  const int fc = b.op(Op::gemm, {flat, b.weight({4, 5})});
+  EXPECT_TRUE(graph_matches_reference(b.done({fc, r1}), 4));
 }
 
 }  // namespace

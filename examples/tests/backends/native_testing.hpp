@@ -1,8 +1,8 @@
 #pragma once
 
 /// \file
-/// Helpers of the native backend's tests: random tensors, running a Function on the native backend
-/// and comparing it with the reference interpreter.
+/// Helpers of the native backend's tests: running a Function on the native backend and comparing it
+/// with the reference interpreter (graphs and random values from tests/support/graph_builder.hpp).
 
 #include <gtest/gtest.h>
 
@@ -11,28 +11,16 @@
 #include <string>
 #include <vector>
 
-#include "backends/native/lower.hpp"
 #include "backends/native/native_backend.hpp"
+#include "loops/lower.hpp"
 #include "runtime/cpu_device.hpp"
 #include "tensor/compare.hpp"
 #include "tensor/function.hpp"
 #include "tensor/reference.hpp"
 #include "tensor/shape_inference.hpp"
+#include "tests/support/graph_builder.hpp"
 
 namespace tc::native_testing {
-
-/// A tensor of `shape` with values uniform in [lo, hi).
-inline Tensor random_tensor(const Shape& shape, std::mt19937_64& rng, float lo = -1.0f, float hi = 1.0f) {
-  Tensor t(shape);
-  std::uniform_real_distribution<float> dist(lo, hi);
-  for (float& v : t.data) v = dist(rng);
-  return t;
-}
-
-/// A uniform integer in [lo, hi].
-inline std::int64_t pick(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
-  return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
-}
 
 /// Runs `function` on the native backend (CPU device).
 inline collage::Result<std::vector<Tensor>> run_native(const Function& function, const std::vector<Tensor>& inputs) {
@@ -50,14 +38,6 @@ inline collage::Result<std::vector<Tensor>> run_native(const Function& function,
   return outputs;
 }
 
-/// Random inputs (uniform in [lo, hi)) for the function's parameters.
-inline std::vector<Tensor> random_inputs(const Function& function, std::mt19937_64& rng, float lo = -1.0f,
-                                         float hi = 1.0f) {
-  std::vector<Tensor> inputs;
-  for (int in : function.graph.inputs()) inputs.push_back(random_tensor(function.graph.node(in).shape, rng, lo, hi));
-  return inputs;
-}
-
 /// Whether the native backend computes what the reference interpreter does on `inputs`.
 inline ::testing::AssertionResult matches_reference(const Function& function, const std::vector<Tensor>& inputs,
                                                     double rtol = 1e-4, double atol = 1e-4) {
@@ -68,7 +48,7 @@ inline ::testing::AssertionResult matches_reference(const Function& function, co
   for (std::size_t k = 0; k < expected->size(); ++k) {
     std::string worst;
     if (!all_close((*actual)[k], (*expected)[k], rtol, atol, &worst)) {
-      auto lowered = native::lower(function);
+      auto lowered = loops::lower(function);
       return ::testing::AssertionFailure() << "output " << k << ": " << worst << "\n"
                                            << (lowered.ok() ? lowered->to_string() : lowered.error().message);
     }
@@ -82,7 +62,7 @@ inline ::testing::AssertionResult graph_matches_reference(Graph graph, std::uint
   if (collage::Status s = infer_shapes(graph); !s.ok()) return ::testing::AssertionFailure() << s.message();
   const Function function = whole_model_function(graph);
   std::mt19937_64 rng(seed);
-  return matches_reference(function, random_inputs(function, rng, lo, hi), rtol, atol);
+  return matches_reference(function, testing::random_inputs(function.graph, rng, lo, hi), rtol, atol);
 }
 
 }  // namespace tc::native_testing

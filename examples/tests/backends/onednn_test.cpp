@@ -1,5 +1,5 @@
 // Built only with the onednn backend (oneDNN 2.x found at configure time).
-#ifdef TC_HAVE_ONEDNN_BACKEND
+#if TC_HAVE_ONEDNN
 
 #include "backends/onednn/onednn_backend.hpp"
 
@@ -8,21 +8,21 @@
 
 #include <numeric>
 
-#include <collage/rules/pattern.hpp>
+#include <collage/rules/pattern_parser.hpp>
 
 #include "backends/onednn/onednn_kernel.hpp"
 #include "backends/onednn/onednn_plan.hpp"
+#include "backends/onednn/onednn_table.hpp"
 #include "library_backends.hpp"
 
 namespace tc {
 namespace {
 
+using testing::conv_attributes;
+using testing::gemm_attributes;
 using testing::GraphBuilder;
-using testing::ints;
-
-std::int64_t pick(std::mt19937_64& rng, std::int64_t lo, std::int64_t hi) {
-  return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
-}
+using testing::pick;
+using testing::pool_attributes;
 
 const char* const kActivations[] = {"", "_relu", "_clip", "_sigmoid", "_tanh", "_gelu", "_swish"};
 
@@ -44,8 +44,8 @@ int activate(GraphBuilder& b, int y, const std::string& act) {
 /// The single operator or composite `label` over the whole model matches the reference.
 ::testing::AssertionResult whole_model_matches(const Graph& model, const std::string& label, std::uint64_t seed,
                                                double rtol = 1e-4, double atol = 1e-4) {
-  OnednnBackend backend;
-  return testing::runs_like_reference(backend, testing::whole_candidate(backend, model, label), seed, rtol, atol);
+  const std::unique_ptr<Backend> backend = make_onednn_backend();
+  return testing::whole_candidate_matches(*backend, model, label, seed, rtol, atol);
 }
 
 /// "onednn.conv" alone is a single operator, not a composite.
@@ -54,12 +54,12 @@ std::string composite_or_single(const std::string& label, const std::string& anc
 }
 
 TEST(OnednnBackend, PatternTableParses) {
-  for (const LabelledPattern& entry : onednn_pattern_table()) {
-    auto parsed = collage::parse_pattern<Graph>(entry.text);
+  for (const LibraryPattern& entry : onednn::table()) {
+    auto parsed = collage::parse_pattern<Graph>(entry.pattern.to_string());
     EXPECT_TRUE(parsed.ok()) << entry.label << ": " << parsed.error().message;
   }
   // conv: 2 x 2 x 7 - 1, dense: 2 x 2 x 2 x 7 - 1, GELU, SiLU, batch norm + relu, 3 layer norms.
-  EXPECT_EQ(onednn_pattern_table().size(), 27u + 55u + 6u);
+  EXPECT_EQ(onednn::table().size(), 27u + 55u + 6u);
 }
 
 TEST(OnednnBackend, ThreadLimitSetsOpenMpAndRestoresIt) {
@@ -90,51 +90,29 @@ TEST(OnednnBackend, ConvCompositesMatchTheReference) {
   std::mt19937_64 rng(31);
   for (int trial = 0; trial < 40; ++trial) {
     const std::size_t spatial = static_cast<std::size_t>(pick(rng, 1, trial % 5 == 0 ? 3 : 2));
-    const std::int64_t group = pick(rng, 1, 3);
-    const bool depthwise = pick(rng, 0, 3) == 0;
-    const std::int64_t cg = depthwise ? 1 : pick(rng, 1, 4);
-    const std::int64_t mg = depthwise ? 1 : pick(rng, 1, 4);
-    Shape x_shape{pick(rng, 1, 2), group * cg};
-    Shape w_shape{group * mg, cg};
-    std::vector<std::int64_t> strides, dilations, pads(2 * spatial);
-    for (std::size_t d = 0; d < spatial; ++d) {
-      const std::int64_t k = pick(rng, 1, 3);
-      strides.push_back(pick(rng, 1, 3));
-      dilations.push_back(pick(rng, 1, 2));
-      pads[d] = pick(rng, 0, 2);
-      pads[d + spatial] = pick(rng, 0, 2);
-      const std::int64_t extent = dilations.back() * (k - 1) + 1;
-      const std::int64_t lo = std::max<std::int64_t>(1, extent - pads[d] - pads[d + spatial]);
-      x_shape.push_back(pick(rng, lo, lo + (spatial == 3 ? 3 : 6)));
-      w_shape.push_back(k);
-    }
+    const testing::RandomConv c = testing::random_conv(rng, spatial, 4);
     GraphBuilder b(static_cast<std::uint64_t>(trial));
-    const int x = b.input("x", x_shape);
-    std::vector<int> conv_inputs = {x, b.constant(w_shape)};
-    if (pick(rng, 0, 1) == 1) conv_inputs.push_back(b.constant({w_shape[0]}));
-    int y = b.op(Op::conv, conv_inputs,
-                 ints({{"strides", strides}, {"dilations", dilations}, {"pads", pads}}, {{"group", group}}));
-    b.infer_now();
+    int y = c.add_to(b, rng);
     const Shape out = b.shape(y);
     std::string label = "onednn.conv";
     if (pick(rng, 0, 1) == 1) {
       Shape bias(spatial + 1, 1);
       bias[0] = out[1];
       if (pick(rng, 0, 1) == 1) bias.insert(bias.begin(), 1);
-      y = b.op(Op::add, {y, b.constant(bias)});
+      y = b.op(Op::add, {y, b.weight(bias)});
       label += "_bias";
     }
     if (pick(rng, 0, 1) == 1) {
-      const int r = b.input("residual", out);
+      const int r = b.input(out, "residual");
       y = pick(rng, 0, 1) == 1 ? b.op(Op::add, {y, r}) : b.op(Op::add, {r, y});
       label += "_sum";
     }
     const std::string act = kActivations[pick(rng, 0, 6)];
     b.output(activate(b, y, act));
-    EXPECT_TRUE(whole_model_matches(b.infer(), composite_or_single(label + act, "onednn.conv"),
+    EXPECT_TRUE(whole_model_matches(b.done(), composite_or_single(label + act, "onednn.conv"),
                                     static_cast<std::uint64_t>(trial)))
-        << "trial " << trial << ": x " << to_string(x_shape) << " w " << to_string(w_shape) << " group " << group
-        << " " << label + act;
+        << "trial " << trial << ": x " << to_string(c.x) << " w " << to_string(c.w) << " group " << c.group << " "
+        << label + act;
   }
 }
 
@@ -151,15 +129,13 @@ TEST(OnednnBackend, DenseCompositesMatchTheReference) {
     std::string shapes;
     if (trial % 3 == 0) {
       const bool ta = pick(rng, 0, 1) == 1, tb = pick(rng, 0, 1) == 1;
-      const int a = b.input("a", ta ? Shape{k, m} : Shape{m, k});
-      const int w = pick(rng, 0, 1) == 1 ? b.constant(tb ? Shape{n, k} : Shape{k, n}) : b.input("w", tb ? Shape{n, k} : Shape{k, n});
+      const int a = b.input(ta ? Shape{k, m} : Shape{m, k}, "a");
+      const int w = pick(rng, 0, 1) == 1 ? b.weight(tb ? Shape{n, k} : Shape{k, n}) : b.input(tb ? Shape{n, k} : Shape{k, n}, "w");
       std::vector<int> inputs{a, w};
       const std::int64_t form = pick(rng, 0, 3);
-      if (form > 0) inputs.push_back(b.constant(form == 1 ? Shape{n} : form == 2 ? Shape{m, n} : Shape{m, 1}));
+      if (form > 0) inputs.push_back(b.weight(form == 1 ? Shape{n} : form == 2 ? Shape{m, n} : Shape{m, 1}));
       gemm_bias = form > 0;
-      Attributes attrs = ints({}, {{"trans_a", ta}, {"trans_b", tb}});
-      attrs.set("alpha", trial % 2 == 0 ? 1.0 : 0.5);
-      attrs.set("beta", trial % 4 == 0 ? 1.0 : -2.0);
+      const Attributes attrs = gemm_attributes(ta, tb, trial % 2 == 0 ? 1.0f : 0.5f, trial % 4 == 0 ? 1.0f : -2.0f);
       y = b.op(Op::gemm, inputs, attrs);
       shapes = "gemm ta " + std::to_string(ta) + " tb " + std::to_string(tb) + " C form " + std::to_string(form);
     } else {
@@ -172,16 +148,15 @@ TEST(OnednnBackend, DenseCompositesMatchTheReference) {
       a_shape.push_back(m), a_shape.push_back(k);
       b_shape.push_back(k), b_shape.push_back(n);
       if (pick(rng, 0, 5) == 0) a_shape = {k}, post_binary = false;
-      const int a = b.input("a", a_shape);
-      const int w = pick(rng, 0, 1) == 1 ? b.constant(b_shape) : b.input("b", b_shape);
+      const int a = b.input(a_shape, "a");
+      const int w = pick(rng, 0, 1) == 1 ? b.weight(b_shape) : b.input(b_shape, "b");
       y = b.op(Op::matmul, {a, w});
       shapes = to_string(a_shape) + " x " + to_string(b_shape);
     }
-    b.infer_now();
     const Shape out = b.shape(y);
     std::string label = "onednn.dense";
     if (post_binary && !gemm_bias && pick(rng, 0, 1) == 1) {
-      const int bias = b.constant(pick(rng, 0, 1) == 1 ? Shape{n} : Shape{1, n});
+      const int bias = b.weight(pick(rng, 0, 1) == 1 ? Shape{n} : Shape{1, n});
       y = pick(rng, 0, 1) == 1 ? b.op(Op::add, {y, bias}) : b.op(Op::add, {bias, y});
       label += "_bias";
     }
@@ -194,12 +169,12 @@ TEST(OnednnBackend, DenseCompositesMatchTheReference) {
       for (std::size_t d = 0; d + 1 < mask.size(); ++d) {
         if (pick(rng, 0, 1) == 1) mask[d] = 1;
       }
-      y = b.op(Op::add, {y, b.input("mask", mask)});
+      y = b.op(Op::add, {y, b.input(mask, "mask")});
       label += "_sum";
     }
     const std::string act = kActivations[pick(rng, 0, 6)];
     b.output(activate(b, y, act));
-    EXPECT_TRUE(whole_model_matches(b.infer(), composite_or_single(label + act, "onednn.dense"),
+    EXPECT_TRUE(whole_model_matches(b.done(), composite_or_single(label + act, "onednn.dense"),
                                     static_cast<std::uint64_t>(trial)))
         << "trial " << trial << ": " << shapes << " " << label + act;
   }
@@ -211,26 +186,25 @@ TEST(OnednnBackend, WorksAroundOneDnnDefects) {
     // brgconv crashes running a sum post-op when a window reads only padding (here the second
     // output row: pads of 2 over a 2-row kernel); such a residual stays a binary post-op.
     GraphBuilder b(1);
-    const int x = b.input("x", {2, 1, 6, 1});
-    const int conv = b.op(Op::conv, {x, b.constant({1, 1, 2, 3})}, ints({{"strides", {3, 2}}, {"pads", {2, 1, 2, 1}}}));
-    b.infer_now();
-    b.output(b.gelu(b.op(Op::add, {conv, b.input("residual", b.shape(conv))})));
-    EXPECT_TRUE(whole_model_matches(b.infer(), "onednn.conv_sum_gelu", 1));
+    const int x = b.input({2, 1, 6, 1}, "x");
+    const int conv = b.op(Op::conv, {x, b.weight({1, 1, 2, 3})}, conv_attributes({2, 1, 2, 1}, {3, 2}, {1, 1}));
+    b.output(b.gelu(b.op(Op::add, {conv, b.input(b.shape(conv), "residual")})));
+    EXPECT_TRUE(whole_model_matches(b.done(), "onednn.conv_sum_gelu", 1));
   }
   {
     // A second eltwise_linear post-op gets the first one's parameters: Gemm's alpha with a
     // run-time B is oneDNN's output scale instead, so a scale after it is the only linear one.
     GraphBuilder b(2);
-    Attributes attrs = ints({}, {{"trans_a", 1}});
-    attrs.set("alpha", 0.5);
-    const int gemm = b.op(Op::gemm, {b.input("a", {4, 3}), b.input("b", {4, 5}), b.constant({3, 1})}, attrs);
+    const Attributes attrs = gemm_attributes(true, false, 0.5f);
+    const int gemm = b.op(Op::gemm, {b.input({4, 3}, "a"), b.input({4, 5}, "b"), b.weight({3, 1})}, attrs);
     b.output(b.op(Op::div, {gemm, b.scalar(2.5f)}));
-    EXPECT_TRUE(whole_model_matches(b.infer(), "onednn.dense_scale", 2));
+    EXPECT_TRUE(whole_model_matches(b.done(), "onednn.dense_scale", 2));
   }
 }
 
 TEST(OnednnBackend, PoolingMatchesTheReference) {
-  OnednnBackend backend;
+  const std::unique_ptr<Backend> made = make_onednn_backend();
+  const Backend& backend = *made;
   std::mt19937_64 rng(41);
   for (int trial = 0; trial < 48; ++trial) {
     const std::size_t spatial = static_cast<std::size_t>(pick(rng, 1, 3));
@@ -248,13 +222,12 @@ TEST(OnednnBackend, PoolingMatchesTheReference) {
       const std::int64_t lo = std::max<std::int64_t>(1, extent - pads[d] - pads[d + spatial]);
       x_shape.push_back(pick(rng, lo, lo + (spatial == 3 ? 3 : 7)));
     }
-    Attributes attrs = ints({{"kernel_shape", kernel}, {"strides", strides}, {"pads", pads}},
-                            {{"ceil_mode", pick(rng, 0, 1)}});
+    Attributes attrs = pool_attributes(kernel, strides, pads, pick(rng, 0, 1) == 1);
     if (op == Op::max_pool) attrs.set("dilations", dilations);
     if (op == Op::average_pool) attrs.set("count_include_pad", pick(rng, 0, 1));
     GraphBuilder b(static_cast<std::uint64_t>(trial));
-    b.output(b.op(op, {b.input("x", x_shape)}, kind >= 2 ? Attributes{} : attrs));
-    const Graph model = b.infer();
+    b.output(b.op(op, {b.input(x_shape, "x")}, kind >= 2 ? Attributes{} : attrs));
+    const Graph model = b.done();
     const auto functions = testing::candidate_functions(backend, model);
     const std::string what = "trial " + std::to_string(trial) + ": " + std::string(op_name(op)) + " " +
                              to_string(x_shape) + " " + attrs.to_string();
@@ -262,7 +235,7 @@ TEST(OnednnBackend, PoolingMatchesTheReference) {
       // The cases declined: average pooling counting padding whose last window (ceil_mode) hangs
       // over the end padding, where oneDNN would count the overhang too; max pooling with a
       // window wholly in the padding, where oneDNN gives the lowest float and ONNX -inf.
-      auto plan = onednn::plan_call(model, LibraryCall{"", {model.outputs()[0]}});
+      auto plan = onednn::plan(model, LibraryCall{"", {model.outputs()[0]}});
       ASSERT_FALSE(plan.ok()) << what;
       const std::string& why = plan.error().message;
       EXPECT_TRUE(why.find("hangs over") != std::string::npos || why.find("wholly in the padding") != std::string::npos)
@@ -287,43 +260,44 @@ TEST(OnednnBackend, NormalisationsMatchTheReference) {
       GraphBuilder b(static_cast<std::uint64_t>(trial));
       Shape scale_shape = normalized;
       if (pick(rng, 0, 1) == 1) scale_shape = {normalized.back()};
-      std::vector<int> inputs{b.input("x", x_shape), b.constant(scale_shape)};
-      if (pick(rng, 0, 1) == 1) inputs.push_back(b.constant(normalized));
+      std::vector<int> inputs{b.input(x_shape, "x"), b.weight(scale_shape)};
+      if (pick(rng, 0, 1) == 1) inputs.push_back(b.weight(normalized));
       Attributes a;
       a.set("axis", axis - (pick(rng, 0, 1) == 1 ? static_cast<std::int64_t>(rank) : 0));
       a.set("epsilon", 1e-3);
       b.output(b.op(Op::layer_norm, inputs, a));
-      EXPECT_TRUE(whole_model_matches(b.infer(), "", static_cast<std::uint64_t>(trial)))
+      EXPECT_TRUE(whole_model_matches(b.done(), "", static_cast<std::uint64_t>(trial)))
           << "trial " << trial << " LayerNormalization " << to_string(x_shape) << " axis " << axis;
     }
     {
       // The decomposed form exporters emit: bare, with a scale, with a scale and a bias.
       GraphBuilder b(static_cast<std::uint64_t>(trial));
       const int form = static_cast<int>(pick(rng, 0, 2));
-      const int scale = form >= 1 ? b.constant(normalized) : -1;
-      const int bias = form == 2 ? b.constant({normalized.back()}) : -1;
-      b.output(b.layer_norm(b.input("x", x_shape), normalized.size(), scale, bias));
+      const int scale = form >= 1 ? b.weight(normalized) : -1;
+      const int bias = form == 2 ? b.weight({normalized.back()}) : -1;
+      b.output(b.layer_norm(b.input(x_shape, "x"), normalized.size(), scale, bias));
       const char* labels[] = {"onednn.layer_norm_bare", "onednn.layer_norm_scale", "onednn.layer_norm"};
-      EXPECT_TRUE(whole_model_matches(b.infer(), labels[form], static_cast<std::uint64_t>(trial)))
+      EXPECT_TRUE(whole_model_matches(b.done(), labels[form], static_cast<std::uint64_t>(trial)))
           << "trial " << trial << " " << labels[form] << " " << to_string(x_shape) << " axis " << axis;
     }
     {
       // BatchNormalization (inference), alone or with a Relu.
       GraphBuilder b(static_cast<std::uint64_t>(trial));
       const std::int64_t c = x_shape[1];
-      int y = b.op(Op::batch_norm, {b.input("x", x_shape), b.constant({c}), b.constant({c}), b.constant({c}),
-                                    b.constant({c}, 0.25f, 2.0f)});
+      int y = b.op(Op::batch_norm, {b.input(x_shape, "x"), b.weight({c}), b.weight({c}), b.weight({c}),
+                                    b.weight({c}, 0.25f, 2.0f)});
       const bool relu = pick(rng, 0, 1) == 1;
       if (relu) y = b.op(Op::relu, {y});
       b.output(y);
-      EXPECT_TRUE(whole_model_matches(b.infer(), relu ? "onednn.batch_norm_relu" : "", static_cast<std::uint64_t>(trial)))
+      EXPECT_TRUE(whole_model_matches(b.done(), relu ? "onednn.batch_norm_relu" : "", static_cast<std::uint64_t>(trial)))
           << "trial " << trial << " BatchNormalization " << to_string(x_shape);
     }
   }
 }
 
 TEST(OnednnBackend, SoftmaxReductionsAndTransposesMatchTheReference) {
-  OnednnBackend backend;
+  const std::unique_ptr<Backend> made = make_onednn_backend();
+  const Backend& backend = *made;
   std::mt19937_64 rng(47);
   for (int trial = 0; trial < 32; ++trial) {
     const std::size_t rank = static_cast<std::size_t>(pick(rng, 1, 4));
@@ -333,8 +307,8 @@ TEST(OnednnBackend, SoftmaxReductionsAndTransposesMatchTheReference) {
       GraphBuilder b(static_cast<std::uint64_t>(trial));
       Attributes a;
       a.set("axis", pick(rng, 0, static_cast<std::int64_t>(rank) - 1));
-      b.output(b.op(Op::softmax, {b.input("x", x_shape)}, a));
-      EXPECT_TRUE(whole_model_matches(b.infer(), "", static_cast<std::uint64_t>(trial)))
+      b.output(b.op(Op::softmax, {b.input(x_shape, "x")}, a));
+      EXPECT_TRUE(whole_model_matches(b.done(), "", static_cast<std::uint64_t>(trial)))
           << "trial " << trial << " Softmax " << to_string(x_shape) << " " << a.to_string();
     }
     {
@@ -346,9 +320,11 @@ TEST(OnednnBackend, SoftmaxReductionsAndTransposesMatchTheReference) {
       if (axes.empty()) axes.push_back(pick(rng, 0, static_cast<std::int64_t>(rank) - 1));
       const Op ops[] = {Op::reduce_mean, Op::reduce_sum, Op::reduce_max};
       const Op op = ops[pick(rng, 0, 2)];
-      const Attributes a = ints({{"axes", axes}}, {{"keepdims", pick(rng, 0, 1)}});
-      b.output(b.op(op, {b.input("x", x_shape)}, a));
-      const Graph model = b.infer();
+      Attributes a;
+      a.set("axes", axes);
+      a.set("keepdims", pick(rng, 0, 1));
+      b.output(b.op(op, {b.input(x_shape, "x")}, a));
+      const Graph model = b.done();
       const bool copy = std::all_of(axes.begin(), axes.end(), [&](std::int64_t d) { return x_shape[static_cast<std::size_t>(d)] == 1; });
       const auto functions = testing::candidate_functions(backend, model);
       // Reducing only dims of size 1 is a copy, which oneDNN's reduction refuses: not proposed.
@@ -365,8 +341,8 @@ TEST(OnednnBackend, SoftmaxReductionsAndTransposesMatchTheReference) {
       std::shuffle(perm.begin(), perm.end(), rng);
       Attributes a;
       a.set("perm", perm);
-      b.output(b.op(Op::transpose, {b.input("x", x_shape)}, a));
-      EXPECT_TRUE(whole_model_matches(b.infer(), "", static_cast<std::uint64_t>(trial)))
+      b.output(b.op(Op::transpose, {b.input(x_shape, "x")}, a));
+      EXPECT_TRUE(whole_model_matches(b.done(), "", static_cast<std::uint64_t>(trial)))
           << "trial " << trial << " Transpose " << to_string(x_shape) << " " << a.to_string();
     }
   }
@@ -381,13 +357,13 @@ TEST(OnednnBackend, EltwiseAndBinaryOperatorsMatchTheReference) {
     Attributes a;
     if (op == Op::clip) a.set("min", -0.5), a.set("max", 0.25);
     if (op == Op::leaky_relu) a.set("alpha", 0.2);
-    b.output(b.op(op, {b.input("x", {2, 3, 5})}, a));
-    EXPECT_TRUE(whole_model_matches(b.infer(), "", 1)) << op_name(op);
+    b.output(b.op(op, {b.input({2, 3, 5}, "x")}, a));
+    EXPECT_TRUE(whole_model_matches(b.done(), "", 1)) << op_name(op);
   }
   for (float e : {2.0f, 3.0f, 0.5f, -1.0f}) {
     GraphBuilder b(2);
-    b.output(b.op(Op::pow, {b.input("x", {4, 7}), b.scalar(e)}));
-    EXPECT_TRUE(whole_model_matches(b.infer(), "", 2)) << "Pow " << e;
+    b.output(b.op(Op::pow, {b.input({4, 7}, "x"), b.scalar(e)}));
+    EXPECT_TRUE(whole_model_matches(b.done(), "", 2)) << "Pow " << e;
   }
   const Op binary[] = {Op::add, Op::sub, Op::mul, Op::div, Op::max, Op::min};
   for (int trial = 0; trial < 36; ++trial) {
@@ -399,12 +375,12 @@ TEST(OnednnBackend, EltwiseAndBinaryOperatorsMatchTheReference) {
       b_shape.push_back(pick(rng, 0, 1) == 1 ? 1 : a_shape[d]);
     }
     GraphBuilder b(static_cast<std::uint64_t>(trial));
-    const int x = b.input("a", a_shape);
-    const int y = pick(rng, 0, 1) == 1 ? b.input("b", b_shape) : b.constant(b_shape);
+    const int x = b.input(a_shape, "a");
+    const int y = pick(rng, 0, 1) == 1 ? b.input(b_shape, "b") : b.weight(b_shape);
     // Commutative operators may take the broadcast operand first.
     const bool swap = op != Op::sub && op != Op::div && pick(rng, 0, 1) == 1;
     b.output(swap ? b.op(op, {y, x}) : b.op(op, {x, y}));
-    EXPECT_TRUE(whole_model_matches(b.infer(), "", static_cast<std::uint64_t>(trial)))
+    EXPECT_TRUE(whole_model_matches(b.done(), "", static_cast<std::uint64_t>(trial)))
         << "trial " << trial << " " << op_name(op) << " " << to_string(a_shape) << ", " << to_string(b_shape);
   }
 }
@@ -412,29 +388,30 @@ TEST(OnednnBackend, EltwiseAndBinaryOperatorsMatchTheReference) {
 TEST(OnednnBackend, GeluAndSiluAloneMatchTheReference) {
   {
     GraphBuilder b(1);
-    b.output(b.gelu(b.input("x", {3, 5, 7})));
-    EXPECT_TRUE(whole_model_matches(b.infer(), "onednn.gelu", 1));
+    b.output(b.gelu(b.input({3, 5, 7}, "x")));
+    EXPECT_TRUE(whole_model_matches(b.done(), "onednn.gelu", 1));
   }
   {
     // The other order exporters write: (x * 0.5) * (1 + erf(x * 1/sqrt 2)).
     GraphBuilder b(2);
-    const int x = b.input("x", {4, 9});
+    const int x = b.input({4, 9}, "x");
     const int e = b.op(Op::erf, {b.op(Op::mul, {x, b.scalar(0.70710678f)})});
     b.output(b.op(Op::mul, {b.op(Op::mul, {x, b.scalar(0.5f)}), b.op(Op::add, {b.scalar(1.0f), e})}));
-    EXPECT_TRUE(whole_model_matches(b.infer(), "onednn.gelu", 2));
+    EXPECT_TRUE(whole_model_matches(b.done(), "onednn.gelu", 2));
   }
   {
     GraphBuilder b(3);
-    const int x = b.input("x", {2, 8, 3});
+    const int x = b.input({2, 8, 3}, "x");
     b.output(b.op(Op::mul, {b.op(Op::sigmoid, {x}), x}));
-    EXPECT_TRUE(whole_model_matches(b.infer(), "onednn.swish", 3));
+    EXPECT_TRUE(whole_model_matches(b.done(), "onednn.swish", 3));
   }
 }
 
 // What oneDNN cannot run (or the backend declines) is never proposed; compiling it anyway is an
 // error value naming it.
 TEST(OnednnBackend, DeclinesWhatItCannotRun) {
-  OnednnBackend backend;
+  const std::unique_ptr<Backend> made = make_onednn_backend();
+  const Backend& backend = *made;
   CpuDevice cpu;
   auto declined = [&](const Graph& model, const std::string& message) {
     EXPECT_TRUE(testing::candidate_functions(backend, model).empty()) << message;
@@ -444,19 +421,19 @@ TEST(OnednnBackend, DeclinesWhatItCannotRun) {
   };
   {
     GraphBuilder b(1);
-    b.output(b.op(Op::erf, {b.input("x", {3, 4})}));
-    declined(b.infer(), "(Erf) has no oneDNN primitive here");
+    b.output(b.op(Op::erf, {b.input({3, 4}, "x")}));
+    declined(b.done(), "(Erf) has no oneDNN primitive here");
   }
   {
     // oneDNN's binary broadcasts its second operand only.
     GraphBuilder b(2);
-    b.output(b.op(Op::sub, {b.input("a", {1, 4}), b.input("b", {3, 4})}));
-    declined(b.infer(), "broadcasts its first operand [1,4]");
+    b.output(b.op(Op::sub, {b.input({1, 4}, "a"), b.input({3, 4}, "b")}));
+    declined(b.done(), "broadcasts its first operand [1,4]");
   }
   {
     GraphBuilder b(3);
-    b.output(b.op(Op::conv, {b.input("x", {1, 2, 5, 5}), b.input("w", {3, 2, 3, 3})}));
-    declined(b.infer(), "onednn: Conv with weights that are not a constant");
+    b.output(b.op(Op::conv, {b.input({1, 2, 5, 5}, "x"), b.input({3, 2, 3, 3}, "w")}));
+    declined(b.done(), "onednn: Conv with weights that are not a constant");
   }
   {
     // Two eltwise post-ops of one algorithm with different parameters: oneDNN 2.6's kernels would
@@ -465,12 +442,12 @@ TEST(OnednnBackend, DeclinesWhatItCannotRun) {
     Attributes lo, hi;
     lo.set("min", 0.0), lo.set("max", 6.0);
     hi.set("min", -1.0), hi.set("max", 1.0);
-    const int mm = b.op(Op::matmul, {b.input("x", {3, 4}), b.constant({4, 5})});
+    const int mm = b.op(Op::matmul, {b.input({3, 4}, "x"), b.weight({4, 5})});
     const int c1 = b.op(Op::clip, {mm}, lo);
     const int c2 = b.op(Op::clip, {c1}, hi);
     b.output(c2);
-    const Graph model = b.infer();
-    auto plan = onednn::plan_call(model, LibraryCall{"onednn.dense_clip_clip", {mm, c1, c2}});
+    const Graph model = b.done();
+    auto plan = onednn::plan(model, LibraryCall{"onednn.dense_clip_clip", {mm, c1, c2}});
     ASSERT_FALSE(plan.ok());
     EXPECT_NE(plan.error().message.find("two eltwise post-ops of one algorithm"), std::string::npos)
         << plan.error().message;
@@ -478,23 +455,23 @@ TEST(OnednnBackend, DeclinesWhatItCannotRun) {
   {
     // Max pooling with a window wholly in the padding: oneDNN gives it the lowest float, ONNX -inf.
     GraphBuilder b(6);
-    b.output(b.op(Op::max_pool, {b.input("x", {1, 1, 1, 3})},
-                  ints({{"kernel_shape", {2, 1}}, {"strides", {3, 2}}, {"dilations", {2, 2}}, {"pads", {1, 0, 1, 0}}})));
-    declined(b.infer(), "wholly in the padding");
+    Attributes attrs = pool_attributes({2, 1}, {3, 2}, {1, 0, 1, 0});
+    attrs.set("dilations", std::vector<std::int64_t>{2, 2});
+    b.output(b.op(Op::max_pool, {b.input({1, 1, 1, 3}, "x")}, attrs));
+    declined(b.done(), "wholly in the padding");
   }
   {
     // Average pooling counting padding, whose ceil_mode window hangs over the end padding.
     GraphBuilder b(4);
-    b.output(b.op(Op::average_pool, {b.input("x", {1, 1, 6, 6})},
-                  ints({{"kernel_shape", {3, 3}}, {"strides", {2, 2}}, {"pads", {1, 1, 1, 1}}},
-                       {{"ceil_mode", 1}, {"count_include_pad", 1}})));
-    declined(b.infer(), "hangs over");
+    b.output(b.op(Op::average_pool, {b.input({1, 1, 6, 6}, "x")}, pool_attributes({3, 3}, {2, 2}, {1, 1, 1, 1}, true, true)));
+    declined(b.done(), "hangs over");
   }
 }
 
 // Every candidate on real-ish graphs compiles and matches the reference.
 TEST(OnednnBackend, EveryCandidateOfRealGraphsMatchesTheReference) {
-  OnednnBackend backend;
+  const std::unique_ptr<Backend> made = make_onednn_backend();
+  const Backend& backend = *made;
   const testing::CandidateReport cnn = testing::check_every_candidate(backend, testing::conv_bn_relu_block(7), 1);
   EXPECT_TRUE(cnn.failures.empty()) << ::testing::PrintToString(cnn.failures);
   EXPECT_EQ(cnn.matched, cnn.candidates);
@@ -518,18 +495,21 @@ TEST(OnednnBackend, EveryCandidateOfRealGraphsMatchesTheReference) {
 }
 
 TEST(OnednnBackend, RunsSeveralCallsInOneKernel) {
-  OnednnBackend backend;
+  const std::unique_ptr<Backend> made = make_onednn_backend();
+  const Backend& backend = *made;
   GraphBuilder b(8);
-  const int x = b.input("x", {5, 6});
-  const int h = b.op(Op::relu, {b.op(Op::matmul, {x, b.constant({6, 7})})});
-  const int y = b.op(Op::softmax, {b.op(Op::matmul, {h, b.constant({7, 3})})}, ints({}, {{"axis", 1}}));
+  const int x = b.input({5, 6}, "x");
+  const int h = b.op(Op::relu, {b.op(Op::matmul, {x, b.weight({6, 7})})});
+  Attributes last;
+  last.set("axis", 1);
+  const int y = b.op(Op::softmax, {b.op(Op::matmul, {h, b.weight({7, 3})})}, last);
   b.output(y);
   b.output(h);
   b.output(y);
-  EXPECT_TRUE(testing::runs_like_reference(backend, whole_model_function(b.infer()), 3));
+  EXPECT_TRUE(testing::runs_like_reference(backend, whole_model_function(b.done()), 3));
 }
 
 }  // namespace
 }  // namespace tc
 
-#endif  // TC_HAVE_ONEDNN_BACKEND
+#endif  // TC_HAVE_ONEDNN

@@ -9,6 +9,7 @@
 #include "onnx/model.hpp"
 #include "onnx/writer.hpp"
 #include "tensor/compare.hpp"
+#include "tensor/op_attrs.hpp"
 #include "tensor/reference.hpp"
 
 namespace tc {
@@ -201,8 +202,8 @@ TEST(OnnxReader, ConstantOperandsBecomeAttributes) {
   collage::Result<Graph> g = read(m);
   ASSERT_TRUE(g.ok()) << g.error().message;
   EXPECT_EQ(ops_of(*g), (std::vector<Op>{Op::clip, Op::pad, Op::unsqueeze, Op::reduce_sum, Op::slice}));
-  EXPECT_EQ(g->node(g->find("c")).attrs.get_float("min"), 0.0);
-  EXPECT_EQ(g->node(g->find("p")).attrs.get_ints("pads"), (Ints{0, 1, 0, 2}));
+  EXPECT_EQ(unary_attrs(g->node(g->find("c"))).min, 0.0);
+  EXPECT_EQ(pad_attrs(g->node(g->find("p"))).pads, (Ints{0, 1, 0, 2}));
   // x = [-1, 2, -3] -> clip [0, 2, 0] -> pad [7, 0, 2, 0, 7, 7] -> reversed every other from the end.
   const Tensor y = run_one(*g, Tensor({1, 3}, Floats{-1, 2, -3}));
   EXPECT_EQ(y.shape, (Shape{1, 3}));

@@ -11,21 +11,16 @@
 #include "tensor/compare.hpp"
 #include "tensor/reference.hpp"
 #include "tensor/shape_inference.hpp"
+#include "tests/support/graph_builder.hpp"
 
 namespace tc {
 namespace {
 
+using testing::random_tensor;
 using Ints = std::vector<std::int64_t>;
 
-Tensor random_tensor(Shape shape, std::mt19937& rng) {
-  Tensor t(std::move(shape));
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  for (float& v : t.data) v = dist(rng);
-  return t;
-}
-
 /// One graph with every operator of the IR and their unusual attribute values.
-Graph every_operator(std::mt19937& rng) {
+Graph every_operator(std::mt19937_64& rng) {
   Graph g;
   const auto op = [&](Op o, std::vector<int> in, Attributes a = {}) { return *g.add_op(o, std::move(in), std::move(a)); };
   const auto attrs = [](std::initializer_list<std::pair<const char*, AttrValue>> list) {
@@ -76,7 +71,7 @@ Graph every_operator(std::mt19937& rng) {
 }
 
 TEST(OnnxWriter, RoundTripKeepsTheGraphAndItsValues) {
-  std::mt19937 rng(7);
+  std::mt19937_64 rng(7);
   Graph g = every_operator(rng);
   collage::Status inferred = infer_shapes(g);
   ASSERT_TRUE(inferred.ok()) << inferred.message();

@@ -26,7 +26,7 @@ TEST(CudaDevice, SaysInOneLineWhyItIsUnavailable) {
   const std::string reason = device.unavailable_reason();
   EXPECT_EQ(reason.rfind("cuda: ", 0), 0u) << reason;
   EXPECT_EQ(reason.find('\n'), std::string::npos) << reason;
-  if (cuda_toolkit_built()) {
+  if (TC_HAVE_CUDA) {
     EXPECT_EQ(reason.rfind("cuda: no CUDA device", 0), 0u) << reason;
   } else {
     EXPECT_EQ(reason, "cuda: built without the CUDA toolkit");

@@ -5,10 +5,10 @@
 #include <limits>
 #include <string>
 
+#include "tensor/op_attrs.hpp"
+
 namespace tc {
 namespace {
-
-using Ints = std::vector<std::int64_t>;
 
 /// Adds `op` over `inputs` and infers the graph; returns the status.
 collage::Status add_and_infer(Graph& g, Op op, std::vector<int> inputs, Attributes attrs = {}, int* out = nullptr) {
@@ -65,7 +65,7 @@ TEST(ShapeInference, ConvWithStridesPadsDilationsAndGroups) {
   int n = -1;
   ASSERT_TRUE(add_and_infer(g, Op::conv, {x, w}, same, &n).ok());
   EXPECT_EQ(g.node(n).shape, (Shape{1, 1, 3, 3}));
-  EXPECT_EQ(g.node(n).attrs.get_ints("pads"), (Ints{0, 0, 1, 1}));
+  EXPECT_EQ(conv_attrs(g.node(n)).pads, (Ints{0, 0, 1, 1}));
   EXPECT_FALSE(g.node(n).attrs.has("auto_pad"));
   EXPECT_NE(error_of(Op::conv, {{1, 3, 8, 8}, {4, 4, 3, 3}}).find("input channels 3"), std::string::npos);
 }

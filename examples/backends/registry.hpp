@@ -1,0 +1,44 @@
+#pragma once
+
+/// \file
+/// The backend registry: every backend of the example compiler with whether this build has its
+/// kernels, and BackendSet, the backends one run uses.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "backends/backend.hpp"
+#include "runtime/device_set.hpp"
+
+namespace tc {
+
+/// Every backend of the example compiler, in priority order (GPU libraries, cuda, CPU libraries,
+/// `native` last): built or not, each says so.
+const std::vector<BackendRegistration>& registered_backends();
+
+/// The registration of backend `name`, or nullptr.
+const BackendRegistration* find_registration(const std::string& name);
+
+/// Backends by target name, in priority order (the order greedy partitioners prefer them).
+class BackendSet {
+ public:
+  /// Adds `backend`; a second backend with the same name replaces the first in place.
+  void add(std::unique_ptr<Backend> backend);
+  /// The backend named `name`, or nullptr.
+  const Backend* find(const std::string& name) const;
+  /// Removes the backend named `name` and returns it (nullptr when absent).
+  std::unique_ptr<Backend> take(const std::string& name);
+  const std::vector<std::unique_ptr<Backend>>& all() const { return backends_; }
+  std::vector<std::string> names() const;
+
+ private:
+  std::vector<std::unique_ptr<Backend>> backends_;
+};
+
+/// Every built backend whose device is available in `devices`, made with `options`, in priority
+/// order; `skipped` receives one line per backend left out and why.
+BackendSet make_default_backends(const DeviceSet& devices, std::vector<std::string>* skipped = nullptr,
+                                 const BackendOptions& options = {});
+
+}  // namespace tc

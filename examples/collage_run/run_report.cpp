@@ -1,0 +1,375 @@
+#include "collage_run/run_report.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include <collage/report.hpp>
+#include <collage/support/numbers.hpp>
+
+namespace tc {
+
+namespace {
+
+std::string ms(double v) { return collage::format_double(v, v < 1 ? 3 : 4); }
+
+std::string partitions_text(const ConfigurationResult& r) {
+  std::vector<std::string> parts;
+  for (const auto& [backend, n] : r.partitions) parts.push_back(backend + " " + std::to_string(n));
+  return join(parts, ", ");
+}
+
+std::string nodes_text(const collage::DataflowGraph<Graph>& dataflow, const collage::SubGraph& sg) {
+  std::vector<std::string> names;
+  for (std::size_t i : sg.inside()) {
+    if (dataflow.needs_kernel(i)) names.push_back(dataflow.label(i));
+  }
+  if (names.size() > 6) {
+    const std::size_t more = names.size() - 5;
+    names.resize(5);
+    names.push_back("... (" + std::to_string(more) + " more)");
+  }
+  return join(names, ", ");
+}
+
+std::string cost_text(const collage::Cost& c) {
+  if (c.is_known()) return ms(c.raw()) + " ms";
+  return c.to_string();
+}
+
+/// "refinement (collage+evo): ..." : what the evolutionary refinement tried and gained.
+std::string refinement_text(const collage::EvolutionStats& st) {
+  std::string out = "refinement (collage+evo): " + std::to_string(st.evaluations) + " whole-model evaluations in " +
+                    collage::format_double(st.seconds, 3) + " s";
+  if (st.errors + st.invalid_answers > 0) {
+    out += " (" + std::to_string(st.errors + st.invalid_answers) + " failed or mismatched)";
+  }
+  if (!st.start_fitness.is_known()) return out + "; collage's partitioning could not be evaluated: " + st.last_error + "\n";
+  out += "; collage's partitioning measured " + ms(st.start_fitness.raw()) + " ms in it, ";
+  if (!st.improved) return out + "and nothing faster was found\n";
+  const double gain = 1 - st.best_fitness.raw() / st.start_fitness.raw();
+  return out + "the best found " + ms(st.best_fitness.raw()) + " ms (" + collage::format_double(100 * gain, 3) + "% faster)\n";
+}
+
+const ConfigurationResult* collage_result(const RunReport& report) {
+  for (const ConfigurationResult& r : report.results) {
+    if (r.name == "collage" && r.partition) return &r;
+  }
+  return nullptr;
+}
+
+/// Candidates the configurations left Unknown because the tuning budget was spent.
+std::size_t unmeasured_candidates(const RunReport& report) {
+  std::size_t n = 0;
+  for (const ConfigurationResult& r : report.results) {
+    if (r.partition && !r.refinement) n += r.partition->oracle.budget_refusals;
+  }
+  return n;
+}
+
+/// The kernel node a part starts at: its first inside node that needs a kernel.
+std::size_t first_kernel_node(const collage::DataflowGraph<Graph>& dataflow, const collage::SubGraph& sg) {
+  for (std::size_t i : sg.inside()) {
+    if (dataflow.needs_kernel(i)) return i;
+  }
+  return sg.first_inside();
+}
+
+void explain(const collage::DataflowGraph<Graph>& dataflow, const collage::PartitionResult& result, std::string& out) {
+  out += "\nwhy collage chose each partition (the candidates that could cover its first kernel node):\n";
+  const collage::Partitioning& p = result.partitioning;
+  for (std::size_t k = 0; k < p.parts.size(); ++k) {
+    const collage::Candidate& part = p.parts[k];
+    out += "  " + std::to_string(k + 1) + ". " + std::string(part.target) + " [" + nodes_text(dataflow, part.sub_graph) +
+           "] " + cost_text(part.cost) + "\n";
+    if (k >= result.alternatives.size()) continue;
+    for (const collage::Alternative& a : result.alternatives[k]) {
+      const collage::Candidate& alt = result.candidates[a.candidate];
+      if (alt.target == part.target && alt.sub_graph.inside() == part.sub_graph.inside()) continue;
+      std::string why;
+      if (a.cost.is_unknown()) {
+        why = "not measured (tuning budget spent)";
+      } else if (alt.sub_graph.inside() == part.sub_graph.inside()) {
+        why = "slower: " + cost_text(a.cost) + " vs " + cost_text(part.cost);
+      } else {
+        why = cost_text(a.cost) + " for other nodes; the cheapest whole partitioning did not use it";
+      }
+      out += "       - " + std::string(alt.target) + " [" + nodes_text(dataflow, alt.sub_graph) + "]: " + why + "\n";
+    }
+    const std::size_t first = first_kernel_node(dataflow, part.sub_graph);
+    for (const auto& [index, reason] : result.invalid_reasons) {
+      const collage::Candidate& bad = result.candidates[index];
+      if (!bad.sub_graph.inside().contains(first)) continue;
+      out += "       - " + std::string(bad.target) + " [" + nodes_text(dataflow, bad.sub_graph) + "]: cannot run there: " +
+             reason + "\n";
+    }
+  }
+}
+
+}  // namespace
+
+std::string join(const std::vector<std::string>& items, const std::string& separator) {
+  std::string out;
+  for (std::size_t k = 0; k < items.size(); ++k) out += (k ? separator : "") + items[k];
+  return out;
+}
+
+BackendSet select_backends(BackendSet backends, const std::vector<std::string>& names) {
+  if (names.empty()) return backends;
+  BackendSet chosen;
+  std::vector<std::string> wanted = names;
+  auto want = [&](const std::string& name) {
+    if (std::find(wanted.begin(), wanted.end(), name) == wanted.end()) wanted.push_back(name);
+  };
+  for (const std::string& name : names) want(fallback_for(name, backends));
+  want(kCpuFallback);
+  for (const std::string& name : wanted) {
+    if (std::unique_ptr<Backend> b = backends.take(name)) chosen.add(std::move(b));
+  }
+  return chosen;
+}
+
+std::string format_report(const collage::DataflowGraph<Graph>& dataflow, const RunReport& report, bool with_explanation) {
+  std::string out;
+  char line[512];
+  out += "model: " + report.model + " (" + std::to_string(report.nodes) + " nodes); outputs checked against " +
+         report.data_source + "\n";
+  out += "device: " + report.device + "\ncost model: " + report.cost_model + "\n";
+  if (!report.transfers.empty()) out += "transfers: " + report.transfers + "\n";
+  const ConfigurationResult* best = best_single(report.results);
+  std::snprintf(line, sizeof line, "\n%-14s %-9s %11s %7s %8s %9s %-8s %-11s  %s\n", "configuration", "fallback",
+                "latency ms", "spread", "speedup", "est. ms", "outputs", "max |err|", "partitions");
+  out += line;
+  for (const ConfigurationResult& r : report.results) {
+    if (!r.error.empty()) {
+      out += r.name + ": did not run: " + r.error + "\n";
+      continue;
+    }
+    const std::string speedup = best ? collage::format_double(best->latency_ms / r.latency_ms, 3) + "x" : "-";
+    std::snprintf(line, sizeof line, "%-14s %-9s %11s %6.1f%% %8s %9s %-8s %-11s  %s\n", r.name.c_str(),
+                  r.fallback.empty() ? "-" : r.fallback.c_str(), ms(r.latency_ms).c_str(), 100.0 * r.spread, speedup.c_str(), ms(r.estimated_ms).c_str(), r.matches ? "match" : "MISMATCH",
+                  collage::format_double(r.max_abs_error, 2).c_str(), partitions_text(r).c_str());
+    out += line;
+  }
+  for (const ConfigurationResult& r : report.results) {
+    if (r.error.empty() && !r.matches) out += r.name + ": outputs differ: " + r.mismatch + "\n";
+    for (const std::string& note : r.notes) out += r.name + ": " + note + "\n";
+  }
+  out += "\n";
+  if (best != nullptr) out += "best single configuration: " + best->name + " (" + ms(best->latency_ms) + " ms)\n";
+  if (const ConfigurationResult* c = collage_result(report); c != nullptr && c->error.empty()) {
+    if (best != nullptr && best != c) {
+      out += "collage: " + ms(c->latency_ms) + " ms, " + collage::format_double(best->latency_ms / c->latency_ms, 3) +
+             "x the best single configuration\n";
+    }
+    const double additive = c->latency_ms > 0 ? (c->estimated_ms - c->latency_ms) / c->latency_ms : 0;
+    out += "additive error: the parts' measured costs sum to " + ms(c->estimated_ms) + " ms against " + ms(c->latency_ms) +
+           " ms measured end to end (" + (additive >= 0 ? "+" : "") + collage::format_double(100 * additive, 3) + "%)\n";
+  }
+  if (std::optional<GuardDecision> guard = decide_guard(report.results)) out += "runs: " + guard->summary + "\n";
+  for (const ConfigurationResult& r : report.results) {
+    if (r.refinement) out += refinement_text(*r.refinement);
+  }
+  out += "tuning: " + std::to_string(report.measurements) + " candidates measured, " + std::to_string(report.db_hits) +
+         " from the database, " + collage::format_double(report.tuning_seconds, 3) + " s in all\n";
+  if (const std::size_t unmeasured = unmeasured_candidates(report); unmeasured > 0) {
+    out += "tuning budget spent: " + std::to_string(unmeasured) +
+           " candidates not measured (Unknown); the search used them only where nothing measured covered a node\n";
+  }
+  if (with_explanation) {
+    if (const ConfigurationResult* c = collage_result(report)) explain(dataflow, *c->partition, out);
+  }
+  return out;
+}
+
+std::string format_profile(const collage::DataflowGraph<Graph>& dataflow, const RunReport& report) {
+  std::string out;
+  char line[512];
+  for (const ConfigurationResult& r : report.results) {
+    if (r.step_ms.empty() || !r.partition) continue;
+    out += "\nprofile of " + r.name + ": each step in the model against its partition measured alone\n";
+    std::snprintf(line, sizeof line, "  %-4s %-8s %10s %10s %7s  %s\n", "step", "target", "in model", "alone", "ratio", "nodes");
+    out += line;
+    std::vector<std::size_t> order(r.step_ms.size());
+    for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+    std::vector<double> alone(r.step_ms.size(), 0.0);
+    std::size_t part = 0;
+    for (std::size_t k = 0; k < r.steps.size() && k < alone.size(); ++k) {
+      if (r.steps[k].target == "copy" || part >= r.partition->partitioning.parts.size()) continue;
+      const auto& cost = r.partition->partitioning.parts[part++].cost;
+      alone[k] = cost.is_known() ? cost.raw() : 0.0;
+    }
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+      return r.step_ms[a] - alone[a] > r.step_ms[b] - alone[b];
+    });
+    double in_model = 0, measured_alone = 0;
+    for (std::size_t k : order) {
+      in_model += r.step_ms[k];
+      measured_alone += alone[k];
+      std::vector<std::string> names;
+      for (int n : r.steps[k].nodes) names.push_back(dataflow.ir().node(n).name);
+      if (names.size() > 4) names.resize(4), names.push_back("...");
+      const std::string ratio = alone[k] > 0 ? collage::format_double(r.step_ms[k] / alone[k], 3) : "-";
+      std::snprintf(line, sizeof line, "  %-4zu %-8s %10s %10s %7s  %s\n", k + 1, r.steps[k].target.c_str(),
+                    ms(r.step_ms[k]).c_str(), ms(alone[k]).c_str(), ratio.c_str(), join(names, ", ").c_str());
+      out += line;
+    }
+    out += "  total " + ms(in_model) + " ms in the model (synchronised after each step), " + ms(measured_alone) +
+           " ms alone\n";
+  }
+  return out;
+}
+
+std::string report_json(const collage::DataflowGraph<Graph>& dataflow, const RunReport& report) {
+  nlohmann::ordered_json j;
+  j["model"] = report.model;
+  j["nodes"] = report.nodes;
+  j["device"] = report.device;
+  j["cost_model"] = report.cost_model;
+  if (!report.transfers.empty()) j["transfers"] = report.transfers;
+  j["checked_against"] = report.data_source;
+  nlohmann::ordered_json configs = nlohmann::ordered_json::array();
+  for (const ConfigurationResult& r : report.results) {
+    nlohmann::ordered_json c;
+    c["name"] = r.name;
+    c["fallback"] = r.fallback.empty() ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(r.fallback);
+    c["single"] = r.single;
+    if (!r.error.empty()) {
+      c["error"] = r.error;
+      configs.push_back(c);
+      continue;
+    }
+    c["latency_ms"] = r.latency_ms;
+    c["spread"] = r.spread;
+    c["samples"] = r.samples;
+    c["matches"] = r.matches;
+    c["max_abs_error"] = r.max_abs_error;
+    std::size_t total = 0;
+    nlohmann::ordered_json by_backend = nlohmann::ordered_json::object();
+    for (const auto& [backend, n] : r.partitions) {
+      by_backend[backend] = n;
+      total += n;
+    }
+    c["partitions"] = total;
+    c["partitions_by_backend"] = by_backend;
+    c["estimated_ms"] = r.estimated_ms;
+    if (r.refinement) {
+      const collage::EvolutionStats& st = *r.refinement;
+      nlohmann::ordered_json refinement;
+      refinement["seconds"] = st.seconds;
+      refinement["evaluations"] = st.evaluations;
+      refinement["generations"] = st.generations;
+      refinement["improved"] = st.improved;
+      refinement["failed_evaluations"] = st.errors + st.invalid_answers;
+      if (st.start_fitness.is_known()) refinement["start_ms"] = st.start_fitness.raw();
+      if (st.best_fitness.is_known()) refinement["best_ms"] = st.best_fitness.raw();
+      c["refinement"] = refinement;
+    }
+    if (!r.matches) c["mismatch"] = r.mismatch;
+    if (r.partition) {
+      nlohmann::ordered_json parts = nlohmann::ordered_json::array();
+      for (const collage::Candidate& part : r.partition->partitioning.parts) {
+        nlohmann::ordered_json pj;
+        pj["target"] = std::string(part.target);
+        pj["cost_ms"] = part.cost.is_known() ? nlohmann::ordered_json(part.cost.raw()) : nlohmann::ordered_json(nullptr);
+        nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
+        for (std::size_t i : part.sub_graph.inside()) {
+          if (dataflow.needs_kernel(i)) nodes.push_back(dataflow.label(i));
+        }
+        pj["nodes"] = nodes;
+        parts.push_back(pj);
+      }
+      c["parts"] = parts;
+    }
+    std::size_t arena = 0, bound = 0;
+    for (const ArenaStats& a : r.memory) {
+      arena += a.arena_bytes;
+      bound += a.lower_bound;
+    }
+    std::size_t recorded = 0;
+    for (const SegmentInfo& segment : r.segments) recorded += segment.recorded;
+    c["segments"] = r.segments.size();
+    c["recorded_segments"] = recorded;
+    if (!r.notes.empty()) c["notes"] = r.notes;
+    c["arena_bytes"] = arena;
+    c["arena_lower_bound_bytes"] = bound;
+    configs.push_back(c);
+  }
+  j["configurations"] = configs;
+  j["measurements"] = report.measurements;
+  j["database_hits"] = report.db_hits;
+  j["tuning_seconds"] = report.tuning_seconds;
+  j["unmeasured_candidates"] = unmeasured_candidates(report);
+  if (const ConfigurationResult* best = best_single(report.results)) {
+    j["best_single"] = best->name;
+    if (const ConfigurationResult* c = collage_result(report); c && c->error.empty()) {
+      j["collage_speedup_over_best_single"] = best->latency_ms / c->latency_ms;
+      j["additive_error"] = c->latency_ms > 0 ? (c->estimated_ms - c->latency_ms) / c->latency_ms : 0.0;
+    }
+  }
+  if (std::optional<GuardDecision> guard = decide_guard(report.results)) {
+    nlohmann::ordered_json g;
+    g["runs"] = guard->runs;
+    g["fired"] = guard->fired;
+    g["best_single"] = guard->best_single;
+    g["collage_ms"] = guard->collage_ms;
+    g["best_single_ms"] = guard->best_single_ms;
+    g["summary"] = guard->summary;
+    j["guard"] = g;
+  }
+  return j.dump(2) + "\n";
+}
+
+collage::Status write_text_file(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+  out.close();
+  if (!out) return collage::Error{collage::ErrorCode::io, path + ": cannot write"};
+  return collage::Status::success();
+}
+
+collage::Status write_dot(const collage::DataflowGraph<Graph>& dataflow, const RunReport& report, const std::string& path) {
+  const ConfigurationResult* chosen = collage_result(report);
+  for (const ConfigurationResult& r : report.results) {
+    if (chosen == nullptr && r.partition) chosen = &r;
+  }
+  if (chosen == nullptr) return collage::Error{collage::ErrorCode::invalid_argument, "no configuration partitioned the model"};
+  if (collage::Status s = write_text_file(path, collage::to_dot(dataflow, *chosen->partition)); !s.ok()) return s;
+  if (std::system("command -v dot >/dev/null 2>&1") == 0) {
+    const std::string command = "dot -Tpng '" + path + "' -o '" + path + ".png'";
+    if (std::system(command.c_str()) != 0) {
+      return collage::Error{collage::ErrorCode::io, path + ".png: Graphviz could not draw it"};
+    }
+  }
+  return collage::Status::success();
+}
+
+collage::ProgressCallback ProgressBar::callback() {
+  return [this](std::string_view phase, std::size_t done, std::size_t total) { update(phase, done, total); };
+}
+
+void ProgressBar::update(std::string_view phase, std::size_t done, std::size_t total) {
+  if (phase != "estimate" || total == 0) return;
+  const auto now = std::chrono::steady_clock::now();
+  const double elapsed = std::chrono::duration<double>(now - started_).count();
+  if (!terminal_ && done != total && now - last_line_ < std::chrono::seconds(10)) return;
+  last_line_ = now;
+  const double left = done > 0 ? elapsed * static_cast<double>(total - done) / static_cast<double>(done) : 0;
+  constexpr int kWidth = 30;
+  const int filled = static_cast<int>(kWidth * done / total);
+  std::string bar(static_cast<std::size_t>(filled), '#');
+  bar.resize(kWidth, '.');
+  std::fprintf(stderr, "%smeasuring [%s] %zu/%zu candidates, %.1f s, ~%.0f s left%s", terminal_ ? "\r\033[K" : "", bar.c_str(),
+               done, total, elapsed, left, terminal_ ? "" : "\n");
+  drawn_ = terminal_;
+  std::fflush(stderr);
+}
+
+void ProgressBar::finish() {
+  if (drawn_) std::fputs("\n", stderr);
+  drawn_ = false;
+}
+
+}  // namespace tc

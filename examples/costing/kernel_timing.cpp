@@ -1,0 +1,110 @@
+#include "costing/kernel_timing.hpp"
+
+#include <chrono>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "runtime/cpu_state.hpp"
+
+namespace tc {
+
+namespace {
+
+/// `launches` back-to-back runs of `kernel` recorded on `device`.
+collage::Result<std::unique_ptr<Recording>> record_launches(Kernel& kernel, Device& device,
+                                                            const std::vector<const float*>& inputs,
+                                                            const std::vector<float*>& outputs, std::size_t launches) {
+  if (collage::Status st = device.begin_recording(); !st.ok()) return st.error();
+  collage::Status launched;
+  for (std::size_t k = 0; k < launches && launched.ok(); ++k) launched = kernel.run(inputs, outputs);
+  collage::Result<std::unique_ptr<Recording>> recording = device.end_recording();
+  if (!launched.ok()) return launched.error();
+  return recording;
+}
+
+/// A clock for collage::time_run that reads the device time accumulated in `*seconds`, so that
+/// the timer's samples are device time rather than the host's wall clock.
+struct AccumulatedClock {
+  const double* seconds;
+  std::chrono::time_point<std::chrono::steady_clock, std::chrono::duration<double>> now() const {
+    return std::chrono::time_point<std::chrono::steady_clock, std::chrono::duration<double>>(
+        std::chrono::duration<double>(*seconds));
+  }
+};
+
+/// The device time per launch of `recording` (options.recorded_launches launches), in milliseconds.
+collage::Result<collage::Measurement> time_recording(Recording& recording, Device& device,
+                                                     const KernelTimingOptions& options) {
+  double device_seconds = 0;
+  collage::Status failure;
+  auto replay = [&] {
+    if (!failure.ok()) return;
+    collage::Result<double> t = device.time_seconds([&] { return recording.replay(); });
+    if (!t.ok()) {
+      failure = t.error();
+      return;
+    }
+    device_seconds += *t / static_cast<double>(options.recorded_launches);
+  };
+  collage::Measurement m = collage::time_run(replay, options.timing, AccumulatedClock{&device_seconds});
+  if (!failure.ok()) return failure.error();
+  m.cost = collage::Cost::value(m.cost.raw() * 1e3);
+  return m;
+}
+
+}  // namespace
+
+collage::Result<collage::Measurement> time_function(const Function& function, const Backend& backend, Device& device,
+                                                    const KernelTimingOptions& options) {
+  collage::Result<std::unique_ptr<Kernel>> kernel = backend.compile(function, device);
+  if (!kernel.ok()) return kernel.error();
+  const DenormalsFlushed denormals(options.flush_denormals);
+  std::mt19937_64 rng(options.seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<OwnedBuffer> buffers;
+  std::vector<const float*> inputs;
+  std::vector<float*> outputs;
+  for (int in : function.graph.inputs()) {
+    const std::size_t n = static_cast<std::size_t>(numel(function.graph.node(in).shape));
+    std::vector<float> values(n);
+    for (float& v : values) v = dist(rng);
+    collage::Result<OwnedBuffer> b = allocate_owned(device, n * sizeof(float));
+    if (!b.ok()) return b.error();
+    if (collage::Status s = device.upload(b->get(), 0, values.data(), n * sizeof(float)); !s.ok()) return s.error();
+    inputs.push_back(b->floats());
+    buffers.push_back(std::move(b).value());
+  }
+  for (int out : function.graph.outputs()) {
+    const std::size_t n = static_cast<std::size_t>(numel(function.graph.node(out).shape));
+    collage::Result<OwnedBuffer> b = allocate_owned(device, n * sizeof(float));
+    if (!b.ok()) return b.error();
+    outputs.push_back(b->floats());
+    buffers.push_back(std::move(b).value());
+  }
+  collage::Status failure;
+  auto run = [&] {
+    if (!failure.ok()) return;
+    if (device.kind() == DeviceKind::cpu) clear_vector_upper_state();
+    if (collage::Status s = (*kernel)->run(inputs, outputs); !s.ok()) {
+      failure = s;
+      return;
+    }
+    if (collage::Status s = device.synchronize(); !s.ok()) failure = s;
+  };
+  run();  // a first run outside the timer, so a failing kernel is not timed
+  if (!failure.ok()) return failure.error();
+  if (device.can_record() && options.recorded_launches > 0) {
+    collage::Result<std::unique_ptr<Recording>> recorded = record_launches(**kernel, device, inputs, outputs,
+                                                                           options.recorded_launches);
+    if (recorded.ok()) return time_recording(**recorded, device, options);
+  }
+  collage::TimingOptions timing = options.timing;
+  if (options.cold_caches && device.kind() == DeviceKind::cpu) timing.before_each = [] { evict_caches(); };
+  collage::Measurement m = collage::time_run(run, timing);
+  if (!failure.ok()) return failure.error();
+  m.cost = collage::Cost::value(m.cost.raw() * 1e3);
+  return m;
+}
+
+}  // namespace tc

@@ -1,0 +1,247 @@
+#include "driver/comparison.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <limits>
+
+#include <collage/support/numbers.hpp>
+
+#include "tensor/compare.hpp"
+
+namespace tc {
+
+PreparedRun prepare_partitioning(const collage::DataflowGraph<Graph>& dataflow, const collage::Partitioning& partitioning,
+                                 const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
+                                 const BackendSet& backends, const DeviceSet& devices, const ComparisonOptions& options) {
+  PreparedRun run;
+  ConfigurationResult& r = run.result;
+  for (const collage::Candidate& part : partitioning.parts) {
+    ++r.partitions[std::string(part.target)];
+    if (part.cost.is_known()) r.estimated_ms += part.cost.raw();
+  }
+  collage::Result<Executable> exe = Executable::compile(dataflow, partitioning, backends, devices, options.executable);
+  if (!exe.ok()) {
+    r.error = exe.error().message;
+    return run;
+  }
+  r.memory = exe->memory();
+  collage::Result<std::vector<Tensor>> outputs = exe->run(inputs);
+  if (!outputs.ok()) {
+    r.error = outputs.error().message;
+    return run;
+  }
+  r.segments = exe->segments();
+  r.notes = exe->notes();
+  r.matches = outputs->size() == expected.size();
+  for (std::size_t k = 0; k < outputs->size() && k < expected.size(); ++k) {
+    const Tensor& got = (*outputs)[k];
+    std::string worst;
+    if (!all_close(got, expected[k], options.rtol, options.atol, &worst)) {
+      if (r.matches) r.mismatch = "output " + std::to_string(k) + ": " + worst;
+      r.matches = false;
+    }
+    if (got.data.size() == expected[k].data.size()) {
+      for (std::size_t i = 0; i < got.data.size(); ++i) {
+        const double d = std::fabs(static_cast<double>(got.data[i]) - expected[k].data[i]);
+        r.max_abs_error = std::max(r.max_abs_error, std::isnan(d) ? INFINITY : d);
+      }
+    }
+  }
+  run.executable = std::move(exe).value();
+  return run;
+}
+
+void time_prepared(std::vector<PreparedRun*> runs, const ComparisonOptions& options) {
+  const std::size_t rounds = std::max<std::size_t>(options.rounds, 1);
+  for (std::size_t round = 0; round < rounds; ++round) {
+    for (PreparedRun* run : runs) {
+      if (!run->executable || !run->result.error.empty()) continue;
+      collage::Status failure;
+      collage::Measurement m = collage::time_run(
+          [&] {
+            if (failure.ok()) failure = run->executable->execute();
+          },
+          options.timing);
+      if (!failure.ok()) {
+        run->result.error = failure.message();
+        continue;
+      }
+      run->round_latencies_ms.push_back(m.cost.raw() * 1e3);
+      run->result.samples += m.samples;
+      if (rounds == 1) run->result.spread = m.spread;
+    }
+  }
+  for (PreparedRun* run : runs) {
+    if (options.profile_runs == 0 || !run->executable || !run->result.error.empty()) continue;
+    std::vector<double> seconds;
+    for (std::size_t k = 0; k < options.profile_runs; ++k) {
+      if (collage::Status st = run->executable->execute(&seconds); !st.ok()) {
+        run->result.error = st.message();
+        break;
+      }
+    }
+    run->result.steps = run->executable->steps();
+    for (double s : seconds) run->result.step_ms.push_back(s * 1e3 / static_cast<double>(options.profile_runs));
+  }
+  for (PreparedRun* run : runs) {
+    std::vector<double> v = run->round_latencies_ms;
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end());
+    const double median = v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
+    run->result.latency_ms = median;
+    if (v.size() > 1 && median > 0) run->result.spread = (v.back() - v.front()) / median;
+  }
+}
+
+namespace {
+
+/// "collage+evo": `start` (the collage configuration's result) refined with the whole model's
+/// measured latency as fitness; a partitioning that fails to compile or run, or whose outputs
+/// differ from `expected`, is Invalid to it.
+PreparedRun refine_collage(const collage::DataflowGraph<Graph>& dataflow, const collage::PartitionResult& start,
+                           const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
+                           const BackendSet& backends, const DeviceSet& devices, const ComparisonOptions& options) {
+  ComparisonOptions once = options;
+  once.rounds = 1;
+  once.profile_runs = 0;
+  once.timing = options.refine_timing;
+  auto measure_whole_model = [&](const collage::DataflowGraph<Graph>&,
+                                 const collage::Partitioning& p) -> collage::Result<collage::Cost> {
+    PreparedRun run = prepare_partitioning(dataflow, p, inputs, expected, backends, devices, once);
+    if (run.result.error.empty() && !run.result.matches) return collage::Cost::invalid();
+    if (run.result.error.empty()) time_prepared({&run}, once);
+    if (!run.result.error.empty()) return collage::Error{collage::ErrorCode::oracle, run.result.error};
+    return collage::Cost::value(run.result.latency_ms);
+  };
+  auto fitness = collage::make_end_to_end_oracle<Graph>("whole-model latency", measure_whole_model);
+  collage::EvolutionOptions evolution;
+  evolution.max_seconds = options.refine_seconds;
+  evolution.max_evaluations = 0;
+  evolution.generations = std::numeric_limits<std::size_t>::max();
+  evolution.seed = options.refine_seed;
+  collage::EvolutionStats stats;
+  collage::Result<collage::Partitioning> refined = collage::refine(dataflow, start, *fitness, evolution, &stats);
+  PreparedRun run;
+  if (refined.ok()) {
+    run = prepare_partitioning(dataflow, *refined, inputs, expected, backends, devices, options);
+    collage::PartitionResult shown = start;
+    shown.partitioning = std::move(refined).value();
+    run.result.partition = std::move(shown);
+  } else {
+    run.result.error = refined.error().message;
+  }
+  run.result.name = "collage+evo";
+  run.result.refinement = std::move(stats);
+  return run;
+}
+
+}  // namespace
+
+std::vector<ConfigurationResult> compare_configurations(const collage::DataflowGraph<Graph>& dataflow,
+                                                        const std::vector<Tensor>& inputs,
+                                                        const std::vector<Tensor>& expected,
+                                                        const std::vector<Configuration>& configurations,
+                                                        const BackendSet& backends, const DeviceSet& devices,
+                                                        collage::CostOracle<Graph>& oracle,
+                                                        const ComparisonOptions& options) {
+  std::vector<std::size_t> order(configurations.size());
+  for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_partition(order.begin(), order.end(), [&](std::size_t k) { return configurations[k].name == "collage"; });
+  std::vector<PreparedRun> prepared(configurations.size());
+  std::vector<std::optional<collage::PartitionResult>> partitions(configurations.size());
+  for (std::size_t k : order) {
+    collage::Result<collage::PartitionResult> partitioned =
+        partition_model(dataflow, backends, configurations[k], oracle, options.partitioner);
+    if (partitioned.ok()) {
+      partitions[k] = std::move(partitioned).value();
+    } else {
+      prepared[k].result.error = partitioned.error().message;
+    }
+  }
+  std::vector<bool> skipped(configurations.size(), false);
+  if (options.time_cheapest_single_only) {
+    std::optional<std::size_t> cheapest;
+    auto estimate = [&](std::size_t k) { return partitions[k]->partitioning.total; };
+    for (std::size_t k = 0; k < configurations.size(); ++k) {
+      if (!configurations[k].single) continue;
+      skipped[k] = true;
+      if (partitions[k] && (!cheapest || estimate(k) < estimate(*cheapest))) cheapest = k;
+    }
+    if (cheapest) skipped[*cheapest] = false;
+  }
+  for (std::size_t k : order) {
+    const Configuration& config = configurations[k];
+    if (partitions[k] && !skipped[k]) {
+      prepared[k] = prepare_partitioning(dataflow, partitions[k]->partitioning, inputs, expected, backends, devices, options);
+      prepared[k].result.partition = std::move(partitions[k]);
+    }
+    prepared[k].result.name = config.name;
+    prepared[k].result.fallback = config.fallback;
+    prepared[k].result.single = config.single;
+  }
+  for (std::size_t k = 0; k < prepared.size() && options.refine_seconds > 0; ++k) {
+    if (configurations[k].name != "collage" || !prepared[k].result.partition || !prepared[k].executable) continue;
+    PreparedRun evo = refine_collage(dataflow, *prepared[k].result.partition, inputs, expected, backends, devices, options);
+    prepared.insert(prepared.begin() + static_cast<std::ptrdiff_t>(k) + 1, std::move(evo));
+    skipped.insert(skipped.begin() + static_cast<std::ptrdiff_t>(k) + 1, false);
+    break;
+  }
+  std::vector<PreparedRun*> runs;
+  for (std::size_t k = 0; k < prepared.size(); ++k) {
+    if (!skipped[k]) runs.push_back(&prepared[k]);
+  }
+  time_prepared(runs, options);
+  std::vector<ConfigurationResult> results;
+  for (PreparedRun* p : runs) results.push_back(std::move(p->result));
+  return results;
+}
+
+const ConfigurationResult* best_single(const std::vector<ConfigurationResult>& results) {
+  const ConfigurationResult* best = nullptr;
+  for (const ConfigurationResult& r : results) {
+    if (!r.single || !r.error.empty() || !r.matches) continue;
+    if (best == nullptr || r.latency_ms < best->latency_ms) best = &r;
+  }
+  return best;
+}
+
+namespace {
+
+/// Whether `a` and `b` chose the same parts for the same targets.
+bool same_partitioning(const ConfigurationResult& a, const ConfigurationResult& b) {
+  if (!a.partition || !b.partition) return false;
+  const std::vector<collage::Candidate>& pa = a.partition->partitioning.parts;
+  const std::vector<collage::Candidate>& pb = b.partition->partitioning.parts;
+  return std::equal(pa.begin(), pa.end(), pb.begin(), pb.end(), [](const collage::Candidate& x, const collage::Candidate& y) {
+    return x.target == y.target && x.sub_graph.inside() == y.sub_graph.inside();
+  });
+}
+
+}  // namespace
+
+std::optional<GuardDecision> decide_guard(const std::vector<ConfigurationResult>& results) {
+  const ConfigurationResult* best = best_single(results);
+  auto collage = std::find_if(results.begin(), results.end(), [](const ConfigurationResult& r) { return r.name == "collage"; });
+  if (best == nullptr || collage == results.end()) return std::nullopt;
+  GuardDecision d;
+  d.best_single = best->name;
+  d.best_single_ms = best->latency_ms;
+  d.collage_ms = collage->latency_ms;
+  const std::string alone = best->name + " alone";
+  if (!collage->error.empty() || !collage->matches) {
+    d.fired = true;
+    d.summary = alone + " (collage's choice " + (collage->error.empty() ? "did not match" : "did not run") + ")";
+  } else if (best->latency_ms < collage->latency_ms && !same_partitioning(*best, *collage)) {
+    d.fired = true;
+    d.summary = alone + ": collage's choice measured " + collage::format_double(collage->latency_ms, 4) + " ms, " +
+                collage::format_double(collage->latency_ms / best->latency_ms, 3) + "x its " +
+                collage::format_double(best->latency_ms, 4) + " ms";
+  } else {
+    d.summary = "collage's choice, " + collage::format_double(best->latency_ms / collage->latency_ms, 3) + "x as fast as " + alone;
+  }
+  d.runs = d.fired ? best->name : "collage";
+  return d;
+}
+
+}  // namespace tc

@@ -1,0 +1,383 @@
+#include "executor/executable.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <utility>
+
+#include "executor/memory_plan.hpp"
+#include "runtime/cpu_state.hpp"
+
+namespace tc {
+
+using collage::Error;
+using collage::ErrorCode;
+using collage::Result;
+using collage::Status;
+
+struct Executable::State {
+  /// A tensor (a model node's value) held on one device.
+  struct Slot {
+    int node = -1;
+    DeviceKind device = DeviceKind::cpu;
+    std::size_t bytes = 0;
+    int first = 0;
+    int last = 0;
+    std::size_t offset = 0;
+  };
+  struct Step {
+    Kernel* kernel = nullptr;  // null for a copy
+    std::vector<int> inputs;   // slots
+    std::vector<int> outputs;  // slots
+  };
+  /// Where a model output comes from: a slot, or the host (a model input or constant).
+  struct OutputSource {
+    int slot = -1;
+    int host_node = -1;
+  };
+
+  const Graph* model = nullptr;
+  DeviceSet devices;
+  std::vector<Slot> slots;
+  std::map<std::pair<int, DeviceKind>, int> slot_of;
+  std::vector<int> first_slot;  // per model node: its first slot (the producer's), or -1
+  std::vector<std::unique_ptr<Kernel>> kernels;
+  std::vector<Step> steps;
+  std::vector<StepInfo> infos;
+  std::vector<std::vector<int>> input_slots;  // per model input
+  std::vector<Tensor> host_inputs;            // the last inputs set, for outputs that are inputs
+  std::vector<OutputSource> output_sources;
+  std::map<DeviceKind, OwnedBuffer> arenas;
+  std::vector<ArenaStats> memory;
+  bool inputs_set = false;
+  bool flush_denormals = true;
+  /// Steps [first, end) run as one: recorded on `device` and replayed when `device` is set.
+  struct Segment {
+    std::size_t first = 0;
+    std::size_t end = 0;
+    Device* device = nullptr;
+    std::unique_ptr<Recording> recording;
+  };
+  std::vector<Segment> segments;
+  std::vector<std::string> notes;
+
+  int add_slot(int node, DeviceKind device, int step) {
+    Slot s;
+    s.node = node;
+    s.device = device;
+    s.bytes = static_cast<std::size_t>(numel(model->node(node).shape)) * sizeof(float);
+    s.first = s.last = step;
+    slots.push_back(s);
+    const int id = static_cast<int>(slots.size() - 1);
+    slot_of[{node, device}] = id;
+    if (first_slot[static_cast<std::size_t>(node)] < 0) first_slot[static_cast<std::size_t>(node)] = id;
+    return id;
+  }
+  int find_slot(int node, DeviceKind device) const {
+    auto it = slot_of.find({node, device});
+    return it == slot_of.end() ? -1 : it->second;
+  }
+  /// The first slot made for `node` (the producer's), or -1.
+  int producer_slot(int node) const { return first_slot[static_cast<std::size_t>(node)]; }
+  void* address(int slot) const {
+    const Slot& s = slots[static_cast<std::size_t>(slot)];
+    return static_cast<char*>(arenas.at(s.device).get().data) + s.offset;
+  }
+
+  /// The device step `k` runs on when it can be recorded there (a kernel, or a copy within one
+  /// device, on a device that records), else nullptr.
+  Device* recording_device(std::size_t k) const {
+    const Step& step = steps[k];
+    const DeviceKind kind = infos[k].device;
+    if (step.kernel == nullptr && slots[static_cast<std::size_t>(step.inputs[0])].device != kind) return nullptr;
+    Device* device = devices.find(kind);
+    return device != nullptr && device->can_record() ? device : nullptr;
+  }
+
+  /// Splits the steps into segments: runs of steps recordable on one device (when `record`),
+  /// every other step alone.
+  void plan_segments(bool record) {
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      Device* device = record ? recording_device(k) : nullptr;
+      if (device != nullptr && !segments.empty() && segments.back().device == device && segments.back().end == k) {
+        ++segments.back().end;
+      } else {
+        segments.push_back(Segment{k, k + 1, device, nullptr});
+      }
+    }
+  }
+
+  /// Launches step `k`.
+  Status run_step(std::size_t k) {
+    const Step& step = steps[k];
+    if (step.kernel == nullptr) {
+      const Slot& src = slots[static_cast<std::size_t>(step.inputs[0])];
+      const Slot& dst = slots[static_cast<std::size_t>(step.outputs[0])];
+      return copy_between(*devices.find(dst.device), address(step.outputs[0]), *devices.find(src.device),
+                          address(step.inputs[0]), src.bytes, arenas.at(dst.device).get(), arenas.at(src.device).get());
+    }
+    std::vector<const float*> in;
+    std::vector<float*> out;
+    for (int slot : step.inputs) in.push_back(static_cast<const float*>(address(slot)));
+    for (int slot : step.outputs) out.push_back(static_cast<float*>(address(slot)));
+    if (infos[k].device == DeviceKind::cpu) clear_vector_upper_state();
+    if (Status st = step.kernel->run(in, out); !st.ok()) {
+      return Error{st.code(), "step " + std::to_string(k + 1) + " (" + infos[k].target + "): " + st.message()};
+    }
+    return Status::success();
+  }
+
+  /// Runs `segment`: its recording, made first when there is none or it is no longer current;
+  /// where recording fails, its steps one by one from then on, with a note saying why.
+  Status run_segment(Segment& segment) {
+    if (segment.device != nullptr && (segment.recording == nullptr || !segment.recording->current())) {
+      segment.recording.reset();
+      const Status began = segment.device->begin_recording();
+      Status recorded = began;
+      for (std::size_t k = segment.first; k < segment.end && recorded.ok(); ++k) recorded = run_step(k);
+      if (began.ok()) {
+        Result<std::unique_ptr<Recording>> done = segment.device->end_recording();
+        if (recorded.ok() && done.ok()) segment.recording = std::move(done).value();
+        if (recorded.ok() && !done.ok()) recorded = done.error();
+      }
+      if (!recorded.ok()) {
+        notes.push_back("recording steps " + std::to_string(segment.first + 1) + "-" + std::to_string(segment.end) +
+                        " on " + segment.device->name() + " failed: " + recorded.message() +
+                        "; launching them one by one");
+        segment.device = nullptr;
+      }
+    }
+    if (segment.recording != nullptr) return segment.recording->replay();
+    for (std::size_t k = segment.first; k < segment.end; ++k) {
+      if (Status st = run_step(k); !st.ok()) return st;
+    }
+    return Status::success();
+  }
+
+  static Status copy_between(Device& dst_device, void* dst, Device& src_device, const void* src, std::size_t bytes,
+                             const Buffer& dst_arena, const Buffer& src_arena);
+};
+
+namespace {
+
+std::string part_name(const collage::DataflowGraph<Graph>& dataflow, std::size_t k, const collage::Candidate& part) {
+  return "part " + std::to_string(k + 1) + " (" + std::string(part.target) + ": " + part.sub_graph.label(dataflow) + ")";
+}
+
+}  // namespace
+
+Status Executable::State::copy_between(Device& dst_device, void* dst, Device& src_device, const void* src,
+                                       std::size_t bytes, const Buffer& dst_arena, const Buffer& src_arena) {
+  const std::size_t dst_offset = static_cast<std::size_t>(static_cast<char*>(dst) - static_cast<char*>(dst_arena.data));
+  const std::size_t src_offset =
+      static_cast<std::size_t>(static_cast<const char*>(src) - static_cast<const char*>(src_arena.data));
+  if (&dst_device == &src_device) return dst_device.copy(dst_arena, dst_offset, src_arena, src_offset, bytes);
+  if (src_device.kind() == DeviceKind::cpu) return dst_device.upload(dst_arena, dst_offset, src, bytes);
+  if (dst_device.kind() == DeviceKind::cpu) return src_device.download(dst, src_arena, src_offset, bytes);
+  return Error{ErrorCode::invalid_argument, "no copy path between two non-host devices"};
+}
+
+Executable::Executable(std::unique_ptr<State> state) : state_(std::move(state)) {}
+Executable::Executable(Executable&&) noexcept = default;
+Executable& Executable::operator=(Executable&&) noexcept = default;
+Executable::~Executable() = default;
+
+Result<Executable> Executable::compile(const collage::DataflowGraph<Graph>& dataflow,
+                                       const collage::Partitioning& partitioning, const BackendSet& backends,
+                                       const DeviceSet& devices, const ExecutableOptions& options) {
+  auto state = std::make_unique<State>();
+  State& s = *state;
+  s.model = &dataflow.ir();
+  s.devices = devices;
+  const Graph& model = *s.model;
+  s.first_slot.assign(model.size(), -1);
+  s.input_slots.resize(model.inputs().size());
+  std::vector<int> input_position(model.size(), -1);
+  for (std::size_t k = 0; k < model.inputs().size(); ++k) input_position[static_cast<std::size_t>(model.inputs()[k])] = static_cast<int>(k);
+
+  int step = 0;  // step 0 uploads the inputs
+  for (std::size_t k = 0; k < partitioning.parts.size(); ++k) {
+    const collage::Candidate& part = partitioning.parts[k];
+    const Backend* backend = backends.find(std::string(part.target));
+    if (backend == nullptr) return Error{ErrorCode::invalid_argument, part_name(dataflow, k, part) + ": no backend named '" + std::string(part.target) + "'"};
+    Device* device = devices.find(backend->device());
+    if (device == nullptr) {
+      return Error{ErrorCode::invalid_argument, part_name(dataflow, k, part) + ": no " + to_string(backend->device()) + " device"};
+    }
+    if (!device->available()) {
+      return Error{ErrorCode::invalid_argument, part_name(dataflow, k, part) + ": " + device->unavailable_reason()};
+    }
+    Function function = extract_function(dataflow, part.sub_graph);
+    Result<std::unique_ptr<Kernel>> kernel = backend->compile(function, *device);
+    if (!kernel.ok()) return Error{kernel.error().code, part_name(dataflow, k, part) + ": " + kernel.error().message};
+
+    State::Step launch;
+    launch.kernel = kernel->get();
+    s.kernels.push_back(std::move(kernel).value());
+    const DeviceKind where = device->kind();
+    for (int param : function.params) {
+      int slot = s.find_slot(param, where);
+      if (slot < 0) {
+        const int pos = input_position[static_cast<std::size_t>(param)];
+        if (pos >= 0) {
+          slot = s.add_slot(param, where, 0);
+          s.input_slots[static_cast<std::size_t>(pos)].push_back(slot);
+        } else {
+          const int source = s.producer_slot(param);
+          if (source < 0) {
+            return Error{ErrorCode::internal, part_name(dataflow, k, part) + ": input '" + model.node(param).name +
+                                                  "' is produced by no earlier part"};
+          }
+          ++step;
+          slot = s.add_slot(param, where, step);
+          s.slots[static_cast<std::size_t>(source)].last = step;
+          s.steps.push_back(State::Step{nullptr, {source}, {slot}});
+          s.infos.push_back(StepInfo{"copy", {param}, where});
+        }
+      }
+      launch.inputs.push_back(slot);
+    }
+    ++step;
+    for (int in : launch.inputs) s.slots[static_cast<std::size_t>(in)].last = step;
+    for (int result : function.results) launch.outputs.push_back(s.add_slot(result, where, step));
+    s.steps.push_back(std::move(launch));
+    StepInfo info{std::string(part.target), {}, where};
+    for (std::size_t i : part.sub_graph.inside()) {
+      if (dataflow.needs_kernel(i)) info.nodes.push_back(dataflow.handle(i));
+    }
+    s.infos.push_back(std::move(info));
+  }
+  const int end = step + 1;
+  for (int out : model.outputs()) {
+    State::OutputSource source;
+    const Op op = model.node(out).op;
+    if (op == Op::input || op == Op::constant) {
+      source.host_node = out;
+    } else {
+      source.slot = s.producer_slot(out);
+      if (source.slot < 0) {
+        return Error{ErrorCode::uncovered, "model output '" + model.node(out).name + "' is computed by no part"};
+      }
+      s.slots[static_cast<std::size_t>(source.slot)].last = end;
+    }
+    s.output_sources.push_back(source);
+  }
+
+  std::map<DeviceKind, std::vector<int>> by_device;
+  for (std::size_t k = 0; k < s.slots.size(); ++k) by_device[s.slots[k].device].push_back(static_cast<int>(k));
+  for (const auto& [kind, slot_ids] : by_device) {
+    std::vector<Lifetime> lifetimes;
+    for (int id : slot_ids) {
+      const State::Slot& slot = s.slots[static_cast<std::size_t>(id)];
+      lifetimes.push_back(Lifetime{slot.bytes, slot.first, slot.last});
+    }
+    MemoryPlan plan = plan_memory(lifetimes);
+    for (std::size_t j = 0; j < slot_ids.size(); ++j) s.slots[static_cast<std::size_t>(slot_ids[j])].offset = plan.offsets[j];
+    Device* device = devices.find(kind);
+    Result<OwnedBuffer> arena = allocate_owned(*device, std::max<std::size_t>(plan.arena_bytes, 64));
+    if (!arena.ok()) return arena.error();
+    s.arenas.emplace(kind, std::move(arena).value());
+    s.memory.push_back(ArenaStats{kind, plan.arena_bytes, plan.lower_bound, slot_ids.size()});
+  }
+  s.plan_segments(options.record);
+  s.flush_denormals = options.flush_denormals;
+  return Executable(std::move(state));
+}
+
+Status Executable::set_inputs(const std::vector<Tensor>& inputs) {
+  State& s = *state_;
+  const Graph& model = *s.model;
+  if (inputs.size() != model.inputs().size()) {
+    return Error{ErrorCode::invalid_argument, "expected " + std::to_string(model.inputs().size()) + " inputs, got " +
+                                                  std::to_string(inputs.size())};
+  }
+  for (std::size_t k = 0; k < inputs.size(); ++k) {
+    const Node& node = model.node(model.inputs()[k]);
+    if (inputs[k].shape != node.shape || inputs[k].data.size() != static_cast<std::size_t>(numel(node.shape))) {
+      return Error{ErrorCode::invalid_argument, "input '" + node.name + "' must be " + to_string(node.shape) + ", got " +
+                                                    to_string(inputs[k].shape)};
+    }
+    for (int slot : s.input_slots[k]) {
+      const State::Slot& sl = s.slots[static_cast<std::size_t>(slot)];
+      Device& device = *s.devices.find(sl.device);
+      if (Status st = device.upload(s.arenas.at(sl.device).get(), sl.offset, inputs[k].data.data(), sl.bytes); !st.ok()) return st;
+    }
+  }
+  s.host_inputs = inputs;
+  s.inputs_set = true;
+  return Status::success();
+}
+
+Status Executable::execute(std::vector<double>* step_seconds) {
+  State& s = *state_;
+  if (!s.inputs_set) return Error{ErrorCode::invalid_argument, "execute() before set_inputs()"};
+  const DenormalsFlushed denormals(s.flush_denormals);
+  auto synchronize_all = [&]() -> Status {
+    for (const ArenaStats& a : s.memory) {
+      if (Status st = s.devices.find(a.device)->synchronize(); !st.ok()) return st;
+    }
+    return Status::success();
+  };
+  if (step_seconds == nullptr) {
+    for (State::Segment& segment : s.segments) {
+      if (Status st = s.run_segment(segment); !st.ok()) return st;
+    }
+    return synchronize_all();
+  }
+  step_seconds->resize(s.steps.size(), 0.0);
+  for (std::size_t k = 0; k < s.steps.size(); ++k) {
+    const auto started = std::chrono::steady_clock::now();
+    if (Status st = s.run_step(k); !st.ok()) return st;
+    if (Status st = synchronize_all(); !st.ok()) return st;
+    (*step_seconds)[k] += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  }
+  return Status::success();
+}
+
+Result<std::vector<Tensor>> Executable::outputs() const {
+  const State& s = *state_;
+  const Graph& model = *s.model;
+  std::vector<Tensor> out;
+  for (std::size_t k = 0; k < model.outputs().size(); ++k) {
+    const int node = model.outputs()[k];
+    const State::OutputSource& source = s.output_sources[k];
+    if (source.host_node >= 0) {
+      const Node& n = model.node(node);
+      if (n.op == Op::constant) {
+        out.push_back(*n.value);
+      } else {
+        const auto pos = std::find(model.inputs().begin(), model.inputs().end(), node) - model.inputs().begin();
+        out.push_back(s.host_inputs[static_cast<std::size_t>(pos)]);
+      }
+      continue;
+    }
+    const State::Slot& slot = s.slots[static_cast<std::size_t>(source.slot)];
+    Tensor t(model.node(node).shape);
+    if (Status st = s.devices.find(slot.device)->download(t.data.data(), s.arenas.at(slot.device).get(), slot.offset, slot.bytes);
+        !st.ok()) {
+      return st.error();
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+Result<std::vector<Tensor>> Executable::run(const std::vector<Tensor>& inputs) {
+  if (Status st = set_inputs(inputs); !st.ok()) return st.error();
+  if (Status st = execute(); !st.ok()) return st.error();
+  return outputs();
+}
+
+const std::vector<StepInfo>& Executable::steps() const { return state_->infos; }
+const std::vector<ArenaStats>& Executable::memory() const { return state_->memory; }
+const std::vector<std::string>& Executable::notes() const { return state_->notes; }
+
+std::vector<SegmentInfo> Executable::segments() const {
+  std::vector<SegmentInfo> out;
+  for (const State::Segment& segment : state_->segments) {
+    out.push_back(SegmentInfo{segment.first, segment.end, state_->infos[segment.first].device, segment.device != nullptr});
+  }
+  return out;
+}
+
+}  // namespace tc

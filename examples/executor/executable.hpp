@@ -1,0 +1,106 @@
+#pragma once
+
+/// \file
+/// Executable: a partitioned model compiled by its backends, with planned memory, ready to run
+/// many times. Partitions run in the partitioning's (topological) order; tensors crossing
+/// partitions live in one arena per device, placed by liveness; a tensor needed on another device
+/// is copied there just before its first use there.
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <collage/graph/dataflow_graph.hpp>
+#include <collage/search/partitioning.hpp>
+#include <collage/support/result.hpp>
+
+#include "backends/registry.hpp"
+#include "tensor/function.hpp"
+#include "tensor/graph.hpp"
+#include "tensor/traits.hpp"
+
+namespace tc {
+
+/// Memory use of an Executable on one device.
+struct ArenaStats {
+  DeviceKind device = DeviceKind::cpu;
+  std::size_t arena_bytes = 0;
+  /// The liveness lower bound of the same buffers (no plan can use less).
+  std::size_t lower_bound = 0;
+  std::size_t buffers = 0;
+};
+
+/// One step of an Executable: a kernel launch or a copy between devices.
+struct StepInfo {
+  /// The backend's name for a kernel; "copy" for a transfer.
+  std::string target;
+  /// The partition's operator nodes (model node ids), or the copied node.
+  std::vector<int> nodes;
+  DeviceKind device = DeviceKind::cpu;
+};
+
+/// Consecutive steps that run on one device and can be recorded there (a CUDA graph): launched
+/// as one replay. Steps on the host and copies between devices each stand alone.
+struct SegmentInfo {
+  std::size_t first_step = 0;
+  /// One past the last step.
+  std::size_t end_step = 0;
+  DeviceKind device = DeviceKind::cpu;
+  /// Whether its steps are recorded and replayed (else launched one by one).
+  bool recorded = false;
+};
+
+/// How an Executable runs.
+struct ExecutableOptions {
+  /// Record each segment of steps on a device that can record (the CUDA device) the first time it
+  /// runs and replay the recording after that; where recording fails, say why (notes()) and
+  /// launch the steps one by one, as without it.
+  bool record = true;
+  /// Run with denormal floats flushed to zero on the calling thread (DenormalsFlushed); false
+  /// keeps IEEE denormals.
+  bool flush_denormals = true;
+};
+
+/// A model compiled for a partitioning.
+class Executable {
+ public:
+  /// Compiles every part of `partitioning` (over `dataflow`, the model's collage graph) with the
+  /// backend named by its target, and plans memory. Fails naming the part when its backend is
+  /// missing, its device is missing or unavailable, or it does not compile.
+  static collage::Result<Executable> compile(const collage::DataflowGraph<Graph>& dataflow,
+                                             const collage::Partitioning& partitioning, const BackendSet& backends,
+                                             const DeviceSet& devices, const ExecutableOptions& options = {});
+
+  Executable(Executable&&) noexcept;
+  Executable& operator=(Executable&&) noexcept;
+  ~Executable();
+
+  /// Uploads the model inputs (graph.inputs() order, shapes checked) into the arenas.
+  collage::Status set_inputs(const std::vector<Tensor>& inputs);
+  /// Runs every step once and waits for the devices. Inputs must have been set. Segments that can
+  /// be recorded are recorded on their first run and replayed after that. With `step_seconds`,
+  /// each step is launched alone and followed by a device synchronisation, and its wall-clock time
+  /// is added to (*step_seconds)[step] (resized to steps().size()): a per-partition profile of the
+  /// model, to set against the costs measured in isolation.
+  collage::Status execute(std::vector<double>* step_seconds = nullptr);
+  /// Downloads the model outputs (graph.outputs() order).
+  collage::Result<std::vector<Tensor>> outputs() const;
+  /// set_inputs, execute, outputs.
+  collage::Result<std::vector<Tensor>> run(const std::vector<Tensor>& inputs);
+
+  const std::vector<StepInfo>& steps() const;
+  const std::vector<ArenaStats>& memory() const;
+  /// The run split into segments, in order.
+  std::vector<SegmentInfo> segments() const;
+  /// One line per segment whose recording failed, saying why ("recording steps 2-5 on cuda: ...;
+  /// launching them one by one").
+  const std::vector<std::string>& notes() const;
+
+ private:
+  struct State;
+  explicit Executable(std::unique_ptr<State> state);
+  std::unique_ptr<State> state_;
+};
+
+}  // namespace tc

@@ -1,0 +1,45 @@
+#include "runtime/cpu_state.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cfloat>
+#include <limits>
+
+namespace tc {
+namespace {
+
+/// `x` * `y` computed at run time (not folded by the compiler).
+float multiply(volatile float x, volatile float y) { return x * y; }
+
+TEST(DenormalsFlushed, FlushesWhileAliveAndRestoresTheModeAfter) {
+#if defined(__x86_64__) || defined(__i386__)
+  const float tiny = FLT_MIN / 4;  // a denormal
+  ASSERT_FALSE(denormals_flushed());
+  EXPECT_GT(multiply(tiny, 1.0f), 0.0f);
+  {
+    const DenormalsFlushed flushed;
+    EXPECT_TRUE(denormals_flushed());
+    EXPECT_EQ(multiply(tiny, 1.0f), 0.0f);           // read as zero
+    EXPECT_EQ(multiply(FLT_MIN, 0.25f), 0.0f);       // a denormal result flushed
+    EXPECT_EQ(multiply(FLT_MIN, 2.0f), 2 * FLT_MIN);  // normal values untouched
+    {
+      const DenormalsFlushed nested;
+      EXPECT_TRUE(denormals_flushed());
+    }
+    EXPECT_TRUE(denormals_flushed());
+  }
+  EXPECT_FALSE(denormals_flushed());
+  EXPECT_GT(multiply(tiny, 1.0f), 0.0f);
+#else
+  GTEST_SKIP() << "denormal flushing is x86 only";
+#endif
+}
+
+TEST(DenormalsFlushed, KeepingIeeeDenormalsChangesNothing) {
+  const DenormalsFlushed ieee(false);
+  EXPECT_FALSE(denormals_flushed());
+  EXPECT_GT(multiply(FLT_MIN / 4, 1.0f), 0.0f);
+}
+
+}  // namespace
+}  // namespace tc
