@@ -448,9 +448,10 @@ TEST(Partitioner, RewriteVisitsPartsConsumersFirst) {
   auto r = partition(g, {per_op("t")}, oracle);
   ASSERT_TRUE(r.ok());
   std::vector<std::string> seen;
-  rewrite_partitions(g, r->partitioning, [&](const Candidate& c, const ExtractedFunction& fn) {
+  Status s = rewrite_partitions(g, r->partitioning, [&](const Candidate& c, const ExtractedFunction& fn) {
     seen.push_back(c.sub_graph.label(g) + "(" + std::to_string(fn.params.size()) + ")");
   });
+  EXPECT_TRUE(s.ok()) << s.message();
   EXPECT_EQ(seen, (std::vector<std::string>{"abs(1)", "relu(1)"}));
 }
 
@@ -483,11 +484,43 @@ TEST(Partitioner, ExactFallsBackToBeamOnlyWhenItGivesUp) {
   ASSERT_TRUE(fallback.ok()) << fallback.error().message;
   EXPECT_EQ(fallback->partitioning.stats.algorithm, "beam (exact gave up)");
   EXPECT_EQ(fallback->partitioning.total, Cost::value(3.0));
+  EXPECT_TRUE(fallback->exact_gave_up);
+  ASSERT_EQ(fallback->warnings.size(), 1u);
+  EXPECT_EQ(fallback->warnings[0].rfind("exact search gave up after ", 0), 0u) << fallback->warnings[0];
+  EXPECT_NE(fallback->warnings[0].find("; beam search (width 64) answered instead"), std::string::npos);
 
   options.fall_back_to_beam = false;
   auto strict = partition(g, {per_op("a"), per_op("b")}, oracle, options);
   ASSERT_FALSE(strict.ok());
   EXPECT_EQ(strict.error().code, ErrorCode::search_gave_up);
+}
+
+TEST(Partitioner, EverySearcherHasATimeBudget) {
+  // Budgets spent at the first look at the clock: exact gives way to beam, which keeps one state
+  // per step from there and still answers; greedy fails, naming its budget.
+  ExprGraph ir;
+  const Expr* h = ir.var("x");
+  for (int i = 0; i < 400; ++i) h = ir.call(i % 2 ? "relu" : "abs", {h});
+  ir.output(h);
+  Graph g = build(ir);
+  MockOracle<ExprGraph> oracle({{"a", 1.0}, {"b", 1.1}});
+  PartitionerOptions options;
+  options.exact.max_seconds = 1e-9;
+  options.beam.max_seconds = 1e-9;
+  auto r = partition(g, {native_fusion_spec<ExprGraph>("a", 3), per_op("b")}, oracle, options);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->exact_gave_up);
+  EXPECT_EQ(r->partitioning.stats.narrowed_at, 0u);
+  ASSERT_EQ(r->warnings.size(), 2u);
+  EXPECT_NE(r->warnings[0].find("s (max_seconds)"), std::string::npos) << r->warnings[0];
+  EXPECT_EQ(r->warnings[1], "beam search ran out of its time budget (max_seconds 1e-09) with 0 of 400 kernel nodes "
+                            "covered: it kept one state per step from there");
+  options.algorithm = SearchAlgorithm::greedy;
+  options.greedy.max_seconds = 1e-9;
+  auto greedy = partition(g, {native_fusion_spec<ExprGraph>("a", 3), per_op("b")}, oracle, options);
+  ASSERT_FALSE(greedy.ok());
+  EXPECT_EQ(greedy.error().code, ErrorCode::search_gave_up);
+  EXPECT_EQ(greedy.error().message.rfind("greedy search gave up after 0 of ", 0), 0u) << greedy.error().message;
 }
 
 TEST(Partitioner, EmptyOrRepeatedTargetNamesAreInvalidArguments) {

@@ -54,9 +54,12 @@ struct Small {
 TEST(Report, JsonIsThePartitionSchemaWithGroupsAtEveryDepth) {
   Small s;
   ASSERT_TRUE(s.result.ok()) << s.result.error().message;
-  EXPECT_EQ(to_json(s.g, *s.result),
+  EXPECT_EQ(*to_json(s.g, *s.result),
             "{\n"
             "  \"format\": \"collage-partition/1\",\n"
+            "  \"graph\": {\"nodes\": 3, \"fingerprint\": \"" +
+                s.g.fingerprint().hash_text() +
+                "\"},\n"
             "  \"total_cost\": 1.75,\n"
             "  \"effective_total_cost\": 1.75,\n"
             "  \"partitions\": [\n"
@@ -82,7 +85,7 @@ TEST(Report, OptionsChooseNodeNamesAlternativesAndTimings) {
   options.alternatives = false;
   options.timings = true;
   options.node_json = [](std::size_t i) { return std::to_string(i); };
-  const std::string json = to_json(s.g, *s.result, options);
+  const std::string json = *to_json(s.g, *s.result, options);
   EXPECT_EQ(json.find("alternatives"), std::string::npos) << json;
   EXPECT_NE(json.find("\"inside\": [1]"), std::string::npos) << json;
   EXPECT_NE(json.find("\"host\": [0]"), std::string::npos) << json;
@@ -95,7 +98,7 @@ TEST(Report, DotHasAClusterPerPartAndHostNodesOutside) {
   ASSERT_TRUE(s.result.ok()) << s.result.error().message;
   ReportOptions options;
   options.name = "small";
-  const std::string dot = to_dot(s.g, *s.result, options);
+  const std::string dot = *to_dot(s.g, *s.result, options);
   EXPECT_EQ(dot.rfind("digraph \"small\" {\n", 0), 0u) << dot;
   EXPECT_NE(dot.find("label=\"small: total cost 1.75\";"), std::string::npos) << dot;
   EXPECT_NE(dot.find("label=\"1. lib (primitive.composite.dense)\\ncost 0.75\";"), std::string::npos) << dot;
@@ -127,8 +130,8 @@ TEST(Report, DeterministicOnAModel) {
   auto first = m.run();
   auto second = m.run();
   ASSERT_TRUE(first.ok() && second.ok());
-  EXPECT_EQ(to_json(m.g, *first), to_json(m.g, *second));
-  EXPECT_EQ(to_dot(m.g, *first), to_dot(m.g, *second));
+  EXPECT_EQ(*to_json(m.g, *first), *to_json(m.g, *second));
+  EXPECT_EQ(*to_dot(m.g, *first), *to_dot(m.g, *second));
 }
 
 TEST(Report, SameBytesUnderACommaLocale) {
@@ -136,22 +139,22 @@ TEST(Report, SameBytesUnderACommaLocale) {
   const Graph& g = m.g;
   auto r = m.run();
   ASSERT_TRUE(r.ok()) << r.error().message;
-  const std::string json = to_json(g, *r);
-  const std::string dot = to_dot(g, *r);
-  const std::string candidates = candidates_to_json(g, r->candidates, r->penalties);
+  const std::string json = *to_json(g, *r);
+  const std::string dot = *to_dot(g, *r);
+  const std::string candidates = *candidates_to_json(g, r->candidates, r->penalties);
   const double total = r->partitioning.total.raw();
   ASSERT_NE(total, std::floor(total));  // costs with a decimal point
   testing_ir::CommaLocale comma;
   if (!comma.active()) GTEST_SKIP() << testing_ir::CommaLocale::missing();
-  EXPECT_EQ(to_json(g, *r), json);
-  EXPECT_EQ(to_dot(g, *r), dot);
-  EXPECT_EQ(candidates_to_json(g, r->candidates, r->penalties), candidates);
+  EXPECT_EQ(*to_json(g, *r), json);
+  EXPECT_EQ(*to_dot(g, *r), dot);
+  EXPECT_EQ(*candidates_to_json(g, r->candidates, r->penalties), candidates);
 }
 
 TEST(Report, CandidatesListCostsAsTheSearchSeesThem) {
   Small s;
   ASSERT_TRUE(s.result.ok()) << s.result.error().message;
-  EXPECT_EQ(candidates_to_json(s.g, s.result->candidates, s.result->penalties),
+  EXPECT_EQ(*candidates_to_json(s.g, s.result->candidates, s.result->penalties),
             "{\n"
             "  \"format\": \"collage-candidates/1\",\n"
             "  \"candidates\": [\n"

@@ -122,8 +122,9 @@ TEST(Trace, DeterministicAndReplayableOnAModel) {
   ASSERT_TRUE(first.ok() && second.ok());
   const std::string trace = save_trace(*first);
   EXPECT_EQ(trace, save_trace(*second));
-  EXPECT_EQ(trace.rfind("collage-trace/3\nsearch\texact\t64\t1000000\t1024\t1\npriority\ttvm\tlib\n"
-                        "penalty\tlib\t0.1\n",
+  EXPECT_EQ(trace.rfind("collage-trace/4\ngraph\t" + std::to_string(g.size()) + "\t" + g.fingerprint().hash_text() +
+                            "\nsearch\texact\t64\t1000000\t1024\t1\npriority\ttvm\tlib\n"
+                            "penalty\tlib\t0.1\n",
                         0),
             0u)
       << trace.substr(0, 200);
@@ -277,7 +278,9 @@ TEST(Trace, RejectsBadValuesNamingTheLineAndField) {
       {"BadEscape", chain_trace(kSearch, "candidate\tt%G1\tr\t1\t1\n"),
        "trace: line 8: bad escape in the target or rule name"},
       {"UnknownRecord", chain_trace(kSearch, "candidates\tt\n"), "trace: line 8: unrecognised record 'candidates'"},
-      {"Header", "collage-trace/9\n", "trace: line 1: expected 'collage-trace/3'"},
+      {"Header", "collage-trace/9\n", "trace: line 1: expected 'collage-trace/4'"},
+      {"GraphRecord", "collage-trace/4\ngraph\t4\n", "trace: line 2: expected 'graph <nodes> <fingerprint: 16 hex digits>'"},
+      {"NarrowedRecord", "collage-trace/4\nnarrowed\tlate\n", "trace: line 2: expected 'narrowed <layer>'"},
   };
   for (const BadTrace& c : cases) {
     auto r = replay(g, c.text);
@@ -285,6 +288,56 @@ TEST(Trace, RejectsBadValuesNamingTheLineAndField) {
     EXPECT_EQ(r.error().code, ErrorCode::parse) << c.name;
     EXPECT_EQ(r.error().message, c.message) << c.name;
   }
+}
+
+TEST(Trace, AGreedySearchWithABeamWidthOfZeroReplays) {
+  // partition() accepts a beam width of 0 where the beam never runs; its trace replays.
+  ExprGraph ir;
+  ir.output(ir.call("abs", {ir.call("relu", {ir.var("x")})}));
+  auto g = build(ir);
+  MockOracle<ExprGraph> oracle({{"t", 1.0}});
+  PartitionerOptions options;
+  options.algorithm = SearchAlgorithm::greedy;
+  options.beam.width = 0;
+  auto r = partition(g, {native_fusion_spec<ExprGraph>("t", 2)}, oracle, options);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  auto replayed = replay(g, save_trace(*r));
+  ASSERT_TRUE(replayed.ok()) << replayed.error().message;
+  expect_same(r->partitioning, *replayed);
+  options.algorithm = SearchAlgorithm::exact;
+  options.fall_back_to_beam = false;
+  r = partition(g, {native_fusion_spec<ExprGraph>("t", 2)}, oracle, options);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(replay(g, save_trace(*r)).ok());
+}
+
+TEST(Trace, ASearchCutByItsTimeBudgetReplaysTheSameWithoutIt) {
+  // The searcher that answered and the layer a beam narrowed at are in the trace: a replay, which
+  // runs without time budgets, gives the same partitioning.
+  ExprGraph ir;
+  testing_ir::models::bert_like(ir, 12, 64);  // more than the 256 expansions between two looks at the clock
+  auto g = build(ir);
+  MockOracle<ExprGraph> oracle({{"tvm", 1.0}, {"lib", 0.8}});
+  std::vector<PartitionSpec<ExprGraph>> specs = {
+      native_fusion_spec<ExprGraph>("tvm", 3),
+      PartitionSpec<ExprGraph>{"lib", op_predicate_byoc_rule<ExprGraph>("lib", [](const DataflowGraph<ExprGraph>& gg, std::size_t i) {
+                                 return gg.op_name(i) == "dense";
+                               }, 2)}};
+  PartitionerOptions options;
+  options.exact.max_seconds = 1e-9;  // spent at the first look at the clock
+  options.beam.max_seconds = 1e-9;
+  auto r = partition(g, specs, oracle, options);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_TRUE(r->exact_gave_up);
+  EXPECT_EQ(r->partitioning.stats.algorithm, "beam (exact gave up)");
+  EXPECT_EQ(r->partitioning.stats.narrowed_at, 0u);
+  const std::string trace = save_trace(*r);
+  EXPECT_NE(trace.find("\nsearch\texact\t64\t1000000\t1024\t1\nexact-gave-up\n"), std::string::npos)
+      << trace.substr(0, 200);
+  EXPECT_NE(trace.find("\nnarrowed\t0\n"), std::string::npos) << trace.substr(0, 200);
+  auto replayed = replay(g, trace);
+  ASSERT_TRUE(replayed.ok()) << replayed.error().message;
+  expect_same(r->partitioning, *replayed);
 }
 
 TEST(Trace, UncoveredNodeIsReportedAsByPartition) {
@@ -314,7 +367,7 @@ TEST(TraceCandidateRecord, EveryCandidateRoundTripsWithItsGroups) {
         EXPECT_TRUE(*back == c) << record;
         EXPECT_EQ(back->rule_name, c.rule_name);
         EXPECT_EQ(back->sub_graph.to_string(), c.sub_graph.to_string());
-        EXPECT_TRUE(back->cost.has_value() && back->cost->is_unknown());
+        EXPECT_TRUE(back->cost.is_unknown());
       }
     }
   }

@@ -336,7 +336,9 @@ collage::Status write_dot(const collage::DataflowGraph<Graph>& dataflow, const R
     if (chosen == nullptr && r.partition) chosen = &r;
   }
   if (chosen == nullptr) return collage::Error{collage::ErrorCode::invalid_argument, "no configuration partitioned the model"};
-  if (collage::Status s = write_text_file(path, collage::to_dot(dataflow, *chosen->partition)); !s.ok()) return s;
+  collage::Result<std::string> dot = collage::to_dot(dataflow, *chosen->partition);
+  if (!dot.ok()) return dot.error();
+  if (collage::Status s = write_text_file(path, *dot); !s.ok()) return s;
   if (std::system("command -v dot >/dev/null 2>&1") == 0) {
     const std::string command = "dot -Tpng '" + path + "' -o '" + path + ".png'";
     if (std::system(command.c_str()) != 0) {

@@ -60,7 +60,7 @@ collage::Result<collage::Measurement> measure_record(collage::CostOracle<G>& ora
                                                      std::string_view record) {
   collage::Result<collage::Candidate> candidate = collage::read_trace_candidate(graph, record);
   if (!candidate.ok()) return candidate.error();
-  candidate->cost.reset();
+  candidate->cost = collage::Cost::unknown();
   return oracle.measure(graph, *candidate);
 }
 

@@ -73,17 +73,21 @@ int main() {
   // [reports]
   collage::ReportOptions options;
   options.name = "mlp";
-  const std::string json = collage::to_json(*graph, *result, options);
-  const std::string dot = collage::to_dot(*graph, *result, options);
-  const std::string candidates = collage::candidates_to_json(*graph, result->candidates, result->penalties);
-  std::printf("%s", json.c_str());
+  collage::Result<std::string> json = collage::to_json(*graph, *result, options);  // an error for another graph
+  collage::Result<std::string> dot = collage::to_dot(*graph, *result, options);
+  collage::Result<std::string> candidates = collage::candidates_to_json(*graph, result->candidates, result->penalties);
+  for (const collage::Result<std::string>* written : {&json, &dot, &candidates}) {
+    if (!written->ok()) return std::fprintf(stderr, "%s\n", written->error().message.c_str()), 1;
+  }
+  std::printf("%s", json->c_str());
   // [reports]
-  check(json.rfind("{\n  \"format\": \"collage-partition/1\",\n  \"total_cost\": 1.55,", 0) == 0, "the JSON header");
-  check(json.find("\"alternatives\": [") != std::string::npos, "alternatives are in the report");
-  check(json.find("\"host\": [\"input\", \"const\", \"const\"]") != std::string::npos, "host nodes by label");
-  check(dot.rfind("digraph", 0) == 0 && dot.find("mlp") != std::string::npos, "a named digraph");
-  check(candidates.find("\"format\": \"collage-candidates/1\"") != std::string::npos, "the candidates document");
-  check(json == collage::to_json(*graph, *result, options), "reports are deterministic");
+  check(json->rfind("{\n  \"format\": \"collage-partition/1\",\n  \"graph\": {\"nodes\": ", 0) == 0, "the JSON header");
+  check(json->find("\n  \"total_cost\": 1.55,") != std::string::npos, "the total cost");
+  check(json->find("\"alternatives\": [") != std::string::npos, "alternatives are in the report");
+  check(json->find("\"host\": [\"input\", \"const\", \"const\"]") != std::string::npos, "host nodes by label");
+  check(dot->rfind("digraph", 0) == 0 && dot->find("mlp") != std::string::npos, "a named digraph");
+  check(candidates->find("\"format\": \"collage-candidates/1\"") != std::string::npos, "the candidates document");
+  check(*json == *collage::to_json(*graph, *result, options), "reports are deterministic");
 
   if (failures != 0) return 1;
   std::puts("guide reports: all checks passed");

@@ -80,7 +80,7 @@ int main() {
   // Each part becomes a function of the user's IR (here: text), consumers first, so that the parts
   // still to be rewritten stay valid while this one is replaced by a call.
   std::vector<std::string> functions;
-  collage::rewrite_partitions(
+  collage::Status rewritten = collage::rewrite_partitions(  // an error for another graph's partitioning
       *graph, result->partitioning, [&](const collage::Candidate& part, const collage::ExtractedFunction& fn) {
         std::string text = "fn " + std::string(part.target) + "_" + std::to_string(functions.size()) + "(";
         for (std::size_t k = 0; k < fn.params.size(); ++k) text += (k ? ", %" : "%") + std::to_string(fn.params[k]);
@@ -100,6 +100,7 @@ int main() {
         print_groups(fn.groups, 0, text);
         functions.push_back(text);
       });
+  if (!rewritten) return std::fprintf(stderr, "%s\n", rewritten.message().c_str()), 1;
   for (const std::string& f : functions) std::printf("%s", f.c_str());
   // [rewrite]
 

@@ -54,9 +54,12 @@ inline std::optional<SearchAlgorithm> parse_search_algorithm(std::string_view na
 /// Options of partition().
 struct PartitionerOptions {
   SearchAlgorithm algorithm = SearchAlgorithm::exact;
+  /// Each searcher's limits, a time budget of a few seconds among them (on by default).
   ExactSearchOptions exact;
   BeamSearchOptions beam;
-  /// When the exact search reaches its state limit, run the beam search instead of failing.
+  GreedySearchOptions greedy;
+  /// When the exact search reaches a limit (states, memory, time), run the beam search instead of
+  /// failing; the result says so (PartitionResult::exact_gave_up and a warning).
   bool fall_back_to_beam = true;
   /// Remember the oracle's answers by structural key (identical sub-graphs estimated once).
   bool cache = true;
@@ -155,6 +158,8 @@ struct PartitionResult {
   ExactSearchOptions exact;
   BeamSearchOptions beam;
   bool fall_back_to_beam = true;
+  /// Whether the exact search gave up and the beam search answered instead.
+  bool exact_gave_up = false;
 };
 
 namespace detail {
@@ -171,21 +176,39 @@ inline std::optional<Error> check_options(const PartitionerOptions& options) {
   return std::nullopt;
 }
 
-/// Runs the searcher `options` choose over `problem`.
+/// Runs the searcher `options` choose over `problem`. When the exact search gives up and the beam
+/// search answers, says why in `warnings` (when given) and sets `*exact_gave_up`; when the beam's
+/// time budget ran out, says from which layer it kept one state.
 template <class G>
 Result<Partitioning> run_search(const SearchProblem<G>& problem, const PartitionerOptions& options,
-                                const std::vector<std::string>& priority) {
+                                const std::vector<std::string>& priority, std::vector<std::string>* warnings = nullptr,
+                                bool* exact_gave_up = nullptr) {
+  auto narrowed = [&](Result<Partitioning> found) {
+    if (found.ok() && found->stats.narrowed_at != npos && warnings != nullptr) {
+      warnings->push_back("beam search ran out of its time budget (max_seconds " +
+                          format_double(options.beam.max_seconds) + ") with " +
+                          std::to_string(found->stats.narrowed_at) + " of " + std::to_string(problem.kernel_nodes()) +
+                          " kernel nodes covered: it kept one state per step from there");
+    }
+    return found;
+  };
   switch (options.algorithm) {
-    case SearchAlgorithm::greedy: return greedy_search(problem, priority);
-    case SearchAlgorithm::beam: return beam_search(problem, options.beam);
+    case SearchAlgorithm::greedy: return greedy_search(problem, priority, options.greedy);
+    case SearchAlgorithm::beam: return narrowed(beam_search(problem, options.beam));
     case SearchAlgorithm::exact: {
       auto exact = exact_search(problem, options.exact);
       if (exact.ok() || !options.fall_back_to_beam || exact.error().code != ErrorCode::search_gave_up) {
         return exact;
       }
       auto beam = beam_search(problem, options.beam);
-      if (beam.ok()) beam->stats.algorithm = "beam (exact gave up)";
-      return beam;
+      if (!beam.ok()) return beam;
+      beam->stats.algorithm = "beam (exact gave up)";
+      if (exact_gave_up != nullptr) *exact_gave_up = true;
+      if (warnings != nullptr) {
+        warnings->push_back(exact.error().message + "; beam search (width " + std::to_string(options.beam.width) +
+                            ") answered instead");
+      }
+      return narrowed(std::move(beam));
     }
   }
   return Error{ErrorCode::invalid_argument, "PartitionerOptions::algorithm is not a SearchAlgorithm"};
@@ -361,7 +384,7 @@ Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vect
   result.transfers = costs.transfers;
   auto problem = SearchProblem<G>::build_borrowed(graph, result.candidates, costs, result.invalid_reasons);
   if (!problem.ok()) return problem.error();
-  auto found = detail::run_search(*problem, options, result.priority);
+  auto found = detail::run_search(*problem, options, result.priority, &result.warnings, &result.exact_gave_up);
   if (!found.ok()) return found.error();
   result.partitioning = std::move(found).value();
   if (options.progress) options.progress("search", 1, 1);
@@ -376,16 +399,13 @@ Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vect
 /// whole partitioning (e.g. the model's measured latency end to end), which sees what the sum of
 /// per-part costs misses. The answer is never worse than the start under `fitness`, and is the
 /// start itself when nothing better was found; `stats` says what was tried and gained. Fails as
-/// evolutionary_refinement does, or when `result` does not belong to `graph`.
+/// evolutionary_refinement does, or with ErrorCode::wrong_graph when `result` was made over
+/// another graph.
 template <class G>
 Result<Partitioning> refine(const DataflowGraph<G>& graph, const PartitionResult& result, EndToEndOracle<G>& fitness,
                             const EvolutionOptions& options = {}, EvolutionStats* stats = nullptr) {
-  for (const Candidate& c : result.candidates) {
-    if (c.sub_graph.inside().universe() != graph.size()) {
-      return Error{ErrorCode::invalid_argument, "refine: the partition result is over a graph of " +
-                                                    std::to_string(c.sub_graph.inside().universe()) +
-                                                    " nodes, not this one of " + std::to_string(graph.size())};
-    }
+  if (auto error = detail::check_graph(graph, result.partitioning, "refine: the partition result")) {
+    return std::move(*error);
   }
   SearchCosts costs;
   costs.penalty = result.penalties;
@@ -397,12 +417,17 @@ Result<Partitioning> refine(const DataflowGraph<G>& graph, const PartitionResult
 
 /// Phase 4: hands each chosen part to `rewrite(const Candidate&, const ExtractedFunction&)` in
 /// reverse dataflow order (consumers before producers), so that rewriting one part leaves the
-/// parts still pending valid.
+/// parts still pending valid. Fails with ErrorCode::wrong_graph, before calling `rewrite`, when
+/// `partitioning` was made over another graph.
 template <class G, class Rewrite>
-void rewrite_partitions(const DataflowGraph<G>& graph, const Partitioning& partitioning, Rewrite&& rewrite) {
+Status rewrite_partitions(const DataflowGraph<G>& graph, const Partitioning& partitioning, Rewrite&& rewrite) {
+  if (auto error = detail::check_graph(graph, partitioning, "rewrite_partitions: the partitioning")) {
+    return std::move(*error);
+  }
   for (auto it = partitioning.parts.rbegin(); it != partitioning.parts.rend(); ++it) {
     rewrite(*it, extract(graph, it->sub_graph));
   }
+  return Status::success();
 }
 
 }  // namespace collage

@@ -78,6 +78,8 @@ class JsonReportWriter {
   std::string write(const PartitionResult& result) {
     const Partitioning& p = result.partitioning;
     out_ = "{\n  \"format\": " + json_string(kPartitionFormat);
+    out_ += ",\n  \"graph\": {\"nodes\": " + std::to_string(graph_.size()) + ", \"fingerprint\": " +
+            json_string(graph_.fingerprint().hash_text()) + "}";
     out_ += ",\n  \"total_cost\": " + json_cost(p.total);
     out_ += ",\n  \"effective_total_cost\": " + json_cost(p.effective_total);
     out_ += ",\n  \"partitions\": [";
@@ -106,7 +108,13 @@ class JsonReportWriter {
               ", \"estimate\": " + collage::format_double(result.seconds.estimate, 6) +
               ", \"search\": " + collage::format_double(result.seconds.search, 6) + "}";
     }
-    out_ += "}\n}\n";
+    out_ += '}';
+    if (!result.warnings.empty()) {
+      out_ += ",\n  \"warnings\": [";
+      for (std::size_t k = 0; k < result.warnings.size(); ++k) out_ += (k ? ", " : "") + json_string(result.warnings[k]);
+      out_ += ']';
+    }
+    out_ += "\n}\n";
     return std::move(out_);
   }
 
@@ -223,32 +231,51 @@ inline std::string dot_quote(std::string_view s) {
 
 }  // namespace detail
 
-/// The partitioning as a collage-partition/1 JSON document (docs/formats.md): format tag, total
-/// and effective total cost; the parts (target, rule, cost, inside nodes, nested groups at every
+/// The partitioning as a collage-partition/1 JSON document (docs/formats.md): format tag, the
+/// graph's size and fingerprint, total and effective total cost; the parts (target, rule, cost, inside nodes, nested groups at every
 /// depth, and, unless turned off, the alternatives with the costs the search compared); the host
-/// nodes; and the search's statistics (with wall-clock seconds when asked for). One top-level key
-/// per line and one part per line. Deterministic unless timings are asked for; the same bytes
-/// under any locale. `collage check` reads it.
+/// nodes; the search's statistics (with wall-clock seconds when asked for); and the result's
+/// warnings, when there are any. One top-level key per line and one part per line. Deterministic
+/// unless timings are asked for; the same bytes under any locale. `collage check` reads it. Fails
+/// with ErrorCode::wrong_graph when `result` was made over another graph.
 template <class G>
-std::string to_json(const DataflowGraph<G>& graph, const PartitionResult& result, const ReportOptions& options = {}) {
+Result<std::string> to_json(const DataflowGraph<G>& graph, const PartitionResult& result,
+                            const ReportOptions& options = {}) {
+  if (auto error = detail::check_graph(graph, result.partitioning, "to_json: the partition result")) {
+    return std::move(*error);
+  }
   return detail::JsonReportWriter<G>(graph, options).write(result);
 }
 
 /// Costed `candidates` as a collage-candidates/1 JSON document (docs/formats.md): one per line,
 /// each with its target, rule, cost as the search sees it (the oracle's plus the target's penalty
 /// from `penalties`), inside nodes and nested groups at every depth. Uses `options.node_json`.
+/// Fails with ErrorCode::wrong_graph when a candidate is over a graph of another size.
 template <class G>
-std::string candidates_to_json(const DataflowGraph<G>& graph, const std::vector<Candidate>& candidates,
-                               const std::map<std::string, double>& penalties, const ReportOptions& options = {}) {
+Result<std::string> candidates_to_json(const DataflowGraph<G>& graph, const std::vector<Candidate>& candidates,
+                                       const std::map<std::string, double>& penalties,
+                                       const ReportOptions& options = {}) {
+  for (const Candidate& c : candidates) {
+    if (c.sub_graph.inside().universe() != graph.size()) {
+      return Error{ErrorCode::wrong_graph, "candidates_to_json: a candidate was made over a graph of " +
+                                               std::to_string(c.sub_graph.inside().universe()) +
+                                               " nodes, not this one of " + std::to_string(graph.size())};
+    }
+  }
   return detail::JsonReportWriter<G>(graph, options).write(candidates, penalties);
 }
 
 /// The partitioning as a Graphviz digraph: one filled cluster per part, coloured by target (in
 /// priority order) and labelled with its number, target, rule and cost; nodes show their label
 /// and, when it differs, their op; nodes that need no kernel are ellipses; host nodes lie outside
-/// every cluster. The one DOT writer of the library and the tool.
+/// every cluster. The one DOT writer of the library and the tool. Fails with
+/// ErrorCode::wrong_graph when `result` was made over another graph.
 template <class G>
-std::string to_dot(const DataflowGraph<G>& graph, const PartitionResult& result, const ReportOptions& options = {}) {
+Result<std::string> to_dot(const DataflowGraph<G>& graph, const PartitionResult& result,
+                           const ReportOptions& options = {}) {
+  if (auto error = detail::check_graph(graph, result.partitioning, "to_dot: the partition result")) {
+    return std::move(*error);
+  }
   using detail::dot_quote;
   static const char* const kPalette[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3",
                                          "#fdb462", "#b3de69", "#fccde5", "#d9d9d9", "#bc80bd"};

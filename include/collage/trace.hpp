@@ -6,8 +6,11 @@
 ///
 /// Format: one record per line, fields separated by tabs.
 ///
-///     collage-trace/3
+///     collage-trace/4
+///     graph <nodes> <fingerprint: 16 hex digits>
 ///     search <exact|beam|greedy> <beam width> <max states> <max memory MiB> <fall back to beam: 0|1>
+///     exact-gave-up
+///     narrowed <layer>
 ///     priority <target>...
 ///     penalty <target> <value>
 ///     device <target> <device index>
@@ -15,6 +18,11 @@
 ///     transfer <node index> <from device> <to device> <cost>
 ///     candidate <target> <rule> <cost> <inside indexes> [<group>...]
 ///
+/// - `graph` is the GraphFingerprint of the graph the run was over: replay() refuses another graph.
+/// - `exact-gave-up` (only when the exact search gave up and the beam search answered) makes
+///   replay() run the beam search at once; `narrowed` (only when a beam search's time budget ran
+///   out) is the layer from which it kept one state. replay() runs without time budgets and repeats
+///   both, so it gives the same partitioning on any machine.
 /// - `device`, `host-io` and `transfer` records are the transfer table (TransferTable): present
 ///   only when some target runs off the host; a transfer cost not listed is 0, and without a
 ///   `host-io` record inputs start and outputs end on the host.
@@ -29,12 +37,13 @@
 /// - In targets, rule names, attribute keys and values, the characters '%', tab, line feed,
 ///   carriage return, ';', '=' and '@' are written as "%XX" (two upper-case hex digits).
 ///
-/// replay() also reads collage-trace/2 (no transfer records) and collage-trace/1 (the first
-/// version: no group depths, so groups at depth 0 only; no escapes; "search <algorithm> <beam
-/// width>").
+/// replay() also reads collage-trace/3 (no graph record), collage-trace/2 (nor transfer records)
+/// and collage-trace/1 (the first version: no group depths, so groups at depth 0 only; no
+/// escapes; "search <algorithm> <beam width>").
 
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -54,7 +63,7 @@
 namespace collage {
 
 /// The tag on the first line of the traces save_trace() writes.
-inline constexpr std::string_view kTraceFormat = "collage-trace/3";
+inline constexpr std::string_view kTraceFormat = "collage-trace/4";
 
 namespace detail {
 
@@ -161,6 +170,8 @@ class TraceReader {
       version_ = 1;
     } else if (lines[0] == "collage-trace/2") {
       version_ = 2;
+    } else if (lines[0] == "collage-trace/3") {
+      version_ = 3;
     } else if (lines[0] != kTraceFormat) {
       return Error{ErrorCode::parse, "trace: line 1: expected '" + std::string(kTraceFormat) + "'"};
     }
@@ -173,6 +184,11 @@ class TraceReader {
     if (std::optional<Error> error = tabulate()) return std::move(*error);
     auto problem = SearchProblem<G>::build_borrowed(graph_, candidates_, costs_);
     if (!problem.ok()) return Error{problem.error().code, "trace: " + problem.error().message};
+    if (exact_gave_up_ && options_.algorithm == SearchAlgorithm::exact) {
+      auto beam = beam_search(*problem, options_.beam);
+      if (beam.ok()) beam->stats.algorithm = "beam (exact gave up)";
+      return beam;
+    }
     return run_search(*problem, options_, priority_);
   }
 
@@ -186,6 +202,16 @@ class TraceReader {
 
   Error fail(const std::string& problem) const { return Error{ErrorCode::parse, where_ + problem}; }
 
+  /// The searchers' options without their time budgets: a replay does what the trace says, on any
+  /// machine.
+  static PartitionerOptions without_time_budgets() {
+    PartitionerOptions o;
+    o.exact.max_seconds = 0;
+    o.beam.max_seconds = 0;
+    o.greedy.max_seconds = 0;
+    return o;
+  }
+
   std::optional<std::string> text(std::string_view field) const {
     if (version_ == 1) return std::string(field);
     return trace_unescape(field);
@@ -193,6 +219,12 @@ class TraceReader {
 
   std::optional<Error> record(const std::vector<std::string_view>& f) {
     if (f[0] == "search") return search(f);
+    if (f[0] == "graph" && version_ >= 4) {
+      std::optional<std::size_t> nodes = f.size() == 3 ? collage::parse_index(f[1]) : std::nullopt;
+      std::optional<std::uint64_t> hash = f.size() == 3 ? parse_fingerprint_hash(f[2]) : std::nullopt;
+      if (!nodes || !hash) return fail("expected 'graph <nodes> <fingerprint: 16 hex digits>'");
+      return check_same_graph(GraphFingerprint{*nodes, *hash}, graph_.fingerprint(), "trace: the trace");
+    }
     if (f[0] == "priority") {
       priority_.clear();
       for (std::size_t k = 1; k < f.size(); ++k) {
@@ -227,6 +259,17 @@ class TraceReader {
       return std::nullopt;
     }
     if (f[0] == "transfer" && version_ >= 3) return transfer(f);
+    if (f[0] == "exact-gave-up" && version_ >= 4) {
+      if (f.size() != 1) return fail("expected 'exact-gave-up'");
+      exact_gave_up_ = true;
+      return std::nullopt;
+    }
+    if (f[0] == "narrowed" && version_ >= 4) {
+      std::optional<std::size_t> layer = f.size() == 2 ? collage::parse_index(f[1]) : std::nullopt;
+      if (!layer) return fail("expected 'narrowed <layer>'");
+      options_.beam.narrow_from = *layer;
+      return std::nullopt;
+    }
     if (f[0] == "host-io" && version_ >= 3) {
       auto flag = [](std::string_view v) { return v == "0" || v == "1"; };
       if (f.size() != 3 || !flag(f[1]) || !flag(f[2])) return fail("expected 'host-io <0|1> <0|1>'");
@@ -251,9 +294,11 @@ class TraceReader {
     if (!algorithm) return fail("unknown search algorithm '" + std::string(f[1]) + "'");
     options_.algorithm = *algorithm;
     std::optional<std::size_t> width = collage::parse_index(f[2]);
-    if (!width || *width == 0) return fail("beam width '" + std::string(f[2]) + "': it must be an integer >= 1");
+    // A width of 0 is what partition() accepts (and save_trace() writes) where the beam never runs.
+    auto bad_width = [&] { return fail("beam width '" + std::string(f[2]) + "': it must be an integer >= 1"); };
+    if (!width) return bad_width();
     options_.beam.width = *width;
-    if (version_ == 1) return std::nullopt;
+    if (version_ == 1) return *width == 0 && check_options(options_) ? std::optional<Error>(bad_width()) : std::nullopt;
     std::optional<std::size_t> states = collage::parse_index(f[3]);
     if (!states) return fail("max states '" + std::string(f[3]) + "': it must be an integer >= 0");
     std::optional<std::size_t> memory = collage::parse_index(f[4]);
@@ -262,6 +307,7 @@ class TraceReader {
     options_.exact.max_states = *states;
     options_.exact.max_memory_mib = *memory;
     options_.fall_back_to_beam = f[5] == "1";
+    if (*width == 0 && check_options(options_)) return bad_width();
     return std::nullopt;
   }
 
@@ -409,7 +455,7 @@ class TraceReader {
   }
 
   const DataflowGraph<G>& graph_;
-  int version_ = 3;
+  int version_ = 4;
   std::string where_;
   /// A transfer record as read.
   struct Move {
@@ -418,7 +464,8 @@ class TraceReader {
     std::string where;
   };
 
-  PartitionerOptions options_;
+  PartitionerOptions options_ = without_time_budgets();
+  bool exact_gave_up_ = false;
   SearchCosts costs_;
   std::vector<Move> moves_;
   std::vector<std::string> priority_;
@@ -444,10 +491,16 @@ inline std::string trace_candidate_record(const Candidate& c) {
 /// the same result gives the same bytes, under any locale.
 inline std::string save_trace(const PartitionResult& result) {
   std::string out(kTraceFormat);
+  const GraphFingerprint& graph = result.partitioning.graph;
+  out += "\ngraph\t" + std::to_string(graph.nodes) + '\t' + graph.hash_text();
   out += "\nsearch\t";
   out += to_string(result.algorithm);
   out += '\t' + std::to_string(result.beam.width) + '\t' + std::to_string(result.exact.max_states) + '\t' +
          std::to_string(result.exact.max_memory_mib) + '\t' + (result.fall_back_to_beam ? "1" : "0");
+  if (result.exact_gave_up) out += "\nexact-gave-up";
+  if (result.partitioning.stats.narrowed_at != npos) {
+    out += "\nnarrowed\t" + std::to_string(result.partitioning.stats.narrowed_at);
+  }
   out += "\npriority";
   for (const std::string& t : result.priority) out += '\t' + detail::trace_escape(t);
   out += '\n';
@@ -490,7 +543,8 @@ Result<Candidate> read_trace_candidate(const DataflowGraph<G>& graph, std::strin
 /// naming the line and the field, on a malformed trace or one that does not fit the graph: an
 /// index that is not a node of the graph, a cost or penalty that is negative, NaN or not a number,
 /// a beam width of 0, a nested group outside the candidate or group it is nested in, overlapping
-/// a sibling, or not convex; and as partition() does when no usable candidate covers some node.
+/// a sibling, or not convex; with ErrorCode::wrong_graph when the trace's graph record names
+/// another graph; and as partition() does when no usable candidate covers some node.
 template <class G>
 Result<Partitioning> replay(const DataflowGraph<G>& graph, std::string_view trace) {
   return detail::TraceReader<G>(graph).run(trace);

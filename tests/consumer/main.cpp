@@ -68,7 +68,8 @@ int main() {
     if (result.ok()) {
       check(result->partitioning.parts.size() == 1, "one fused part");
       check(result->partitioning.total == collage::Cost::value(3.0), "total cost");
-      check(collage::to_json(*graph, *result).find("\"total_cost\": 3") != std::string::npos, "JSON report");
+      auto json = collage::to_json(*graph, *result);
+      check(json.ok() && json->find("\"total_cost\": 3") != std::string::npos, "JSON report");
       auto replayed = collage::replay(*graph, collage::save_trace(*result));
       check(replayed.ok() && replayed->total == result->partitioning.total, "save_trace / replay");
     }

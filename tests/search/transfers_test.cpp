@@ -290,8 +290,12 @@ TEST(Transfers, BadTransferRecordsAreParseErrors) {
   expect_parse_error(replace("transfer\t1\t0\t1\t1", "transfer\t1\t1\t1\t1"), "two different devices");
   expect_parse_error(replace("transfer\t1\t0\t1\t1", "transfer\t1\t0\t3\t1"), "the device records name only 0 to 1");
   expect_parse_error(replace("device\tgpu\t1", "device\tgpu\t0"), "no device record places a target off the host");
-  // A version 2 trace has no transfer records.
-  expect_parse_error(replace("collage-trace/3", "collage-trace/2"), "unrecognised record 'device'");
+  // A version 2 trace has no graph or transfer records.
+  std::string v2 = trace;
+  const std::size_t graph_line = v2.find("\ngraph\t");
+  v2.erase(graph_line, v2.find('\n', graph_line + 1) - graph_line);
+  v2.replace(0, 15, "collage-trace/2");
+  expect_parse_error(replay(chain.graph, v2), "unrecognised record 'device'");
 }
 
 }  // namespace

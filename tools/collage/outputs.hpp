@@ -51,7 +51,7 @@ inline OrderedJson partition_json(const DataflowGraph<JsonGraph>& graph, const P
                                   const Timings& t) {
   ReportOptions options = report_options(graph);
   options.alternatives = false;
-  OrderedJson doc = OrderedJson::parse(to_json(graph, result, options));
+  OrderedJson doc = OrderedJson::parse(*to_json(graph, result, options));  // the result is over `graph`
   OrderedJson& search = doc["search"];
   search["seconds"] = t.total;
   search["phases"] = {{"build", t.build}, {"candidates", t.candidates}, {"estimate", t.estimate}, {"search", t.search}};
@@ -60,14 +60,14 @@ inline OrderedJson partition_json(const DataflowGraph<JsonGraph>& graph, const P
 
 /// The partitioning as a Graphviz digraph: the library's to_dot(), named after the graph.
 inline std::string partition_dot(const DataflowGraph<JsonGraph>& graph, const PartitionResult& result) {
-  return to_dot(graph, result, report_options(graph));
+  return *to_dot(graph, result, report_options(graph));  // the result is over `graph`
 }
 
 /// The collage-candidates/1 document of costed `candidates` (the library's candidates_to_json:
 /// cost = the oracle's plus the target's penalty, as the search sees it).
 inline OrderedJson candidates_json(const DataflowGraph<JsonGraph>& graph, const std::vector<Candidate>& candidates,
                                    const std::map<std::string, double>& penalties) {
-  return OrderedJson::parse(candidates_to_json(graph, candidates, penalties, report_options(graph)));
+  return OrderedJson::parse(*candidates_to_json(graph, candidates, penalties, report_options(graph)));
 }
 
 namespace detail {

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <exception>
 #include <map>
 #include <optional>
@@ -18,6 +19,7 @@
 
 #include "collage/cost/cost_oracle.hpp"
 #include "collage/graph/dataflow_graph.hpp"
+#include "collage/graph/fingerprint.hpp"
 #include "collage/partition/candidate.hpp"
 #include "collage/partition/sub_graph.hpp"
 #include "collage/partition/quotient.hpp"
@@ -59,6 +61,7 @@ class PartitionChecker {
   Result<CheckSummary> run(const Json& doc) {
     const JsonPath root;
     if (!in_.expect_format(doc, kPartitionFormat)) return in_.error();
+    if (!same_graph(doc, root)) return in_.error();
     const Json* parts = in_.member(doc, "partitions", root, true);
     if (parts == nullptr) return in_.error();
     if (!parts->is_array()) return fail_at(root / "partitions", "expected an array of partitions");
@@ -124,6 +127,27 @@ class PartitionChecker {
   }
 
  private:
+  /// Checks the "graph" key, when there is one: the partitioning must have been made over this
+  /// graph (its node count and fingerprint).
+  bool same_graph(const Json& doc, const JsonPath& root) {
+    const Json* g = in_.member(doc, "graph", root, false);
+    if (g == nullptr) return true;
+    const JsonPath path = root / "graph";
+    if (!in_.expect_object(*g, path, {"nodes", "fingerprint"})) return false;
+    const Json* nodes = in_.member(*g, "nodes", path, true);
+    const Json* print = nodes != nullptr ? in_.member(*g, "fingerprint", path, true) : nullptr;
+    if (print == nullptr) return false;
+    std::optional<std::size_t> n = in_.size(*nodes, path / "nodes");
+    std::optional<std::string> text = n ? in_.string(*print, path / "fingerprint") : std::nullopt;
+    if (!text) return false;
+    std::optional<std::uint64_t> hash = parse_fingerprint_hash(*text);
+    if (!hash) return in_.fail(path / "fingerprint", "expected 16 lower-case hex digits");
+    if (auto error = check_same_graph(GraphFingerprint{*n, *hash}, graph_.fingerprint(), "the partitioning")) {
+      return in_.fail(path, error->message);
+    }
+    return true;
+  }
+
   Error fail_at(const JsonPath& path, const std::string& problem) {
     in_.fail(path, problem);
     return in_.error();

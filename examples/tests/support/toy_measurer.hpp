@@ -107,7 +107,7 @@ inline ToyAnswers toy_partition(collage::CostOracle<Graph>& oracle) {
     out.parts = "error: " + r.error().message;
     return out;
   }
-  for (const collage::Candidate& c : r->candidates) out.costs.push_back(c.to_string() + " " + c.cost->to_string());
+  for (const collage::Candidate& c : r->candidates) out.costs.push_back(c.to_string() + " " + c.cost.to_string());
   for (const collage::Candidate& c : r->partitioning.parts) out.parts += c.to_string() + "; ";
   out.parts += "total " + r->partitioning.total.to_string();
   out.errors = r->oracle_errors;

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "collage/graph/dataflow_traits.hpp"
+#include "collage/graph/fingerprint.hpp"
 #include "collage/graph/op_kind.hpp"
 #include "collage/support/index_set.hpp"
 #include "collage/support/index_span.hpp"
@@ -29,6 +30,10 @@ class InternedStrings {
   const std::string& operator[](std::size_t i) const { return texts_[ids_[i]]; }
   /// The id of node i's string: equal ids, equal strings.
   std::uint32_t id(std::size_t i) const { return ids_[i]; }
+  /// Number of distinct strings.
+  std::size_t distinct() const { return texts_.size(); }
+  /// The string of id `id`.
+  const std::string& text(std::size_t id) const { return texts_[id]; }
 
   /// Fills an InternedStrings of `n` nodes, one set() per node.
   class Builder {
@@ -139,8 +144,12 @@ class DataflowGraph {
     graph.link_outputs();
     graph.annotate_nodes();
     graph.compute_post_dominators();
+    graph.compute_fingerprint();
     return graph;
   }
+
+  /// What identifies this graph for the results made over it (see GraphFingerprint).
+  const GraphFingerprint& fingerprint() const { return fingerprint_; }
 
   /// Number of nodes.
   std::size_t size() const { return handles_.size(); }
@@ -366,6 +375,20 @@ class DataflowGraph {
     return result;
   }
 
+  /// The fingerprint: the node count and a hash of each node's flags, kind, op name and inputs.
+  void compute_fingerprint() {
+    std::vector<std::uint64_t> name_hash(op_names_.distinct());
+    for (std::size_t id = 0; id < name_hash.size(); ++id) name_hash[id] = detail::fingerprint_text(op_names_.text(id));
+    std::uint64_t h = detail::fingerprint_mix(0, size());
+    for (std::size_t i = 0; i < size(); ++i) {
+      const IndexSpan in = inputs(i);
+      h = detail::fingerprint_mix(h, std::uint64_t{flags_[i]} | std::uint64_t(kinds_[i]) << 8 | std::uint64_t{in.size()} << 16);
+      h = detail::fingerprint_mix(h, name_hash[op_names_.id(i)]);
+      for (std::size_t j : in) h = detail::fingerprint_mix(h, j);
+    }
+    fingerprint_ = GraphFingerprint{size(), h};
+  }
+
   /// Caches the optional traits answers (kind, flags, scope, signature) per node.
   void annotate_nodes() {
     const std::size_t n = size();
@@ -466,6 +489,7 @@ class DataflowGraph {
   detail::InternedStrings op_names_;
   detail::InternedStrings signatures_;
   std::size_t num_scopes_ = 0;
+  GraphFingerprint fingerprint_;
   std::vector<std::uint32_t> jumps_;  // level-major: jumps_[k * n + i] is the 2^k-th post-dominator of i
   std::size_t levels_ = 0;
   std::vector<std::size_t> depth_;

@@ -478,6 +478,7 @@ template <class G>
 Validity SubGraph::check(const DataflowGraph<G>& graph, const SubGraphConfig& config) const {
   const Core& c = core();
   if (c.inside.empty()) return Validity::empty;
+  if (c.inside.universe() != graph.size()) return Validity::other_graph;
   if (config.max_exits != 0 && c.exit.count() > config.max_exits) return Validity::too_many_exits;
   if (!config.allow_taps) {
     for (std::size_t e : c.exit) {

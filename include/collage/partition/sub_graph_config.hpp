@@ -41,12 +41,14 @@ enum class Validity {
   nested_overlap,     ///< two nested groups share a node
   nested_invalid,     ///< a nested group is not itself valid (e.g. not convex)
   not_convex,         ///< a path leaves the sub-graph and comes back in
+  other_graph,        ///< made over a graph of another size than the one it is checked against
 };
 
 /// A short phrase for reports, e.g. "not convex".
 constexpr std::string_view to_string(Validity v) {
   switch (v) {
     case Validity::valid: return "valid";
+    case Validity::other_graph: return "made over another graph";
     case Validity::empty: return "empty";
     case Validity::too_many_exits: return "too many exits";
     case Validity::tap: return "an exit also feeds an inside node (tap)";

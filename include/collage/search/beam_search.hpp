@@ -21,6 +21,13 @@ namespace collage {
 struct BeamSearchOptions {
   /// States kept per step; at least 1.
   std::size_t width = 64;
+  /// Once about this many seconds have passed, keep one state per layer for the rest of the
+  /// search, which then ends in time linear in the layers left (0: no limit). The partitioning's
+  /// SearchStats::narrowed_at says from which layer.
+  double max_seconds = 3.0;
+  /// Keep one state per layer from this layer on regardless of time (npos: never): how replay()
+  /// repeats a search whose time budget ran out.
+  std::size_t narrow_from = static_cast<std::size_t>(-1);
 };
 
 namespace detail {
@@ -38,8 +45,10 @@ inline std::optional<Error> check_beam_options(const BeamSearchOptions& options,
 /// best states (cost so far plus the A* bound) are expanded by every applicable candidate. Each
 /// expansion covers at least one more kernel node, so there are at most as many layers as kernel
 /// nodes. Results are acyclic and valid, optimal when the beam never drops the optimal path.
-/// Deterministic. Fails when no kept state can be completed, and with
-/// ErrorCode::invalid_argument when `options.width` is 0.
+/// Deterministic, but for the time budget (`options.max_seconds`): once it runs out the beam keeps
+/// one state per layer (recorded in SearchStats::narrowed_at, which `options.narrow_from` repeats).
+/// Fails when no kept state can be completed, and with ErrorCode::invalid_argument when
+/// `options.width` is 0.
 template <class G>
 Result<Partitioning> beam_search(const SearchProblem<G>& problem, const BeamSearchOptions& options = {}) {
   if (auto error = detail::check_beam_options(options, "BeamSearchOptions::width")) return std::move(*error);
@@ -93,7 +102,14 @@ Result<Partitioning> beam_search(const SearchProblem<G>& problem, const BeamSear
     stats.states_generated += members.size();
     std::stable_sort(members.begin(), members.end(),
                      [&](const Node& a, const Node& b) { return score(a) < score(b); });
-    if (members.size() > options.width) members.resize(options.width);
+    if (stats.narrowed_at == npos &&
+        (v >= options.narrow_from ||
+         (options.max_seconds > 0 &&
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() > options.max_seconds))) {
+      stats.narrowed_at = v;
+    }
+    const std::size_t width = stats.narrowed_at == npos ? options.width : 1;
+    if (members.size() > width) members.resize(width);
     if (v == problem.kernel_nodes()) {  // every kernel node covered: the best member wins
       std::vector<std::size_t> path;
       for (std::size_t at = link_of(members.front()); links[at].item != npos; at = links[at].parent) {

@@ -13,6 +13,7 @@
 #include "collage/support/chunked_vector.hpp"
 #include "collage/support/identity_index.hpp"
 #include "collage/support/indexed_priority_queue.hpp"
+#include "collage/support/numbers.hpp"
 #include "collage/support/result.hpp"
 
 namespace collage {
@@ -23,13 +24,16 @@ struct ExactSearchOptions {
   std::size_t max_states = 1000000;
   /// Give up (with an error) once the states take about this many MiB; 0 means no limit.
   std::size_t max_memory_mib = 1024;
+  /// Give up (with an error) after about this many seconds; 0 means no limit.
+  double max_seconds = 2.0;
 };
 
 /// The cheapest partitioning of `problem` whose quotient is acyclic, by A* over covered-node
 /// states (see detail::StateSpace) with the admissible, consistent bound "each uncovered kernel
 /// node costs at least its cheapest share of a candidate". Exact over the given candidates.
-/// Deterministic: ties go to the state created first. Fails when no complete partitioning exists
-/// or the state limit is reached.
+/// Deterministic: ties go to the state created first. Fails when no complete partitioning exists,
+/// and with ErrorCode::search_gave_up when a limit on states, memory or time is reached (the time
+/// limit is the one that makes a run depend on the machine).
 template <class G>
 Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSearchOptions& options = {}) {
   const auto started = std::chrono::steady_clock::now();
@@ -49,6 +53,7 @@ Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSe
   IndexedPriorityQueue<double> open;
   auto estimate = [&](const Record& r) { return r.cost + std::max(0.0, bound_total - r.state.covered_share); };
 
+  constexpr std::size_t kClockStride = 256;  // expansions per reading of the clock
   // Bytes per state besides its sets: the record, the index's slots, the queue's slots.
   constexpr std::size_t kStateOverhead = sizeof(Record) + 64;
   const std::size_t max_bytes = options.max_memory_mib << 20;
@@ -73,6 +78,13 @@ Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSe
       return result;
     }
     ++stats.states_expanded;
+    if (options.max_seconds > 0 && stats.states_expanded % kClockStride == 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() > options.max_seconds) {
+      return Error{ErrorCode::search_gave_up,
+                   "exact search gave up after " + std::to_string(records.size()) + " states and " +
+                       format_double(options.max_seconds) +
+                       " s (max_seconds); use beam search for this graph or raise max_seconds"};
+    }
     const detail::SearchState& state = records[id].state;
     const double base = records[id].cost;
     bool gave_up = false;

@@ -10,18 +10,27 @@
 
 #include "collage/partition/quotient.hpp"
 #include "collage/search/state_space.hpp"
+#include "collage/support/numbers.hpp"
 #include "collage/support/result.hpp"
 
 namespace collage {
+
+/// Options of the greedy search.
+struct GreedySearchOptions {
+  /// Give up (with an error) after about this many seconds; 0 means no limit.
+  double max_seconds = 5.0;
+};
 
 /// The partitioning a priority-driven partitioner would choose, the way TVM's BYOC annotation and
 /// merging or ONNX Runtime's execution-provider assignment work: each target in `priority` order
 /// (targets not listed follow, by name) claims its candidates from the largest (most kernel nodes)
 /// down, skipping any that overlaps what is claimed or would close a cycle among the parts claimed
 /// so far. Costs play no part in the choice. For comparison with the cost-driven searchers, and as
-/// a fallback. Fails, naming the node, when some kernel node ends unclaimed.
+/// a fallback. Fails, naming the node, when some kernel node ends unclaimed, and with
+/// ErrorCode::search_gave_up when `options.max_seconds` run out.
 template <class G>
-Result<Partitioning> greedy_search(const SearchProblem<G>& problem, const std::vector<std::string>& priority) {
+Result<Partitioning> greedy_search(const SearchProblem<G>& problem, const std::vector<std::string>& priority,
+                                   const GreedySearchOptions& options = {}) {
   const auto started = std::chrono::steady_clock::now();
   const DataflowGraph<G>& graph = problem.graph();
   auto rank = [&](const std::string& target) {
@@ -46,7 +55,15 @@ Result<Partitioning> greedy_search(const SearchProblem<G>& problem, const std::v
   std::vector<std::size_t> claimed;
   QuotientCycleCheck quotient;
   auto sub_graph_of = [&](std::size_t id) -> const SubGraph& { return problem[id].candidate().sub_graph; };
-  for (std::size_t id : order) {
+  constexpr std::size_t kClockStride = 256;  // candidates per reading of the clock
+  for (std::size_t k = 0; k < order.size(); ++k) {
+    if (options.max_seconds > 0 && k % kClockStride == 0 &&
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count() > options.max_seconds) {
+      return Error{ErrorCode::search_gave_up, "greedy search gave up after " + std::to_string(k) + " of " +
+                                                  std::to_string(order.size()) + " candidates and " +
+                                                  format_double(options.max_seconds) + " s (max_seconds)"};
+    }
+    const std::size_t id = order[k];
     const IndexSet& inside = problem[id].inside;
     bool free = true;
     for (std::size_t i : inside) free = free && owner[i] == npos;

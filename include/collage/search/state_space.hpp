@@ -177,6 +177,7 @@ class StateSpace {
       if (!used.contains(i)) result.host.push_back(i);
     }
     result.stats.candidates = problem_.size();
+    result.graph = graph_.fingerprint();
     return result;
   }
 

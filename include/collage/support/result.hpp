@@ -24,6 +24,7 @@ enum class ErrorCode : std::uint8_t {
   parse,             ///< malformed text (pattern, trace, database record, JSON)
   io,                ///< a file could not be read, written or replaced
   oracle,            ///< a cost oracle failed (threw, returned an error or a malformed answer)
+  wrong_graph,       ///< a result, trace or report used with a graph other than the one it was made over
   internal,          ///< a broken invariant of the library itself (a bug; please report it)
 };
 
@@ -39,6 +40,7 @@ constexpr std::string_view to_string(ErrorCode code) {
     case ErrorCode::parse: return "parse";
     case ErrorCode::io: return "io";
     case ErrorCode::oracle: return "oracle";
+    case ErrorCode::wrong_graph: return "wrong_graph";
     case ErrorCode::internal: return "internal";
   }
   return "internal";

@@ -151,7 +151,7 @@ TEST(CliExample, CheckReadsTheLibrarysOwnReport) {
   // partitioning `collage check` accepts, as the tool's own output is.
   const fs::path dir = scratch_dir();
   InProcess p(example("graph.json"), example("spec.json"));
-  write_text(dir / "library.json", collage::to_json(*p.graph, *p.result));
+  write_text(dir / "library.json", *collage::to_json(*p.graph, *p.result));
   for (bool with_spec : {true, false}) {
     std::vector<std::string> args = {"check", "--graph", example("graph.json"), "--partition", "library.json"};
     if (with_spec) args.insert(args.end(), {"--spec", example("spec.json")});
@@ -176,7 +176,7 @@ TEST(CliExample, CheckAddsTheTransferCostsOfALibraryReport) {
   double moved = 0;
   for (double t : r->partitioning.transfers) moved += t;
   ASSERT_GT(moved, 0.0);
-  json report = json::parse(collage::to_json(*p.graph, *r));
+  json report = json::parse(*collage::to_json(*p.graph, *r));
   write_text(dir / "moved.json", report.dump());
   CliRun c = run_cli(dir, {"check", "--graph", example("graph.json"), "--partition", "moved.json", "--spec",
                            example("spec.json")});
