@@ -1,5 +1,6 @@
 #include "costing/analytic_cost.hpp"
 
+#include "costing/cost_unit.hpp"
 #include "tensor/op_attrs.hpp"
 
 namespace tc {
@@ -71,9 +72,9 @@ std::unique_ptr<collage::CostOracle<Graph>> make_analytic_oracle(const BackendSe
     const AnalyticRates r = it == rates.end() ? AnalyticRates{} : it->second;
     const double seconds = anchor_flops(function) / (r.anchor_gflops * 1e9) +
                            boundary_bytes(function) / (r.gbytes_per_second * 1e9) + r.call_us * 1e-6;
-    return collage::Cost::value(seconds * 1e3);
+    return collage::Cost::value(cost_from_seconds(seconds));
   };
-  return collage::make_oracle<Graph>("analytic", std::move(estimate));
+  return collage::make_oracle<Graph>("analytic", kCostUnit, std::move(estimate));
 }
 
 }  // namespace tc

@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "costing/cost_unit.hpp"
 #include "runtime/cpu_state.hpp"
 
 namespace tc {
@@ -49,7 +50,7 @@ collage::Result<collage::Measurement> time_recording(Recording& recording, Devic
   };
   collage::Measurement m = collage::time_run(replay, options.timing, AccumulatedClock{&device_seconds});
   if (!failure.ok()) return failure.error();
-  m.cost = collage::Cost::value(m.cost.raw() * 1e3);
+  m.cost = collage::Cost::value(cost_from_seconds(m.cost.raw()));
   return m;
 }
 
@@ -103,7 +104,7 @@ collage::Result<collage::Measurement> time_function(const Function& function, co
   if (options.cold_caches && device.kind() == DeviceKind::cpu) timing.before_each = [] { evict_caches(); };
   collage::Measurement m = collage::time_run(run, timing);
   if (!failure.ok()) return failure.error();
-  m.cost = collage::Cost::value(m.cost.raw() * 1e3);
+  m.cost = collage::Cost::value(cost_from_seconds(m.cost.raw()));
   return m;
 }
 

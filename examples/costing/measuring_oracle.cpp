@@ -1,5 +1,7 @@
 #include "costing/measuring_oracle.hpp"
 
+#include "costing/cost_unit.hpp"
+
 namespace tc {
 
 std::unique_ptr<collage::CostOracle<Graph>> make_measuring_oracle(const BackendSet& backends, const DeviceSet& devices,
@@ -20,7 +22,7 @@ std::unique_ptr<collage::CostOracle<Graph>> make_measuring_oracle(const BackendS
     if (m.ok() && timed != nullptr) ++*timed;
     return m;
   };
-  return collage::make_oracle<Graph>("measured", std::move(measure));
+  return collage::make_oracle<Graph>("measured", kCostUnit, std::move(measure));
 }
 
 }  // namespace tc

@@ -95,14 +95,16 @@ collage::TransferModel transfer_model(const collage::DataflowGraph<Graph>& dataf
   collage::TransferModel model;
   model.device = gpu_placed(backends);
   const Graph& graph = dataflow.ir();
-  std::vector<double> seconds(dataflow.size());
+  std::vector<double> copy(dataflow.size());
   for (std::size_t i = 0; i < dataflow.size(); ++i) {
     const double bytes = 4.0 * static_cast<double>(numel(graph.node(dataflow.handle(i)).shape));
-    seconds[i] = link.seconds(bytes);
+    copy[i] = cost_from_seconds(link.seconds(bytes));
   }
-  model.cost = [seconds = std::move(seconds), launch = link.segment_seconds](std::size_t node, std::size_t, std::size_t to) {
-    return seconds[node] + (to != 0 ? launch : 0.0);
+  model.cost = [copy = std::move(copy), launch = cost_from_seconds(link.segment_seconds)](std::size_t node, std::size_t,
+                                                                                           std::size_t to) {
+    return copy[node] + (to != 0 ? launch : 0.0);
   };
+  model.unit = kCostUnit;
   model.inputs_start_on_host = false;
   model.outputs_end_on_host = false;
   return model;

@@ -10,6 +10,7 @@
 #include <collage/support/result.hpp>
 
 #include "backends/registry.hpp"
+#include "costing/cost_unit.hpp"
 #include "runtime/device.hpp"
 #include "tensor/graph.hpp"
 #include "tensor/traits.hpp"
@@ -42,7 +43,8 @@ collage::Result<double> measure_segment_launch(Device& device, const collage::Ti
 
 /// The transfer model of `backends` over `dataflow`: each backend runs on device 1 when its kernels
 /// run on the CUDA device and on the host (0) otherwise; moving a node's value (float32, its shape)
-/// costs `link`'s seconds, plus a segment launch when it moves onto the device. Graph inputs and outputs are not charged: Executable binds each input to
+/// costs `link`'s time for it, plus a segment launch when it moves onto the device, in kCostUnit
+/// (the unit the model says, as the example's oracles do). Graph inputs and outputs are not charged: Executable binds each input to
 /// every device that reads it before a run and reads the outputs after it, and a run is timed
 /// without them.
 collage::TransferModel transfer_model(const collage::DataflowGraph<Graph>& dataflow, const BackendSet& backends,

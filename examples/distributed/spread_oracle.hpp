@@ -30,6 +30,7 @@ class SpreadOracle final : public collage::CostOracle<G> {
 
   /// The local oracle's name (so a measurement database keys both the same).
   std::string name() const override { return local_->name(); }
+  std::string unit() const override { return local_->unit(); }
 
  private:
   std::vector<collage::Result<collage::Measurement>> do_measure_batch(

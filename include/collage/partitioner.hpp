@@ -176,6 +176,19 @@ inline std::optional<Error> check_options(const PartitionerOptions& options) {
   return std::nullopt;
 }
 
+/// An ErrorCode::invalid_argument Error when `oracle` and `transfers` both say a unit and the two
+/// differ: a sum of kernel costs and copies in different units would steer the search wrongly.
+template <class G>
+std::optional<Error> check_units(const CostOracle<G>& oracle, const TransferModel& transfers) {
+  const std::string unit = oracle.unit();
+  if (!transfers.places_off_host() || unit.empty() || transfers.unit.empty() || unit == transfers.unit) {
+    return std::nullopt;
+  }
+  return Error{ErrorCode::invalid_argument, "PartitionerOptions::transfers.unit: the transfer model charges '" +
+                                                transfers.unit + "' but cost oracle '" + oracle.name() +
+                                                "' answers in '" + unit + "'; give both one unit"};
+}
+
 /// Runs the searcher `options` choose over `problem`. When the exact search gives up and the beam
 /// search answers, says why in `warnings` (when given) and sets `*exact_gave_up`; when the beam's
 /// time budget ran out, says from which layer it kept one state.
@@ -342,7 +355,8 @@ CostEstimates estimate_costs(const DataflowGraph<G>& graph, std::vector<Candidat
 /// explained by its alternatives. Fails (without aborting) with ErrorCode::invalid_argument,
 /// naming the field, on options or specs out of their domain (a beam width of 0 where the beam
 /// may run; an empty or repeated target name; a negative, NaN or infinite penalty or transfer
-/// cost; a device index of kMaxDevices or more); with ErrorCode::uncovered when some node cannot
+/// cost; a device index of kMaxDevices or more; a transfer model whose unit is not the oracle's, when
+/// both say one); with ErrorCode::uncovered when some node cannot
 /// be covered, saying whether no rule proposed a candidate for it or all of its candidates are
 /// Invalid (with the first oracle error among them); or when the search fails. Oracle failures
 /// never fail the call by themselves: they make the candidate Invalid and are listed in
@@ -352,6 +366,7 @@ Result<PartitionResult> partition(const DataflowGraph<G>& graph, const std::vect
                                   CostOracle<G>& oracle, const PartitionerOptions& options = {}) {
   if (auto error = detail::check_options(options)) return std::move(*error);
   if (auto error = detail::check_specs(specs)) return std::move(*error);
+  if (auto error = detail::check_units(oracle, options.transfers)) return std::move(*error);
   Result<TransferTable> transfers = tabulate_transfers(graph, options.transfers);
   if (!transfers.ok()) return transfers.error();
   const auto started = std::chrono::steady_clock::now();

@@ -255,6 +255,32 @@ TEST(Transfers, BadModelsAreErrorsNamingTheProblem) {
   expect_error(options, "TransferModel::device of target 'gpu' is 8: devices are 0 to 7");
 }
 
+TEST(Transfers, AnOracleAndATransferModelThatSayDifferentUnitsAreRefused) {
+  Chain chain;
+  PartitionerOptions options;
+  options.transfers.device = {{"gpu", 1}};
+  options.transfers.cost = [](std::size_t, std::size_t, std::size_t) { return 1e-6; };
+  options.transfers.unit = "s";
+  auto in_ms = make_oracle<ExprGraph>("timer", "ms", [](const Graph&, const Candidate&, const ExtractedFunction&) {
+    return 1.0;
+  });
+  auto r = partition(chain.graph, {Chain::per_op("cpu"), Chain::per_op("gpu")}, *in_ms, options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, ErrorCode::invalid_argument);
+  EXPECT_NE(r.error().message.find("the transfer model charges 's' but cost oracle 'timer' answers in 'ms'"),
+            std::string::npos)
+      << r.error().message;
+
+  // The same unit, or a unit only one side says (the mock oracle says none), is accepted.
+  options.transfers.unit = "ms";
+  EXPECT_TRUE(partition(chain.graph, {Chain::per_op("cpu"), Chain::per_op("gpu")}, *in_ms, options).ok());
+  options.transfers.unit = "s";
+  EXPECT_TRUE(partition(chain.graph, {Chain::per_op("cpu"), Chain::per_op("gpu")}, chain.oracle, options).ok());
+  // Caching and budgets wrap the oracle without hiding its unit.
+  CachingOracle<ExprGraph> cached(*in_ms);
+  EXPECT_EQ(cached.unit(), "ms");
+}
+
 TEST(Transfers, TraceKeepsTheTransferTable) {
   Chain chain;
   auto r = chain.run(1.0);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <memory>
 #include <string>
+#include <string_view>
 
 #include <collage/cost/cost_oracle.hpp>
 
@@ -16,20 +17,23 @@
 namespace tc {
 namespace {
 
-/// A backend placed on the CUDA device that proposes each convolution alone and is never compiled:
-/// only its place matters to the transfer model.
+/// A backend placed on the CUDA device that proposes each convolution alone (or, with `every_op`,
+/// each operator alone) and is never compiled: only its place matters to the transfer model.
 class GpuPlacedBackend final : public Backend {
  public:
-  GpuPlacedBackend() : Backend("gpu", DeviceKind::cuda) {}
+  explicit GpuPlacedBackend(bool every_op = false) : Backend("gpu", DeviceKind::cuda), every_op_(every_op) {}
   collage::PartitionSpec<Graph> spec() const override {
-    return {name(), collage::op_predicate<Graph>(
-                        name(), [](const collage::DataflowGraph<Graph>& g, std::size_t i) { return g.op_name(i) == "Conv"; })};
+    return {name(), collage::op_predicate<Graph>(name(), [every = every_op_](const collage::DataflowGraph<Graph>& g,
+                                                                             std::size_t i) {
+              return every || g.op_name(i) == "Conv";
+            })};
   }
 
  private:
   collage::Result<std::unique_ptr<Kernel>> do_compile(const Function&, Device&) const override {
     return collage::Error{collage::ErrorCode::invalid_argument, "placed only, never compiled"};
   }
+  bool every_op_ = false;
 };
 
 struct TransferCostsTest : ::testing::Test {
@@ -47,7 +51,7 @@ struct TransferCostsTest : ::testing::Test {
   /// times faster on gpu.
   collage::Result<collage::PartitionResult> partition_with(const LinkSpeed& link) {
     auto oracle = collage::make_oracle<Graph>(
-        "ten-times", [](const collage::DataflowGraph<Graph>& g, const collage::Candidate& c,
+        "ten-times", kCostUnit, [](const collage::DataflowGraph<Graph>& g, const collage::Candidate& c,
                         const collage::ExtractedFunction&) {
           double kernels = 0;
           for (std::size_t i : c.sub_graph.inside()) kernels += g.needs_kernel(i) ? 1 : 0;
@@ -64,12 +68,13 @@ TEST_F(TransferCostsTest, PlacesGpuBackendsOnDeviceOneAndChargesBytesOverTheLink
   collage::TransferModel transfers = transfer_model(dataflow, backends, link);
   EXPECT_EQ(transfers.device.size(), 1u);
   EXPECT_EQ(transfers.device.at("gpu"), 1u);
+  EXPECT_EQ(transfers.unit, kCostUnit);
   EXPECT_FALSE(transfers.inputs_start_on_host);
   EXPECT_FALSE(transfers.outputs_end_on_host);
   EXPECT_TRUE(uses_a_gpu(backends));
   for (std::size_t i = 0; i < dataflow.size(); ++i) {
     const double bytes = 4.0 * static_cast<double>(numel(model.node(dataflow.handle(i)).shape));
-    EXPECT_DOUBLE_EQ(transfers.cost(i, 0, 1), 1e-5 + bytes / 1e10);
+    EXPECT_DOUBLE_EQ(transfers.cost(i, 0, 1), cost_from_seconds(1e-5 + bytes / 1e10));
     EXPECT_DOUBLE_EQ(transfers.cost(i, 1, 0), transfers.cost(i, 0, 1));
   }
   BackendSet cpu_only = make_default_backends(devices.set);
@@ -83,8 +88,8 @@ TEST_F(TransferCostsTest, EveryMoveOntoTheDeviceStartsASegmentAndPaysItsLaunch) 
   collage::TransferModel transfers = transfer_model(dataflow, backends, link);
   for (std::size_t i = 0; i < dataflow.size(); ++i) {
     const double bytes = 4.0 * static_cast<double>(numel(model.node(dataflow.handle(i)).shape));
-    EXPECT_DOUBLE_EQ(transfers.cost(i, 0, 1), 1e-5 + bytes / 1e10 + 3e-5);
-    EXPECT_DOUBLE_EQ(transfers.cost(i, 1, 0), 1e-5 + bytes / 1e10);
+    EXPECT_DOUBLE_EQ(transfers.cost(i, 0, 1), cost_from_seconds(1e-5 + bytes / 1e10 + 3e-5));
+    EXPECT_DOUBLE_EQ(transfers.cost(i, 1, 0), cost_from_seconds(1e-5 + bytes / 1e10));
   }
 }
 
@@ -117,6 +122,70 @@ TEST_F(TransferCostsTest, TheSearchKeepsWorkOnTheHostWhenTheLinkIsSlow) {
   ASSERT_TRUE(slow.ok()) << slow.error().message;
   EXPECT_EQ(on_gpu(*slow), 0);
   for (double moved : slow->partitioning.transfers) EXPECT_EQ(moved, 0.0);
+}
+
+/// Partitions the residual block over native and a GPU that runs every operator in 0.010 ms,
+/// where native runs each ReLU in `host_relu_ms` and anything else in 1 ms, over a link whose
+/// copies take 2 us (0.002 ms) each.
+collage::Result<collage::PartitionResult> partition_with_cheap_host_relus(const collage::DataflowGraph<Graph>& dataflow,
+                                                                           double host_relu_ms) {
+  DefaultDevices devices = make_default_devices();
+  BackendSet backends = make_default_backends(devices.set);
+  backends.add(std::make_unique<GpuPlacedBackend>(/*every_op=*/true));
+  auto oracle = collage::make_oracle<Graph>(
+      "relus cheap on the host", kCostUnit,
+      [host_relu_ms](const collage::DataflowGraph<Graph>& g, const collage::Candidate& c, const collage::ExtractedFunction&) {
+        double ms = 0;
+        for (std::size_t i : c.sub_graph.inside()) {
+          if (!g.needs_kernel(i)) continue;
+          ms += c.target == "gpu" ? 0.010 : (g.op_name(i) == "Relu" ? host_relu_ms : 1.0);
+        }
+        return ms;
+      });
+  collage::PartitionerOptions options;
+  options.transfers = transfer_model(dataflow, backends, LinkSpeed{2e-6, 1e15});
+  return partition_model(dataflow, backends, Configuration{"collage", {"native", "gpu"}}, *oracle, options);
+}
+
+std::size_t parts_on(const collage::PartitionResult& r, std::string_view target) {
+  std::size_t n = 0;
+  for (const collage::Candidate& part : r.partitioning.parts) n += part.target == target ? 1 : 0;
+  return n;
+}
+
+TEST_F(TransferCostsTest, WorkStaysOnTheDeviceWhenTheHostSavesLessThanTheCopiesCost) {
+  // Each ReLU is 0.001 ms cheaper on the host, but moving it there takes two copies of 0.002 ms
+  // (its input to the host, its output back to the next operator on the GPU).
+  auto r = partition_with_cheap_host_relus(dataflow, 0.009);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(parts_on(*r, "native"), 0u);
+  EXPECT_GT(parts_on(*r, "gpu"), 0u);
+  for (double moved : r->partitioning.transfers) EXPECT_EQ(moved, 0.0);
+}
+
+TEST_F(TransferCostsTest, WorkMovesWhereTheHostSavesMoreThanTheCopiesAndTheTotalIncludesThem) {
+  auto r = partition_with_cheap_host_relus(dataflow, 0.001);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(parts_on(*r, "native"), 2u);
+  double parts = 0;
+  double moves = 0;
+  for (const collage::Candidate& part : r->partitioning.parts) parts += part.cost.raw();
+  for (double moved : r->partitioning.transfers) moves += moved;
+  EXPECT_GE(moves, 4 * 0.002);  // each ReLU's input to the host and its output back
+  EXPECT_NEAR(r->partitioning.total.raw(), parts + moves, 1e-12);
+}
+
+TEST_F(TransferCostsTest, AnOracleInAnotherUnitThanTheTransfersIsRefused) {
+  auto seconds = collage::make_oracle<Graph>(
+      "in seconds", "s", [](const collage::DataflowGraph<Graph>&, const collage::Candidate&,
+                            const collage::ExtractedFunction&) { return 1e-5; });
+  collage::PartitionerOptions options;
+  options.transfers = transfer_model(dataflow, backends, LinkSpeed{1e-5, 1e10});
+  auto r = partition_model(dataflow, backends, Configuration{"collage", {"native", "gpu"}}, *seconds, options);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code, collage::ErrorCode::invalid_argument);
+  EXPECT_NE(r.error().message.find("'ms' but cost oracle 'in seconds' answers in 's'"), std::string::npos)
+      << r.error().message;
 }
 
 TEST_F(TransferCostsTest, MeasuresTheLinkOfADevice) {

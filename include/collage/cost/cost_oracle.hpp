@@ -189,6 +189,11 @@ class CostOracle {
   /// measurements are stored under in a MeasurementDb).
   virtual std::string name() const { return "oracle"; }
 
+  /// The unit of the costs this oracle answers in (e.g. "ms"), or empty when it does not say.
+  /// partition() refuses a transfer model that declares another unit, so that copies between
+  /// devices are never charged in seconds beside kernels in milliseconds.
+  virtual std::string unit() const { return {}; }
+
   /// Counters of this oracle and of the oracles it wraps; all zero for a plain oracle.
   virtual OracleStats stats() const { return OracleStats{}; }
 
@@ -223,6 +228,7 @@ class OracleWrapper : public CostOracle<G> {
   OracleWrapper& operator=(const OracleWrapper&) = delete;
 
   const CostOracle<G>* wrapped() const override { return inner_; }
+  std::string unit() const override { return inner_->unit(); }
 
   /// This wrapper's counters added to those of the oracles below it; `calls` is this wrapper's.
   OracleStats stats() const override {
@@ -325,8 +331,10 @@ namespace detail {
 template <class G, class F>
 class FunctionOracle final : public CostOracle<G> {
  public:
-  FunctionOracle(std::string name, F f) : name_(std::move(name)), f_(std::move(f)) {}
+  FunctionOracle(std::string name, std::string unit, F f)
+      : name_(std::move(name)), unit_(std::move(unit)), f_(std::move(f)) {}
   std::string name() const override { return name_; }
+  std::string unit() const override { return unit_; }
 
  private:
   std::vector<Result<Measurement>> do_measure_batch(const DataflowGraph<G>& graph,
@@ -335,6 +343,7 @@ class FunctionOracle final : public CostOracle<G> {
   }
 
   std::string name_;
+  std::string unit_;
   F f_;
 };
 
@@ -342,16 +351,23 @@ class FunctionOracle final : public CostOracle<G> {
 
 /// An oracle named `name` over a callable `f(const DataflowGraph<G>&, const Candidate&, const
 /// ExtractedFunction&)` that answers one candidate with double, Cost, Measurement or a Result of one
-/// of them (see measure_each()). The oracle owns `f`; the caller owns the oracle.
+/// of them (see measure_each()), in `unit` (CostOracle::unit(); empty: not said). The oracle owns
+/// `f`; the caller owns the oracle.
 template <class G, class F>
-std::unique_ptr<CostOracle<G>> make_oracle(std::string name, F f) {
+std::unique_ptr<CostOracle<G>> make_oracle(std::string name, std::string unit, F f) {
   static_assert(detail::is_oracle_callable_v<F, G>,
                 "make_oracle<G>(name, f): f must be callable as f(const DataflowGraph<G>&, const Candidate&, "
                 "const ExtractedFunction&)");
   static_assert(!detail::is_oracle_callable_v<F, G> ||
                     detail::is_oracle_answer_v<typename detail::oracle_callable_result<F, G>::type>,
                 "make_oracle<G>(name, f): f must return double, Cost, Measurement, or a Result of one of them");
-  return std::make_unique<detail::FunctionOracle<G, F>>(std::move(name), std::move(f));
+  return std::make_unique<detail::FunctionOracle<G, F>>(std::move(name), std::move(unit), std::move(f));
+}
+
+/// make_oracle(name, unit, f) with no unit said.
+template <class G, class F>
+std::unique_ptr<CostOracle<G>> make_oracle(std::string name, F f) {
+  return make_oracle<G>(std::move(name), std::string(), std::move(f));
 }
 
 /// A cost that is safe to search with, and why it is Invalid when the oracle failed.

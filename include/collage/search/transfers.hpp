@@ -47,6 +47,9 @@ struct TransferModel {
   bool inputs_start_on_host = true;
   /// Whether graph outputs must end on the host (false: they stay where they are computed).
   bool outputs_end_on_host = true;
+  /// The unit of `cost` (e.g. "ms"), or empty when not said; partition() refuses an oracle that
+  /// says another.
+  std::string unit;
 
   /// Whether some target runs off the host (otherwise nothing ever moves).
   bool places_off_host() const;
