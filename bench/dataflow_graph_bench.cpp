@@ -12,6 +12,7 @@
 #include <benchmark/benchmark.h>
 
 #include "collage/graph/dataflow_graph.hpp"
+#include "collage/partition/convexity.hpp"
 #include "collage/support/index_set.hpp"
 #include "common/adjacency_ir.hpp"
 #include "common/random_dag.hpp"
@@ -108,11 +109,11 @@ void BM_IsConvex(benchmark::State& state, Shape shape) {
   std::size_t convex = 0;
   for (const IndexSet& s : subsets) {
     span += static_cast<double>(s.last_inside() - s.first_inside() + 1);
-    convex += graph.is_convex(s) ? 1 : 0;
+    convex += collage::is_convex(graph, s) ? 1 : 0;
   }
   std::size_t k = 0;
   for (auto _ : state) {
-    benchmark::DoNotOptimize(graph.is_convex(subsets[k]));
+    benchmark::DoNotOptimize(collage::is_convex(graph, subsets[k]));
     k = (k + 1) % subsets.size();
   }
   state.counters["nodes"] = static_cast<double>(n);

@@ -132,6 +132,9 @@ TEST(Report, DeterministicOnAModel) {
   ASSERT_TRUE(first.ok() && second.ok());
   EXPECT_EQ(*to_json(m.g, *first), *to_json(m.g, *second));
   EXPECT_EQ(*to_dot(m.g, *first), *to_dot(m.g, *second));
+  ReportOptions untimed;
+  untimed.seconds = 0;
+  EXPECT_EQ(*to_text(m.g, *first, untimed), *to_text(m.g, *second, untimed));
 }
 
 TEST(Report, SameBytesUnderACommaLocale) {
@@ -149,6 +152,48 @@ TEST(Report, SameBytesUnderACommaLocale) {
   EXPECT_EQ(*to_json(g, *r), json);
   EXPECT_EQ(*to_dot(g, *r), dot);
   EXPECT_EQ(*candidates_to_json(g, r->candidates, r->penalties), candidates);
+}
+
+TEST(Report, TextHasAPartPerLineHostTotalAndTheExplanation) {
+  Small s;
+  ASSERT_TRUE(s.result.ok()) << s.result.error().message;
+  ReportOptions options;
+  options.name = "small";
+  options.seconds = 0.25;
+  const std::string rule(25 - 4, ' ');
+  EXPECT_EQ(*to_text(s.g, *s.result, options),
+            "small: 3 nodes (2 need a kernel), 2 targets, 3 candidates\n"
+            "#   target  cost  rule" + rule + "  nodes\n"
+            "1   lib     0.75  primitive.composite.dense  dense [lib.dense: dense]\n"
+            "2   tvm     1     tvm" + std::string(22, ' ') + "  relu\n"
+            "host: x\n"
+            "total cost 1.75 (exact search: 2 states expanded, 3 oracle calls, 0.250 s)\n"
+            "\n"
+            "why collage chose each partition (the candidates that could cover its first kernel node):\n"
+            "  1. lib [dense] 0.75\n"
+            "       - tvm [dense]: slower: 1 vs 0.75\n"
+            "  2. tvm [relu] 1\n");
+  options.alternatives = false;
+  options.cost_text = [](const Cost& c) { return c.to_string() + " ms"; };
+  const std::string text = *to_text(s.g, *s.result, options);
+  EXPECT_EQ(text.find("why collage"), std::string::npos) << text;
+  EXPECT_NE(text.find("1   lib     0.75 ms  primitive"), std::string::npos) << text;
+  EXPECT_NE(text.find("total cost 1.75 ms (exact"), std::string::npos) << text;
+  EXPECT_EQ(*explain_text(s.g, *s.result, options),
+            "why collage chose each partition (the candidates that could cover its first kernel node):\n"
+            "  1. lib [dense] 0.75 ms\n"
+            "       - tvm [dense]: slower: 1 ms vs 0.75 ms\n"
+            "  2. tvm [relu] 1 ms\n");
+}
+
+TEST(Report, TextRefusesAResultOfAnotherGraph) {
+  Small s;
+  Model m;
+  ASSERT_TRUE(s.result.ok()) << s.result.error().message;
+  auto text = to_text(m.g, *s.result);
+  ASSERT_FALSE(text.ok());
+  EXPECT_EQ(text.error().code, ErrorCode::wrong_graph);
+  EXPECT_EQ(explain_text(m.g, *s.result).error().code, ErrorCode::wrong_graph);
 }
 
 TEST(Report, CandidatesListCostsAsTheSearchSeesThem) {

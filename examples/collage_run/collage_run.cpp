@@ -467,7 +467,7 @@ int main(int argc, char** argv) {
   compare.timing.min_repeats = 7;
   compare.timing.max_repeats = 200;
   compare.timing.max_seconds = 2.0;
-  ProgressBar progress(::isatty(2) != 0);
+  collage::ProgressReporter progress(measuring_progress(::isatty(2) != 0));
   if (spread) {
     cluster->options().progress = progress.callback();
     cluster->options().max_seconds_per_batch = options.tuning_budget;
@@ -515,7 +515,7 @@ int main(int argc, char** argv) {
   }
   report.results = compare_configurations(*dataflow, data->inputs, data->expected, configurations, backends, devices.set,
                                           cost, compare);
-  progress.finish();
+  progress.stop();
   if (cluster != nullptr) report.cost_model += "; " + cluster->describe();
   for (const ConfigurationResult& r : report.results) {
     if (r.partition && !r.refinement) report.tuning_seconds += r.partition->seconds.total;

@@ -21,19 +21,6 @@ std::string partitions_text(const ConfigurationResult& r) {
   return join(parts, ", ");
 }
 
-std::string nodes_text(const collage::DataflowGraph<Graph>& dataflow, const collage::SubGraph& sg) {
-  std::vector<std::string> names;
-  for (std::size_t i : sg.inside()) {
-    if (dataflow.needs_kernel(i)) names.push_back(dataflow.label(i));
-  }
-  if (names.size() > 6) {
-    const std::size_t more = names.size() - 5;
-    names.resize(5);
-    names.push_back("... (" + std::to_string(more) + " more)");
-  }
-  return join(names, ", ");
-}
-
 std::string cost_text(const collage::Cost& c) {
   if (c.is_known()) return ms(c.raw()) + " ms";
   return c.to_string();
@@ -67,45 +54,6 @@ std::size_t unmeasured_candidates(const RunReport& report) {
     if (r.partition && !r.refinement) n += r.partition->oracle.budget_refusals;
   }
   return n;
-}
-
-/// The kernel node a part starts at: its first inside node that needs a kernel.
-std::size_t first_kernel_node(const collage::DataflowGraph<Graph>& dataflow, const collage::SubGraph& sg) {
-  for (std::size_t i : sg.inside()) {
-    if (dataflow.needs_kernel(i)) return i;
-  }
-  return sg.first_inside();
-}
-
-void explain(const collage::DataflowGraph<Graph>& dataflow, const collage::PartitionResult& result, std::string& out) {
-  out += "\nwhy collage chose each partition (the candidates that could cover its first kernel node):\n";
-  const collage::Partitioning& p = result.partitioning;
-  for (std::size_t k = 0; k < p.parts.size(); ++k) {
-    const collage::Candidate& part = p.parts[k];
-    out += "  " + std::to_string(k + 1) + ". " + std::string(part.target) + " [" + nodes_text(dataflow, part.sub_graph) +
-           "] " + cost_text(part.cost) + "\n";
-    if (k >= result.alternatives.size()) continue;
-    for (const collage::Alternative& a : result.alternatives[k]) {
-      const collage::Candidate& alt = result.candidates[a.candidate];
-      if (alt.target == part.target && alt.sub_graph.inside() == part.sub_graph.inside()) continue;
-      std::string why;
-      if (a.cost.is_unknown()) {
-        why = "not measured (tuning budget spent)";
-      } else if (alt.sub_graph.inside() == part.sub_graph.inside()) {
-        why = "slower: " + cost_text(a.cost) + " vs " + cost_text(part.cost);
-      } else {
-        why = cost_text(a.cost) + " for other nodes; the cheapest whole partitioning did not use it";
-      }
-      out += "       - " + std::string(alt.target) + " [" + nodes_text(dataflow, alt.sub_graph) + "]: " + why + "\n";
-    }
-    const std::size_t first = first_kernel_node(dataflow, part.sub_graph);
-    for (const auto& [index, reason] : result.invalid_reasons) {
-      const collage::Candidate& bad = result.candidates[index];
-      if (!bad.sub_graph.inside().contains(first)) continue;
-      out += "       - " + std::string(bad.target) + " [" + nodes_text(dataflow, bad.sub_graph) + "]: cannot run there: " +
-             reason + "\n";
-    }
-  }
 }
 
 }  // namespace
@@ -179,7 +127,12 @@ std::string format_report(const collage::DataflowGraph<Graph>& dataflow, const R
            " candidates not measured (Unknown); the search used them only where nothing measured covered a node\n";
   }
   if (with_explanation) {
-    if (const ConfigurationResult* c = collage_result(report)) explain(dataflow, *c->partition, out);
+    if (const ConfigurationResult* c = collage_result(report)) {
+      collage::ReportOptions options;
+      options.cost_text = cost_text;
+      collage::Result<std::string> why = collage::explain_text(dataflow, *c->partition, options);
+      out += "\n" + (why.ok() ? *why : why.error().message + "\n");
+    }
   }
   return out;
 }
@@ -346,32 +299,6 @@ collage::Status write_dot(const collage::DataflowGraph<Graph>& dataflow, const R
     }
   }
   return collage::Status::success();
-}
-
-collage::ProgressCallback ProgressBar::callback() {
-  return [this](std::string_view phase, std::size_t done, std::size_t total) { update(phase, done, total); };
-}
-
-void ProgressBar::update(std::string_view phase, std::size_t done, std::size_t total) {
-  if (phase != "estimate" || total == 0) return;
-  const auto now = std::chrono::steady_clock::now();
-  const double elapsed = std::chrono::duration<double>(now - started_).count();
-  if (!terminal_ && done != total && now - last_line_ < std::chrono::seconds(10)) return;
-  last_line_ = now;
-  const double left = done > 0 ? elapsed * static_cast<double>(total - done) / static_cast<double>(done) : 0;
-  constexpr int kWidth = 30;
-  const int filled = static_cast<int>(kWidth * done / total);
-  std::string bar(static_cast<std::size_t>(filled), '#');
-  bar.resize(kWidth, '.');
-  std::fprintf(stderr, "%smeasuring [%s] %zu/%zu candidates, %.1f s, ~%.0f s left%s", terminal_ ? "\r\033[K" : "", bar.c_str(),
-               done, total, elapsed, left, terminal_ ? "" : "\n");
-  drawn_ = terminal_;
-  std::fflush(stderr);
-}
-
-void ProgressBar::finish() {
-  if (drawn_) std::fputs("\n", stderr);
-  drawn_ = false;
 }
 
 }  // namespace tc

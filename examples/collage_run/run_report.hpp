@@ -2,14 +2,15 @@
 
 /// \file
 /// What collage-run prints and writes: the comparison table, the explanation, the JSON report,
-/// the picture, and the progress bar while measuring.
+/// the picture, and the progress line while measuring.
 
-#include <chrono>
 #include <cstddef>
+#include <cstdio>
 #include <string>
 #include <vector>
 
 #include <collage/cost/budgeted_oracle.hpp>
+#include <collage/support/progress.hpp>
 
 #include "driver/comparison.hpp"
 
@@ -62,24 +63,18 @@ BackendSet select_backends(BackendSet backends, const std::vector<std::string>& 
 /// "a, b, c".
 std::string join(const std::vector<std::string>& items, const std::string& separator);
 
-/// A progress bar on stderr for the measuring phase ("estimate"): candidates measured / to
-/// measure, elapsed seconds and an estimate of what is left. On a terminal it redraws one line; to
-/// a file or pipe it prints a line at most every 10 seconds.
-class ProgressBar {
- public:
-  explicit ProgressBar(bool terminal) : terminal_(terminal) {}
-  /// The callback to give the partitioner.
-  collage::ProgressCallback callback();
-  /// Ends the bar's line.
-  void finish();
-
- private:
-  void update(std::string_view phase, std::size_t done, std::size_t total);
-
-  bool terminal_;
-  bool drawn_ = false;
-  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::time_point last_line_{};
-};
+/// The progress of the measuring phase ("estimate") on stderr: candidates measured / to measure,
+/// elapsed seconds and an estimate of what is left. On a terminal it redraws one line; to a file
+/// or pipe it prints a line at most every 10 seconds.
+inline collage::ProgressOptions measuring_progress(bool terminal) {
+  collage::ProgressOptions o;
+  o.out = stderr;
+  o.terminal = terminal;
+  o.prefix = "measuring: ";
+  o.only_phase = "estimate";
+  o.eta = true;
+  o.line_interval_s = 10;
+  return o;
+}
 
 }  // namespace tc

@@ -75,8 +75,9 @@ int main() {
   options.name = "mlp";
   collage::Result<std::string> json = collage::to_json(*graph, *result, options);  // an error for another graph
   collage::Result<std::string> dot = collage::to_dot(*graph, *result, options);
+  collage::Result<std::string> text = collage::to_text(*graph, *result, options);  // with the explanation
   collage::Result<std::string> candidates = collage::candidates_to_json(*graph, result->candidates, result->penalties);
-  for (const collage::Result<std::string>* written : {&json, &dot, &candidates}) {
+  for (const collage::Result<std::string>* written : {&json, &dot, &text, &candidates}) {
     if (!written->ok()) return std::fprintf(stderr, "%s\n", written->error().message.c_str()), 1;
   }
   std::printf("%s", json->c_str());
@@ -86,8 +87,24 @@ int main() {
   check(json->find("\"alternatives\": [") != std::string::npos, "alternatives are in the report");
   check(json->find("\"host\": [\"input\", \"const\", \"const\"]") != std::string::npos, "host nodes by label");
   check(dot->rfind("digraph", 0) == 0 && dot->find("mlp") != std::string::npos, "a named digraph");
+  check(text->rfind("mlp: ", 0) == 0 && text->find("\nwhy collage chose each partition") != std::string::npos,
+        "the text report and its explanation");
   check(candidates->find("\"format\": \"collage-candidates/1\"") != std::string::npos, "the candidates document");
   check(*json == *collage::to_json(*graph, *result, options), "reports are deterministic");
+
+  // [progress]
+  collage::ProgressOptions progress;
+  progress.out = stderr;
+  progress.terminal = false;  // on a terminal: true, and the line is redrawn in place
+  progress.only_phase = "estimate";
+  progress.eta = true;
+  collage::ProgressReporter reporter(progress);
+  collage::PartitionerOptions with_progress;
+  with_progress.progress = reporter.callback();
+  auto again = collage::partition(*graph, specs, *oracle, with_progress);
+  reporter.stop();
+  // [progress]
+  check(again.ok() && again->partitioning.total == result->partitioning.total, "the same result with progress shown");
 
   if (failures != 0) return 1;
   std::puts("guide reports: all checks passed");

@@ -2,15 +2,19 @@
 
 /// \file
 /// Reports of a partitioning: the collage-partition/1 JSON document (the schema the `collage`
-/// tool writes and `collage check` reads; docs/formats.md) and a Graphviz DOT picture. Numbers are
+/// tool writes and `collage check` reads; docs/formats.md), a text summary with the explanation of
+/// each part's choice, and a Graphviz DOT picture. Numbers are
 /// written through collage/support/numbers.hpp, so a report has the same bytes under any locale.
 
 #include <algorithm>
+#include <charconv>
 #include <cstddef>
+#include <cstdio>
 #include <functional>
 #include <map>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <vector>
 
 #include "collage/partitioner.hpp"
@@ -27,7 +31,7 @@ inline constexpr std::string_view kCandidatesFormat = "collage-candidates/1";
 struct ReportOptions {
   /// JSON: include wall-clock seconds (then two runs no longer give identical bytes).
   bool timings = false;
-  /// JSON: include each part's alternatives (the explanation).
+  /// JSON: include each part's alternatives; text: end with the explanation (explain_text()).
   bool alternatives = true;
   /// JSON: the JSON value naming node `i` (a post-DFS index) in node lists; when empty, the node's
   /// label as a JSON string. (The collage tool writes its graph's ids, integers as integers.)
@@ -35,6 +39,11 @@ struct ReportOptions {
   /// DOT: the graph's name, for the digraph's name and title ("collage" and no title prefix when
   /// empty).
   std::string name;
+  /// Text: the wall-clock seconds shown on the total line; `result.seconds.total` when negative
+  /// (a client that timed more than the partitioner, such as reading the graph, passes its own).
+  double seconds = -1;
+  /// Text: how a cost is written (Cost::to_string() when empty), e.g. with a unit.
+  std::function<std::string(const Cost&)> cost_text;
 };
 
 namespace detail {
@@ -229,6 +238,113 @@ inline std::string dot_quote(std::string_view s) {
   return out + "\"";
 }
 
+/// `text` with control characters escaped ("\\n", "\\x01"), so that a label stays on one line.
+inline std::string one_line(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  for (char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c == '\n') {
+      out += "\\n";
+    } else if (c == '\r') {
+      out += "\\r";
+    } else if (c == '\t') {
+      out += "\\t";
+    } else if (c < 0x20 || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+/// The labels of `nodes`, one-lined, as "a, b, c".
+template <class G>
+std::string text_labels(const DataflowGraph<G>& graph, const IndexSet& nodes) {
+  std::string out;
+  for (std::size_t i : nodes) out += (out.empty() ? "" : ", ") + one_line(graph.label(i));
+  return out;
+}
+
+/// The Composite groups of `s` (at any depth), each as " [name: labels]".
+template <class G>
+void append_composites(const DataflowGraph<G>& graph, const SubGraph& s, std::string& out) {
+  for (const NestedSubGraph& n : s.nested()) {
+    const std::string_view name = n.attr("Composite");
+    if (!name.empty()) out += " [" + one_line(name) + ": " + text_labels(graph, n.sub_graph.inside()) + "]";
+    append_composites(graph, n.sub_graph, out);
+  }
+}
+
+inline std::string pad_right(std::string text, std::size_t width) {
+  if (text.size() < width) text.append(width - text.size(), ' ');
+  return text;
+}
+
+/// `s` with three decimals ("0.004"), the same under every locale.
+inline std::string seconds_text(double s) {
+  char buf[64];
+  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, s, std::chars_format::fixed, 3);
+  return ec == std::errc() ? std::string(buf, end) : format_double(s);
+}
+
+/// The labels of the nodes of `s` that need a kernel: five and a count of the rest when there are
+/// more than six.
+template <class G>
+std::string kernel_labels(const DataflowGraph<G>& graph, const SubGraph& s) {
+  std::vector<std::string> names;
+  for (std::size_t i : s.inside()) {
+    if (graph.needs_kernel(i)) names.push_back(one_line(graph.label(i)));
+  }
+  if (names.size() > 6) {
+    const std::size_t more = names.size() - 5;
+    names.resize(5);
+    names.push_back("... (" + std::to_string(more) + " more)");
+  }
+  std::string out;
+  for (std::size_t k = 0; k < names.size(); ++k) out += (k ? ", " : "") + names[k];
+  return out;
+}
+
+/// The explanation (see explain_text()) of a result known to be over `graph`.
+template <class G>
+std::string explanation(const DataflowGraph<G>& graph, const PartitionResult& result, const ReportOptions& options) {
+  auto cost = [&](const Cost& c) { return options.cost_text ? options.cost_text(c) : c.to_string(); };
+  std::string out = "why collage chose each partition (the candidates that could cover its first kernel node):\n";
+  const Partitioning& p = result.partitioning;
+  for (std::size_t k = 0; k < p.parts.size(); ++k) {
+    const Candidate& part = p.parts[k];
+    out += "  " + std::to_string(k + 1) + ". " + one_line(part.target) + " [" + kernel_labels(graph, part.sub_graph) +
+           "] " + cost(part.cost) + "\n";
+    if (k >= result.alternatives.size()) continue;
+    for (const Alternative& a : result.alternatives[k]) {
+      const Candidate& alt = result.candidates[a.candidate];
+      if (alt.target == part.target && alt.sub_graph.inside() == part.sub_graph.inside()) continue;
+      std::string why;
+      if (a.cost.is_unknown()) {
+        why = "not measured (tuning budget spent)";
+      } else if (alt.sub_graph.inside() == part.sub_graph.inside()) {
+        why = "slower: " + cost(a.cost) + " vs " + cost(part.cost);
+      } else {
+        why = cost(a.cost) + " for other nodes; the cheapest whole partitioning did not use it";
+      }
+      out += "       - " + one_line(alt.target) + " [" + kernel_labels(graph, alt.sub_graph) + "]: " + why + "\n";
+    }
+    std::size_t first = collage::first_kernel_node(graph, part.sub_graph);
+    if (first == npos) first = part.sub_graph.first_inside();
+    for (const auto& [index, reason] : result.invalid_reasons) {
+      const Candidate& bad = result.candidates[index];
+      if (!bad.sub_graph.inside().contains(first)) continue;
+      out += "       - " + one_line(bad.target) + " [" + kernel_labels(graph, bad.sub_graph) +
+             "]: cannot run there: " + one_line(reason) + "\n";
+    }
+  }
+  return out;
+}
+
 }  // namespace detail
 
 /// The partitioning as a collage-partition/1 JSON document (docs/formats.md): format tag, the
@@ -263,6 +379,74 @@ Result<std::string> candidates_to_json(const DataflowGraph<G>& graph, const std:
     }
   }
   return detail::JsonReportWriter<G>(graph, options).write(candidates, penalties);
+}
+
+/// Why the search chose each part of `result`: for each part (number, target, the labels of its
+/// nodes that need a kernel, cost), the candidates that could cover its first kernel node and why
+/// each lost: slower for the same nodes, covering other nodes (the cheapest whole partitioning
+/// did not use it), not measured (Unknown), or cannot run there (with the oracle's reason). Costs
+/// through `options.cost_text`. Fails with ErrorCode::wrong_graph when `result` was made over
+/// another graph.
+template <class G>
+Result<std::string> explain_text(const DataflowGraph<G>& graph, const PartitionResult& result,
+                                 const ReportOptions& options = {}) {
+  if (auto error = detail::check_graph(graph, result.partitioning, "explain_text: the partition result")) {
+    return std::move(*error);
+  }
+  return detail::explanation(graph, result, options);
+}
+
+/// The partitioning as text for people: a line naming the graph (`options.name`, else "graph")
+/// with its node, kernel, target and candidate counts; a table with one line per part (number,
+/// target, cost, rule, the labels of its nodes, then its Composite groups at any depth as
+/// " [name: labels]"); the host nodes; the total cost with the search's algorithm, states
+/// expanded, oracle calls and seconds (`options.seconds`, else the result's). With
+/// `options.alternatives`, a blank line and explain_text() follow. Labels have control characters
+/// escaped; the same bytes under any locale. Fails with ErrorCode::wrong_graph when `result` was
+/// made over another graph.
+template <class G>
+Result<std::string> to_text(const DataflowGraph<G>& graph, const PartitionResult& result,
+                            const ReportOptions& options = {}) {
+  if (auto error = detail::check_graph(graph, result.partitioning, "to_text: the partition result")) {
+    return std::move(*error);
+  }
+  using detail::pad_right;
+  auto cost = [&](const Cost& c) { return options.cost_text ? options.cost_text(c) : c.to_string(); };
+  const Partitioning& p = result.partitioning;
+  std::size_t kernels = 0;
+  for (std::size_t i = 0; i < graph.size(); ++i) kernels += graph.needs_kernel(i) ? 1 : 0;
+  std::string out = (options.name.empty() ? std::string("graph") : detail::one_line(options.name)) + ": " +
+                    std::to_string(graph.size()) + " nodes (" + std::to_string(kernels) + " need a kernel), " +
+                    std::to_string(result.priority.size()) + " targets, " +
+                    std::to_string(result.candidates.size()) + " candidates\n";
+  std::size_t target_width = 6;
+  std::size_t rule_width = 4;
+  std::size_t cost_width = 4;
+  for (const Candidate& c : p.parts) {
+    target_width = std::max(target_width, detail::one_line(c.target).size());
+    rule_width = std::max(rule_width, detail::one_line(c.rule_name).size());
+    cost_width = std::max(cost_width, cost(c.cost).size());
+  }
+  const std::size_t num_width = std::to_string(p.parts.size()).size() + 1;
+  out += pad_right("#", num_width) + "  " + pad_right("target", target_width) + "  " + pad_right("cost", cost_width) +
+         "  " + pad_right("rule", rule_width) + "  nodes\n";
+  for (std::size_t k = 0; k < p.parts.size(); ++k) {
+    const Candidate& c = p.parts[k];
+    std::string line = pad_right(std::to_string(k + 1), num_width) + "  " +
+                       pad_right(detail::one_line(c.target), target_width) + "  " +
+                       pad_right(cost(c.cost), cost_width) + "  " + pad_right(detail::one_line(c.rule_name), rule_width) +
+                       "  " + detail::text_labels(graph, c.sub_graph.inside());
+    detail::append_composites(graph, c.sub_graph, line);
+    out += line + "\n";
+  }
+  std::string host;
+  for (std::size_t i : p.host) host += (host.empty() ? "" : ", ") + detail::one_line(graph.label(i));
+  out += "host: " + (host.empty() ? std::string("(none)") : host) + "\n";
+  out += "total cost " + cost(p.total) + " (" + p.stats.algorithm + " search: " + std::to_string(p.stats.states_expanded) +
+         " states expanded, " + std::to_string(result.oracle.backend_calls) + " oracle calls, " +
+         detail::seconds_text(options.seconds < 0 ? result.seconds.total : options.seconds) + " s)\n";
+  if (options.alternatives) out += "\n" + detail::explanation(graph, result, options);
+  return out;
 }
 
 /// The partitioning as a Graphviz digraph: one filled cluster per part, coloured by target (in

@@ -433,7 +433,7 @@ class TraceReader {
       const char* within = depth == 0 ? "its candidate" : "the group it is nested in";
       if (!members->is_subset_of(parents[depth])) return fail_group("not inside " + std::string(within));
       if (members->intersects(taken[depth])) return fail_group("overlaps another group in " + std::string(within));
-      if (!graph_.is_convex(*members)) return fail_group("not convex");
+      if (!collage::is_convex(graph_, *members)) return fail_group("not convex");
       taken[depth] |= *members;
       parents.push_back(*members);
       taken.push_back(IndexSet(graph_.size()));

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "collage/graph/dataflow_graph.hpp"
+#include "collage/partition/convexity.hpp"
 #include "collage/support/index_set.hpp"
 #include "common/adjacency_ir.hpp"
 #include "common/random_dag.hpp"
@@ -62,10 +63,10 @@ TEST(LargeGraph, Chain200k) {
   EXPECT_EQ(graph.common_post_dominator(0, n / 2), n / 2);
   EXPECT_EQ(graph.common_post_dominator(17, 123456), 123456U);
   // Any index range of a chain is convex; a set with a hole is not.
-  EXPECT_TRUE(graph.is_convex(IndexSet::range(n, 1000, 150000)));
+  EXPECT_TRUE(collage::is_convex(graph, IndexSet::range(n, 1000, 150000)));
   IndexSet holed = IndexSet::range(n, 1000, 150000);
   holed.remove(100000);
-  EXPECT_FALSE(graph.is_convex(holed));
+  EXPECT_FALSE(collage::is_convex(graph, holed));
 }
 
 TEST(LargeGraph, RandomDag100kInBoundedMemory) {
@@ -126,7 +127,7 @@ TEST(LargeGraph, RandomDag100kInBoundedMemory) {
       v = graph.outputs(v).back();
       if (step == 1 || q % 2 == 0) s.add(v);
     }
-    const bool c = graph.is_convex(s);
+    const bool c = collage::is_convex(graph, s);
     (c ? convex : not_convex) += 1;
     // Singletons and a node with its direct consumer are always convex.
     if (s.count() == 1) {
@@ -141,7 +142,7 @@ TEST(LargeGraph, RandomDag100kInBoundedMemory) {
     const std::size_t b = graph.outputs(a).front();
     if (graph.outputs(b).empty()) continue;
     IndexSet s(n, {a, graph.outputs(b).front()});
-    ASSERT_FALSE(graph.is_convex(s));
+    ASSERT_FALSE(collage::is_convex(graph, s));
   }
 
   for (int q = 0; q < 2000; ++q) {

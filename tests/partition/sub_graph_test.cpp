@@ -309,7 +309,7 @@ TEST(SubGraph, TouchingNeedsAnEdgeAndAConvexUnion) {
   EXPECT_FALSE(d.sub({d.relu}).feeds_into(d.sub({d.conv})));
   EXPECT_FALSE(d.sub({d.relu}).are_touching(g, d.sub({d.abs})));  // no edge
   EXPECT_FALSE(d.sub({d.conv}).are_touching(g, d.sub({d.join})) &&
-               !g.is_convex(d.set({d.conv, d.join})));
+               !collage::is_convex(g, d.set({d.conv, d.join})));
   EXPECT_FALSE(d.sub({d.conv, d.relu}).are_touching(g, d.sub({d.join})));  // union skips abs
   EXPECT_TRUE(d.sub({d.conv, d.relu, d.abs}).are_touching(g, d.sub({d.join})));
   EXPECT_FALSE(d.sub({d.conv, d.relu}).are_touching(g, d.sub({d.relu, d.join})));  // overlap

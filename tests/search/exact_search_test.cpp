@@ -5,6 +5,9 @@
 #include <cmath>
 #include <optional>
 #include <random>
+#include <thread>
+#include <utility>
+#include <vector>
 
 #include "collage/rules/base_rules.hpp"
 #include "collage/rules/combine.hpp"
@@ -23,6 +26,45 @@ namespace {
 using testing_ir::AdjacencyGraph;
 using testing_ir::random_candidates;
 using testing_ir::random_expr_graph;
+
+/// The successors met walking `space` breadth first from its start (at most 300 states), as
+/// (item, hash of the covered set) in the order met.
+template <class G>
+std::vector<std::pair<std::size_t, std::size_t>> walk_states(const detail::StateSpace<G>& space,
+                                                             detail::SearchScratch& scratch) {
+  std::vector<std::pair<std::size_t, std::size_t>> met;
+  std::vector<detail::SearchState> queue{space.start(scratch)};
+  for (std::size_t at = 0; at < queue.size() && queue.size() < 300; ++at) {
+    const detail::SearchState state = queue[at];
+    space.for_each_successor(state, scratch, [&](std::size_t item, detail::SearchState next, double) {
+      met.emplace_back(item, next.covered.hash());
+      queue.push_back(std::move(next));
+    });
+  }
+  return met;
+}
+
+TEST(StateSpace, TwoWalksOverOneSpaceRunAtOnceEachWithItsOwnScratch) {
+  testing_ir::for_each_random_problem(77, 40, [&](int trial, const DataflowGraph<AdjacencyGraph>&,
+                                                  const SearchProblem<AdjacencyGraph>& problem) {
+    const detail::StateSpace<AdjacencyGraph> space(problem);
+    detail::SearchScratch serial;
+    const auto expected = walk_states(space, serial);
+    std::vector<std::pair<std::size_t, std::size_t>> got[2];
+    std::thread first([&] {
+      detail::SearchScratch scratch;
+      got[0] = walk_states(space, scratch);
+    });
+    std::thread second([&] {
+      detail::SearchScratch scratch;
+      got[1] = walk_states(space, scratch);
+    });
+    first.join();
+    second.join();
+    EXPECT_EQ(got[0], expected) << "trial " << trial;
+    EXPECT_EQ(got[1], expected) << "trial " << trial;
+  });
+}
 
 TEST(ExactSearch, MatchesBruteForceOnRandomDags) {
   int compared = 0;
@@ -172,7 +214,7 @@ std::vector<Candidate> random_convex_candidates(const DataflowGraph<G>& graph, s
           }
         }
       }
-      if (hull.count() > 7 || !graph.is_convex(hull)) continue;
+      if (hull.count() > 7 || !collage::is_convex(graph, hull)) continue;
       add(std::move(hull));
     }
   }

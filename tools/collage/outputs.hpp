@@ -2,14 +2,11 @@
 
 /// \file
 /// The collage tool's outputs: collage-partition/1 and collage-candidates/1 JSON and the Graphviz
-/// DOT picture, through the library's report writers (collage/report.hpp); and a text summary.
+/// DOT picture and the text summary, through the library's report writers (collage/report.hpp).
 
-#include <algorithm>
-#include <charconv>
 #include <cstddef>
 #include <map>
 #include <string>
-#include <system_error>
 #include <vector>
 
 #include "collage/graph/dataflow_graph.hpp"
@@ -70,79 +67,14 @@ inline OrderedJson candidates_json(const DataflowGraph<JsonGraph>& graph, const 
   return OrderedJson::parse(*candidates_to_json(graph, candidates, penalties, report_options(graph)));
 }
 
-namespace detail {
-
-inline std::string join_ids(const DataflowGraph<JsonGraph>& graph, const IndexSet& nodes) {
-  std::string out;
-  for (std::size_t i : nodes) out += (out.empty() ? "" : ", ") + one_line(graph.label(i));
-  return out;
-}
-
-/// The Composite groups of `s` (at any depth), as " [name: ids]".
-inline void append_composites(const DataflowGraph<JsonGraph>& graph, const SubGraph& s, std::string& out) {
-  for (const NestedSubGraph& n : s.nested()) {
-    const std::string_view name = n.attr("Composite");
-    if (!name.empty()) {
-      out += " [" + one_line(std::string(name)) + ": " + join_ids(graph, n.sub_graph.inside()) + "]";
-    }
-    append_composites(graph, n.sub_graph, out);
-  }
-}
-
-inline std::string pad_right(std::string text, std::size_t width) {
-  if (text.size() < width) text.append(width - text.size(), ' ');
-  return text;
-}
-
-/// `s` with three decimals ("0.004"), the same under every locale.
-inline std::string seconds_text(double s) {
-  char buf[64];
-  const auto [end, ec] = std::to_chars(buf, buf + sizeof buf, s, std::chars_format::fixed, 3);
-  return ec == std::errc() ? std::string(buf, end) : format_double(s);
-}
-
-}  // namespace detail
-
-/// A text summary of `result`: one line per partition (target, cost, rule, node ids), the host
-/// nodes and the total.
+/// A text summary of `result`: the library's to_text() without the explanation, with the tool's
+/// total seconds (which include building the graph).
 inline std::string partition_text(const DataflowGraph<JsonGraph>& graph, const PartitionResult& result,
                                   const Timings& t) {
-  const Partitioning& p = result.partitioning;
-  const JsonGraph& ir = graph.ir();
-  std::size_t kernels = 0;
-  for (std::size_t i = 0; i < graph.size(); ++i) kernels += graph.needs_kernel(i) ? 1 : 0;
-  std::string out = (ir.name.empty() ? std::string("graph") : one_line(ir.name)) + ": " +
-                    std::to_string(graph.size()) + " nodes (" + std::to_string(kernels) + " need a kernel), " +
-                    std::to_string(result.priority.size()) + " targets, " +
-                    std::to_string(result.candidates.size()) + " candidates\n";
-  std::size_t target_width = 6;
-  std::size_t rule_width = 4;
-  std::size_t cost_width = 4;
-  for (const Candidate& c : p.parts) {
-    target_width = std::max(target_width, c.target.size());
-    rule_width = std::max(rule_width, c.rule_name.size());
-    cost_width = std::max(cost_width, c.cost.to_string().size());
-  }
-  const std::size_t num_width = std::to_string(p.parts.size()).size() + 1;
-  out += detail::pad_right("#", num_width) + "  " + detail::pad_right("target", target_width) + "  " +
-         detail::pad_right("cost", cost_width) + "  " + detail::pad_right("rule", rule_width) + "  nodes\n";
-  for (std::size_t k = 0; k < p.parts.size(); ++k) {
-    const Candidate& c = p.parts[k];
-    std::string line = detail::pad_right(std::to_string(k + 1), num_width) + "  " +
-                       detail::pad_right(one_line(c.target), target_width) + "  " +
-                       detail::pad_right(c.cost.to_string(), cost_width) + "  " +
-                       detail::pad_right(one_line(c.rule_name), rule_width) + "  " +
-                       detail::join_ids(graph, c.sub_graph.inside());
-    detail::append_composites(graph, c.sub_graph, line);
-    out += line + "\n";
-  }
-  std::string host;
-  for (std::size_t i : p.host) host += (host.empty() ? "" : ", ") + one_line(graph.label(i));
-  out += "host: " + (host.empty() ? std::string("(none)") : host) + "\n";
-  out += "total cost " + p.total.to_string() + " (" + p.stats.algorithm + " search: " +
-         std::to_string(p.stats.states_expanded) + " states expanded, " +
-         std::to_string(result.oracle.backend_calls) + " oracle calls, " + detail::seconds_text(t.total) + " s)\n";
-  return out;
+  ReportOptions options = report_options(graph);
+  options.alternatives = false;
+  options.seconds = t.total;
+  return *to_text(graph, result, options);  // the result is over `graph`
 }
 
 }  // namespace collage::cli

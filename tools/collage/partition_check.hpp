@@ -268,7 +268,7 @@ class PartitionChecker {
     for (std::size_t i : s.inside()) {
       if (graph_.scope(i) != graph_.scope(s.first_inside())) return to_string(Validity::multiple_scopes).data();
     }
-    if (!graph_.is_convex(s.inside())) return to_string(Validity::not_convex).data();
+    if (!collage::is_convex(graph_, s.inside())) return to_string(Validity::not_convex).data();
     IndexSet seen(graph_.size());
     for (const NestedSubGraph& n : s.nested()) {
       const IndexSet& sub = n.sub_graph.inside();

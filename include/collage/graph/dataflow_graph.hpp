@@ -239,29 +239,6 @@ class DataflowGraph {
     return false;
   }
 
-  /// Whether no path leaves `inside` and re-enters it. One sweep over the index range spanned by
-  /// `inside`; scratch memory proportional to that range.
-  bool is_convex(const IndexSet& inside) const {
-    const std::size_t lo = inside.first_inside();
-    if (lo == npos) return true;
-    const std::size_t hi = inside.last_inside();
-    // tainted[i - lo]: node i is outside and reachable from inside through outside nodes only.
-    std::vector<bool> tainted(hi - lo + 1, false);
-    for (std::size_t i = lo; i <= hi; ++i) {
-      const bool in = inside.contains(i);
-      for (std::size_t j : inputs(i)) {
-        if (j < lo) continue;
-        if (tainted[j - lo]) {
-          if (in) return false;
-          tainted[i - lo] = true;
-        } else if (!in && inside.contains(j)) {
-          tainted[i - lo] = true;
-        }
-      }
-    }
-    return true;
-  }
-
   /// The empty IndexSet over this graph's nodes.
   IndexSet empty_set() const { return IndexSet(size()); }
 

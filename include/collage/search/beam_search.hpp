@@ -53,7 +53,8 @@ template <class G>
 Result<Partitioning> beam_search(const SearchProblem<G>& problem, const BeamSearchOptions& options = {}) {
   if (auto error = detail::check_beam_options(options, "BeamSearchOptions::width")) return std::move(*error);
   const auto started = std::chrono::steady_clock::now();
-  detail::StateSpace<G> space(problem);
+  const detail::StateSpace<G> space(problem);
+  detail::SearchScratch scratch;  // this run's
   double bound_total = 0;
   for (std::size_t i = 0; i < problem.graph().size(); ++i) bound_total += problem.min_share(i);
 
@@ -87,7 +88,7 @@ Result<Partitioning> beam_search(const SearchProblem<G>& problem, const BeamSear
   };
   SearchStats stats;
   stats.algorithm = "beam";
-  add(Node{space.start(), 0, 0, npos});
+  add(Node{space.start(scratch), 0, 0, npos});
   auto link_of = [&](const Node& n) {
     if (n.item == npos) return n.parent_link;
     links.push_back(Link{n.parent_link, n.item});
@@ -116,7 +117,7 @@ Result<Partitioning> beam_search(const SearchProblem<G>& problem, const BeamSear
         path.push_back(links[at].item);
       }
       std::reverse(path.begin(), path.end());
-      Partitioning result = space.assemble(path);
+      Partitioning result = space.assemble(path, scratch);
       stats.candidates = problem.size();
       stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
       result.stats = stats;
@@ -125,7 +126,7 @@ Result<Partitioning> beam_search(const SearchProblem<G>& problem, const BeamSear
     for (const Node& member : members) {
       ++stats.states_expanded;
       const std::size_t link = link_of(member);
-      space.for_each_successor(member.state, [&](std::size_t item, detail::SearchState next, double step_cost) {
+      space.for_each_successor(member.state, scratch, [&](std::size_t item, detail::SearchState next, double step_cost) {
         add(Node{std::move(next), member.cost + step_cost, link, item});
       });
     }

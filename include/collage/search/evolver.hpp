@@ -91,7 +91,7 @@ class Evolver {
     }
     if (disjoint) {
       for (std::size_t id : items) status_[id] = kPending;
-      SearchState state = space_.start();
+      SearchState state = space_.start(scratch_);
       std::vector<std::size_t> applied;
       applied.reserve(items.size());
       std::vector<bool> done(items.size(), false);
@@ -100,7 +100,7 @@ class Evolver {
         progress = false;
         for (std::size_t k = 0; k < items.size(); ++k) {
           if (done[k] || !inputs_ready(items[k])) continue;
-          std::optional<SearchState> next = space_.apply(state, items[k]);
+          std::optional<SearchState> next = space_.apply(state, items[k], scratch_);
           if (!next) continue;
           state = std::move(*next);
           done[k] = true;
@@ -352,6 +352,8 @@ class Evolver {
   const SearchProblem<G>& problem_;
   const DataflowGraph<G>& graph_;
   detail::StateSpace<G> space_;
+  /// The scratch of the walks through space_ (an Evolver serves one run).
+  detail::SearchScratch scratch_;
   std::mt19937_64 rng_;
   /// Items with the same inside set, and each item's group.
   std::vector<std::vector<std::size_t>> groups_;

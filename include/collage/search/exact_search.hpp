@@ -37,7 +37,8 @@ struct ExactSearchOptions {
 template <class G>
 Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSearchOptions& options = {}) {
   const auto started = std::chrono::steady_clock::now();
-  detail::StateSpace<G> space(problem);
+  const detail::StateSpace<G> space(problem);
+  detail::SearchScratch scratch;  // this run's
   double bound_total = 0;
   for (std::size_t i = 0; i < problem.graph().size(); ++i) bound_total += problem.min_share(i);
 
@@ -58,7 +59,7 @@ Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSe
   constexpr std::size_t kStateOverhead = sizeof(Record) + 64;
   const std::size_t max_bytes = options.max_memory_mib << 20;
   std::size_t bytes = 0;
-  records.push_back(Record{space.start(), 0, 0, 0, false});
+  records.push_back(Record{space.start(scratch), 0, 0, 0, false});
   ids.push(records[0].state.covered.hash());
   open.push(0, estimate(records[0]));
   SearchStats stats;
@@ -70,7 +71,7 @@ Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSe
       std::vector<std::size_t> items;
       for (std::size_t at = id; at != 0; at = records[at].parent) items.push_back(records[at].via);
       std::reverse(items.begin(), items.end());
-      Partitioning result = space.assemble(items);
+      Partitioning result = space.assemble(items, scratch);
       stats.candidates = problem.size();
       stats.states_generated = records.size();
       stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
@@ -121,7 +122,7 @@ Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSe
           Record{std::move(next), cost, static_cast<std::uint32_t>(id), static_cast<std::uint32_t>(item), false});
       open.push(new_id, estimate(records.back()));
     };
-    space.for_each_successor(state, want, add);
+    space.for_each_successor(state, scratch, want, add);
     if (gave_up) {
       return Error{ErrorCode::search_gave_up, "exact search gave up after " + std::to_string(records.size()) + " states (about " +
                    std::to_string(bytes >> 20) +

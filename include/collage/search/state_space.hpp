@@ -36,6 +36,27 @@ struct SearchState {
   }
 };
 
+/// The scratch marks and lists of a StateSpace's walks, kept between calls to save allocations.
+/// Each search run owns one and passes it to the StateSpace, which is itself immutable: searches
+/// over one problem can run at once, each on its own thread with its own scratch.
+struct SearchScratch {
+  /// for_each_successor()'s marks: a node was a pivot, a candidate was tried.
+  EpochMarks node_marks{};
+  EpochMarks item_marks{};
+  /// for_each_successor()'s pivots and waits, the fixed nodes of a step, the readiness walk of
+  /// the next state, the walk that decides whether a node is available.
+  std::vector<std::size_t> pivots{};
+  std::vector<std::size_t> waits{};
+  std::vector<std::size_t> fixed{};
+  std::vector<std::size_t> walk{};
+  std::vector<std::size_t> seen{};
+  std::vector<std::size_t> stack{};
+  std::vector<std::size_t> visited{};
+  /// charge_transfers()'s walk and the walk that decides whether a value is still read.
+  std::vector<std::size_t> transfer{};
+  std::vector<std::size_t> live{};
+};
+
 /// The searchers' state space over a SearchProblem: start(), is_goal(), and the successor
 /// function, apply() for one candidate and for_each_successor() for the candidates a searcher
 /// expands a state by. A candidate applies when none of its nodes is settled and each of its
@@ -45,8 +66,9 @@ struct SearchState {
 /// acyclic partitioning; and every acyclic partitioning can be applied in a topological order of
 /// its quotient, so the states reach all of them.
 ///
-/// A StateSpace keeps scratch marks and lists: one serves one thread, and the callback of
-/// for_each_successor() must not call back into it.
+/// A StateSpace does not change after construction; the functions that walk the graph take a
+/// SearchScratch of the caller's (one per thread), which the callback of for_each_successor()
+/// must not pass back in.
 template <class G>
 class StateSpace {
  public:
@@ -54,12 +76,12 @@ class StateSpace {
       : problem_(problem), graph_(problem.graph()), transfers_(problem.transfers().enabled()) {}
 
   /// The state before anything is chosen.
-  SearchState start() const {
+  SearchState start(SearchScratch& scratch) const {
     SearchState s;
     s.covered.beyond = IndexSet(graph_.size());
     s.covered.first_open = advance(s.covered, 0);
     for (std::size_t i = 0; i < graph_.size(); ++i) {
-      if (graph_.needs_kernel(i) && inputs_available(s.covered, i)) s.ready.push_back(static_cast<std::uint32_t>(i));
+      if (graph_.needs_kernel(i) && inputs_available(s.covered, i, scratch)) s.ready.push_back(static_cast<std::uint32_t>(i));
     }
     return s;
   }
@@ -75,11 +97,11 @@ class StateSpace {
   }
 
   /// The state after choosing candidate `item` in `s`, or nothing when it does not apply.
-  std::optional<SearchState> apply(const SearchState& s, std::size_t item) const {
+  std::optional<SearchState> apply(const SearchState& s, std::size_t item, SearchScratch& scratch) const {
     if (touches_settled(s.covered, item)) return std::nullopt;
-    std::optional<Step> step = cover(s, item, nullptr);
+    std::optional<Step> step = cover(s, item, nullptr, scratch);
     if (!step) return std::nullopt;
-    return complete(s, item, std::move(*step));
+    return complete(s, item, std::move(*step), scratch);
   }
 
   /// Calls f(item, next state) for each candidate the searchers apply in `s`: a subset of the
@@ -106,38 +128,40 @@ class StateSpace {
   /// f(item, next state, step cost) gets the cost of the step: the item's effective cost plus the
   /// transfers it causes in `s`.
   template <class F>
-  void for_each_successor(const SearchState& s, F f) const {
-    for_each_successor(s, [](std::size_t, const CoveredSet&, double) { return true; }, f);
+  void for_each_successor(const SearchState& s, SearchScratch& scratch, F f) const {
+    for_each_successor(s, scratch, [](std::size_t, const CoveredSet&, double) { return true; }, f);
   }
 
   /// for_each_successor(s, f) that works out a successor in full only when want(item, its
   /// covered set, step cost) is true: a searcher that already has a state with that covered set
   /// (states with equal covered sets are equal) skips the rest of the work.
   template <class Want, class F>
-  void for_each_successor(const SearchState& s, Want want, F f) const {
+  void for_each_successor(const SearchState& s, SearchScratch& scratch, Want want, F f) const {
     if (s.ready.empty()) return;
-    node_marks_.clear(graph_.size());
-    item_marks_.clear(problem_.size());
-    std::vector<std::size_t>& pivots = pivot_scratch_;
+    EpochMarks& node_marks = scratch.node_marks;
+    EpochMarks& item_marks = scratch.item_marks;
+    node_marks.clear(graph_.size());
+    item_marks.clear(problem_.size());
+    std::vector<std::size_t>& pivots = scratch.pivots;
     pivots.assign(1, s.ready[0]);
-    node_marks_.mark(s.ready[0]);
-    std::vector<std::size_t>& waits_on = waits_scratch_;
+    node_marks.mark(s.ready[0]);
+    std::vector<std::size_t>& waits_on = scratch.waits;
     while (!pivots.empty()) {
       const std::size_t v = pivots.back();
       pivots.pop_back();
       auto [first, last] = problem_.covering(v);
       for (const std::uint32_t* id = first; id != last; ++id) {
-        if (!item_marks_.mark(*id)) continue;
+        if (!item_marks.mark(*id)) continue;
         if (touches_settled(s.covered, *id)) continue;
         waits_on.clear();
-        std::optional<Step> step = cover(s, *id, &waits_on);
+        std::optional<Step> step = cover(s, *id, &waits_on, scratch);
         for (std::size_t w : waits_on) {
-          const std::size_t pivot = step ? w : ready_behind(s.covered, w);
-          if (node_marks_.mark(pivot)) pivots.push_back(pivot);
+          const std::size_t pivot = step ? w : ready_behind(s.covered, w, scratch);
+          if (node_marks.mark(pivot)) pivots.push_back(pivot);
         }
         if (step && want(*id, step->covered, step->cost)) {
           const double cost = step->cost;
-          f(*id, complete(s, *id, std::move(*step)), cost);
+          f(*id, complete(s, *id, std::move(*step), scratch), cost);
         }
       }
     }
@@ -152,7 +176,7 @@ class StateSpace {
   }
 
   /// Builds the partitioning from the chosen items, in order.
-  Partitioning assemble(const std::vector<std::size_t>& items) const {
+  Partitioning assemble(const std::vector<std::size_t>& items, SearchScratch& scratch) const {
     Partitioning result;
     IndexSet used(graph_.size());
     const TransferTable& transfers = problem_.transfers();
@@ -165,7 +189,7 @@ class StateSpace {
       result.effective_total += item.effective;
       if (transfers.enabled()) {
         const double moved =
-            charge_transfers(graph_, transfers, item.input, item.inside, problem_.device(id), where, transfer_scratch_);
+            charge_transfers(graph_, transfers, item.input, item.inside, problem_.device(id), where, scratch.transfer);
         result.transfers.push_back(moved);
         result.total += Cost::value(moved);
         result.effective_total += Cost::value(moved);
@@ -181,6 +205,12 @@ class StateSpace {
     return result;
   }
 
+  /// assemble(items, scratch) with a scratch of its own, for a caller that walks nothing else.
+  Partitioning assemble(const std::vector<std::size_t>& items) const {
+    SearchScratch scratch;
+    return assemble(items, scratch);
+  }
+
  private:
   /// What applying a candidate settles, before the rest of the next state is worked out.
   struct Step {
@@ -192,12 +222,13 @@ class StateSpace {
   /// apply() for a candidate known to hold no settled node, up to the covered set. When
   /// `waits_on` is given, appends what the candidate waits on: its first unavailable input when it
   /// does not apply, else the contested nodes it fixes to the host.
-  std::optional<Step> cover(const SearchState& s, std::size_t item, std::vector<std::size_t>* waits_on) const {
+  std::optional<Step> cover(const SearchState& s, std::size_t item, std::vector<std::size_t>* waits_on,
+                            SearchScratch& scratch) const {
     const IndexSet& inside = problem_[item].inside;
-    std::vector<std::size_t>& fixed = fixed_scratch_;  // nodes without kernel the candidate takes from the host
+    std::vector<std::size_t>& fixed = scratch.fixed;  // nodes without kernel the candidate takes from the host
     fixed.clear();
     for (std::size_t i : problem_[item].input) {
-      if (!available(s.covered, i, &fixed)) {
+      if (!available(s.covered, i, &fixed, scratch)) {
         if (waits_on != nullptr) waits_on->push_back(i);  // the first unavailable input
         return std::nullopt;
       }
@@ -209,21 +240,21 @@ class StateSpace {
       if (!always_host(i)) step.added.add(i);
     }
     step.covered = settle(s.covered, step.added);
-    settle_dead_neighbours(step.covered, inside);
+    settle_dead_neighbours(step.covered, inside, scratch);
     step.cost = problem_[item].effective.raw();
-    if (transfers_) step.cost += place(s.covered.placement, item, step.covered);
+    if (transfers_) step.cost += place(s.covered.placement, item, step.covered, scratch);
     return step;
   }
 
   /// Records in `next` where the values its unsettled nodes still read are, after `item` is applied
   /// with `before` the placement of the state it is applied in, and returns the transfers it causes.
-  double place(const PlacementList& before, std::size_t item, CoveredSet& next) const {
+  double place(const PlacementList& before, std::size_t item, CoveredSet& next, SearchScratch& scratch) const {
     next.placement = before;
-    SortedPlacements store{*this, next, next.placement.items()};
+    SortedPlacements store{*this, next, next.placement.items(), scratch.live};
     const double moved = charge_transfers(graph_, problem_.transfers(), problem_[item].input, problem_[item].inside,
-                                          problem_.device(item), store, transfer_scratch_);
+                                          problem_.device(item), store, scratch.transfer);
     auto& list = store.list;
-    list.erase(std::remove_if(list.begin(), list.end(), [&](const Placement& p) { return !still_read(next, p.node); }),
+    list.erase(std::remove_if(list.begin(), list.end(), [&](const Placement& p) { return !still_read(next, p.node, scratch.live); }),
                list.end());
     return moved;
   }
@@ -233,6 +264,7 @@ class StateSpace {
     const StateSpace& space;
     const CoveredSet& covered;
     std::vector<Placement>& list;  // covered's placement
+    std::vector<std::size_t>& live;  // still_read()'s walk
 
     Placement* find(std::size_t node) {
       auto it = lower(node);
@@ -246,7 +278,7 @@ class StateSpace {
         list.insert(it, p);
       }
     }
-    bool keeps(std::size_t node) const { return space.still_read(covered, node); }
+    bool keeps(std::size_t node) const { return space.still_read(covered, node, live); }
     std::vector<Placement>::iterator lower(std::size_t node) {
       return std::lower_bound(list.begin(), list.end(), node,
                               [](const Placement& p, std::size_t n) { return p.node < n; });
@@ -254,9 +286,8 @@ class StateSpace {
   };
 
   /// Whether some unsettled node of `c` reads node n's value, directly or through nodes without
-  /// kernels.
-  bool still_read(const CoveredSet& c, std::size_t n) const {
-    std::vector<std::size_t>& stack = live_scratch_;
+  /// kernels. `stack` is scratch.
+  bool still_read(const CoveredSet& c, std::size_t n, std::vector<std::size_t>& stack) const {
     stack.assign(1, n);
     while (!stack.empty()) {
       const std::size_t at = stack.back();
@@ -271,7 +302,7 @@ class StateSpace {
   }
 
   /// The state after `item` in `s`, from the step cover() made.
-  SearchState complete(const SearchState& s, std::size_t item, Step step) const {
+  SearchState complete(const SearchState& s, std::size_t item, Step step, SearchScratch& scratch) const {
     const IndexSet& inside = problem_[item].inside;
     SearchState next;
     next.covered = std::move(step.covered);
@@ -287,8 +318,8 @@ class StateSpace {
     }
     // The old ones stay sorted; the few new ones are sorted and merged in.
     const auto old_ready = static_cast<std::ptrdiff_t>(next.ready.size());
-    std::vector<std::size_t>& walk = walk_scratch_;
-    std::vector<std::size_t>& seen = seen_scratch_;
+    std::vector<std::size_t>& walk = scratch.walk;
+    std::vector<std::size_t>& seen = scratch.seen;
     walk.assign(step.added.begin(), step.added.end());
     seen.clear();
     while (!walk.empty()) {
@@ -299,7 +330,7 @@ class StateSpace {
         seen.push_back(o);
         if (!graph_.needs_kernel(o)) {
           walk.push_back(o);  // a tuple or projection may now pass values on
-        } else if (!settled(next.covered, o) && inputs_available(next.covered, o)) {
+        } else if (!settled(next.covered, o) && inputs_available(next.covered, o, scratch)) {
           next.ready.push_back(static_cast<std::uint32_t>(o));
         }
       }
@@ -312,12 +343,12 @@ class StateSpace {
 
   /// A ready kernel node behind `input`, an unavailable input of some candidate: found by
   /// following unavailable inputs back until a kernel node's inputs are all available.
-  std::size_t ready_behind(const CoveredSet& c, std::size_t input) const {
+  std::size_t ready_behind(const CoveredSet& c, std::size_t input, SearchScratch& scratch) const {
     std::size_t n = input;
     while (true) {
       std::size_t next = npos;
       for (std::size_t j : graph_.inputs(n)) {
-        if (!available(c, j, nullptr)) {
+        if (!available(c, j, nullptr, scratch)) {
           next = j;
           break;
         }
@@ -332,11 +363,11 @@ class StateSpace {
   /// settled node, and that need nothing unavailable. Whether such a node is settled no longer
   /// matters, so settling it merges states that differ only in it: a scalar fused into one
   /// candidate and left out of another, once its consumer is covered either way.
-  void settle_dead_neighbours(CoveredSet& c, const IndexSet& inside) const {
+  void settle_dead_neighbours(CoveredSet& c, const IndexSet& inside, SearchScratch& scratch) const {
     IndexSet dead(graph_.size());
     auto consider = [&](std::size_t j) {
       if (graph_.needs_kernel(j) || !problem_.contested(j) || settled(c, j)) return;
-      if (!graph_.is_inlinable(j) && !inputs_available(c, j)) return;
+      if (!graph_.is_inlinable(j) && !inputs_available(c, j, scratch)) return;
       auto [first, last] = problem_.covering(j);
       for (const std::uint32_t* id = first; id != last; ++id) {
         if (!touches_settled(c, *id)) return;
@@ -364,11 +395,11 @@ class StateSpace {
   /// Whether node i can feed a candidate now: a covered kernel node, an inlinable node, a settled
   /// node without kernel, or a node without kernel whose ancestors up to kernel nodes are
   /// available. Appends the contested nodes this would fix to the host to `fixed`. Iterative.
-  bool available(const CoveredSet& c, std::size_t i, std::vector<std::size_t>* fixed) const {
+  bool available(const CoveredSet& c, std::size_t i, std::vector<std::size_t>* fixed, SearchScratch& scratch) const {
     if (feeds_without_walk(c, i)) return true;  // the common cases, without a walk
     if (graph_.needs_kernel(i)) return false;
-    std::vector<std::size_t>& stack = stack_scratch_;
-    std::vector<std::size_t>& visited = visited_scratch_;
+    std::vector<std::size_t>& stack = scratch.stack;
+    std::vector<std::size_t>& visited = scratch.visited;
     stack.assign(1, i);
     visited.clear();
     while (!stack.empty()) {
@@ -390,9 +421,9 @@ class StateSpace {
     if (graph_.needs_kernel(i)) return settled(c, i);
     return !always_host(i) && settled(c, i);
   }
-  bool inputs_available(const CoveredSet& c, std::size_t i) const {
+  bool inputs_available(const CoveredSet& c, std::size_t i, SearchScratch& scratch) const {
     for (std::size_t j : graph_.inputs(i)) {
-      if (!available(c, j, nullptr)) return false;
+      if (!available(c, j, nullptr, scratch)) return false;
     }
     return true;
   }
@@ -421,21 +452,6 @@ class StateSpace {
   const SearchProblem<G>& problem_;
   const DataflowGraph<G>& graph_;
   const bool transfers_;  // whether moves between devices are charged
-  // for_each_successor()'s marks: a node was a pivot, a candidate was tried.
-  mutable EpochMarks node_marks_;
-  mutable EpochMarks item_marks_;
-  // Scratch lists, kept to save allocations: for_each_successor()'s pivots and waits, cover()'s
-  // fixed nodes, complete()'s readiness walk, available()'s walk.
-  mutable std::vector<std::size_t> pivot_scratch_;
-  mutable std::vector<std::size_t> waits_scratch_;
-  mutable std::vector<std::size_t> fixed_scratch_;
-  mutable std::vector<std::size_t> walk_scratch_;
-  mutable std::vector<std::size_t> seen_scratch_;
-  mutable std::vector<std::size_t> stack_scratch_;
-  mutable std::vector<std::size_t> visited_scratch_;
-  // charge_transfers()'s walk and still_read()'s walk.
-  mutable std::vector<std::size_t> transfer_scratch_;
-  mutable std::vector<std::size_t> live_scratch_;
 };
 
 }  // namespace detail
