@@ -268,6 +268,44 @@ TEST(CostOracle, ANumberThatIsNotACostIsAnOracleErrorNamingIt) {
   }
 }
 
+TEST(CostOracle, ANegativeCostValueIsAnOracleErrorLikeTheNumber) {
+  // Cost::value() of a negative number or -inf, answered as a Cost or inside a Measurement, is the
+  // same mistake as answering the number: an Error naming the oracle, the candidate and the value.
+  Fixture f;
+  Cost next = Cost::zero();
+  auto as_cost = make_oracle<ExprGraph>("model", [&](const Graph&, const Candidate&, const ExtractedFunction&) {
+    return next;
+  });
+  auto as_measurement = make_oracle<ExprGraph>(
+      "model", [&](const Graph&, const Candidate&, const ExtractedFunction&) { return Measurement{next, 0.0, 1}; });
+  Candidate c = f.candidate({f.relu}, "gpu");
+  for (double bad : {-1.0, -1e-300, -std::numeric_limits<double>::infinity()}) {
+    next = Cost::value(bad);
+    EXPECT_TRUE(next.is_invalid()) << bad;  // to the search, it stays a cost no candidate can have
+    EXPECT_EQ(next.not_a_cost(), std::optional<double>(bad));
+    for (CostOracle<ExprGraph>* oracle : {as_cost.get(), as_measurement.get()}) {
+      SafeEstimate e = safe_estimate(*oracle, *f.graph, c);
+      EXPECT_TRUE(e.failed()) << bad;
+      EXPECT_TRUE(e.cost.is_invalid()) << bad;
+      EXPECT_NE(e.error.find("cost oracle 'model'"), std::string::npos) << e.error;
+      EXPECT_NE(e.error.find("gpu:rule:relu"), std::string::npos) << e.error;
+      EXPECT_NE(e.error.find("a cost of " + format_double(bad)), std::string::npos) << e.error;
+      Result<Measurement> m = oracle->measure(*f.graph, c);
+      ASSERT_FALSE(m.ok()) << bad;
+      EXPECT_EQ(m.error().code, ErrorCode::oracle);
+    }
+  }
+  // What the oracle means to say stays silent: Invalid, Unknown, zero.
+  for (Cost fine : {Cost::invalid(), Cost::value(std::numeric_limits<double>::infinity()), Cost::unknown(),
+                    Cost::value(std::numeric_limits<double>::quiet_NaN()), Cost::value(-0.0), Cost::zero()}) {
+    next = fine;
+    EXPECT_FALSE(next.not_a_cost().has_value()) << fine;
+    SafeEstimate e = safe_estimate(*as_cost, *f.graph, c);
+    EXPECT_FALSE(e.failed()) << fine << ": " << e.error;
+    EXPECT_EQ(e.cost, fine);
+  }
+}
+
 TEST(CostOracle, PartitionListsANumberThatIsNotACostInOracleErrors) {
   ExprGraph ir;
   ir.output(ir.call("relu", {ir.var("x")}));

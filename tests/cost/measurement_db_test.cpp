@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "collage/cost/budgeted_oracle.hpp"
@@ -146,10 +147,11 @@ TEST(MeasurementDb, FileIsSortedAndIndependentOfInsertionOrder) {
             "cuda@1\tmango\tinvalid\t0\t1\n"
             "tvm@2\tapple\t1\t0\t1\n"
             "tvm@2\tzebra\t3\t0.1\t4\n");
-  // Saving again rewrites the same bytes, and leaves no temporary file behind.
+  // Saving again rewrites the same bytes, and leaves no temporary file behind (only the lock
+  // files, which stay so that every saver locks the same file).
   ASSERT_TRUE(a.save().ok());
   EXPECT_EQ(read_all(tmp.file("a.tsv")), text);
-  EXPECT_EQ(tmp.listing(), (std::vector<std::string>{"a.tsv", "b.tsv"}));
+  EXPECT_EQ(tmp.listing(), (std::vector<std::string>{"a.tsv", "a.tsv.lock", "b.tsv", "b.tsv.lock"}));
 }
 
 /// Sets the C library's and the C++ global locale to `name` for its lifetime; `ok` says whether
@@ -556,6 +558,63 @@ TEST(PersistentOracle, UnderACacheTheDatabaseIsAskedOncePerKey) {
   EXPECT_EQ(s.db_hits, 0u);
   EXPECT_EQ(s.backend_calls, 2u);
   EXPECT_EQ(cache.name(), "caching(persistent(mock))");
+}
+
+TEST(MeasurementDb, TwoSaversOfOneFileLoseNoEntry) {
+  // Two databases (two processes, say) loaded from one file, each with entries of its own, save
+  // in turn and at once: the file ends with every entry of both, and the later save wins where
+  // both have a key.
+  TempDir tmp;
+  const std::string path = tmp.file("shared.tsv");
+  Result<MeasurementDb> a = MeasurementDb::load(path);
+  Result<MeasurementDb> b = MeasurementDb::load(path);
+  ASSERT_TRUE(a.ok() && b.ok());
+  a->put("m@1", "a", Measurement{Cost::value(1), 0, 1});
+  a->put("m@1", "both", Measurement{Cost::value(2), 0, 1});
+  b->put("m@1", "b", Measurement{Cost::value(3), 0, 1});
+  b->put("m@1", "both", Measurement{Cost::value(4), 0, 1});
+  ASSERT_TRUE(a->save().ok());
+  ASSERT_TRUE(b->save().ok());
+  Result<MeasurementDb> merged = MeasurementDb::load(path);
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  EXPECT_EQ(merged->size(), 3u);
+  EXPECT_EQ(merged->find("m@1", "a")->cost, Cost::value(1));
+  EXPECT_EQ(merged->find("m@1", "b")->cost, Cost::value(3));
+  EXPECT_EQ(merged->find("m@1", "both")->cost, Cost::value(4));
+
+  // An entry erased (or moved to another identity) before a save stays erased.
+  ASSERT_TRUE(a->erase("m@1", "a"));
+  ASSERT_TRUE(a->save().ok());
+  merged = MeasurementDb::load(path);
+  ASSERT_TRUE(merged.ok());
+  EXPECT_FALSE(merged->find("m@1", "a").has_value());
+  EXPECT_TRUE(merged->find("m@1", "b").has_value());
+
+  // At once: threads, each with its own database and entries, saving after every put.
+  constexpr int kThreads = 4;
+  constexpr int kEach = 25;
+  std::vector<std::thread> threads;
+  std::vector<Status> failures(kThreads, Status::success());
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&path, &failures, t] {
+      MeasurementDb db(path);
+      for (int k = 0; k < kEach; ++k) {
+        db.put("t@" + std::to_string(t), std::to_string(k), Measurement{Cost::value(k), 0, 1});
+        Status s = db.save();
+        if (!s.ok()) failures[static_cast<std::size_t>(t)] = s;
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  for (const Status& s : failures) EXPECT_TRUE(s.ok()) << s.message();
+  merged = MeasurementDb::load(path);
+  ASSERT_TRUE(merged.ok()) << merged.error().message;
+  EXPECT_EQ(merged->size(), 2u + kThreads * kEach);
+  for (int t = 0; t < kThreads; ++t) {
+    for (int k = 0; k < kEach; ++k) {
+      EXPECT_TRUE(merged->find("t@" + std::to_string(t), std::to_string(k)).has_value()) << t << " " << k;
+    }
+  }
 }
 
 }  // namespace

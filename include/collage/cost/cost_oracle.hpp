@@ -13,10 +13,11 @@
 /// or with an Error: the oracle failed. safe_estimate() turns an Error into Invalid with a message
 /// naming the oracle and the candidate, so a failing backend never stops the search.
 ///
-/// A negative number, NaN or -inf is not a cost but a mistake of the oracle. Given as a number
-/// (a double from the callable of make_oracle() or measure_each(), or make_measurement()), it is
-/// an Error naming the value. Cost::value() instead maps such numbers to Invalid or Unknown
-/// without a word, so oracles should give their answers as numbers.
+/// A negative number, NaN or -inf is not a cost but a mistake of the oracle, and its candidate
+/// gets an Error naming the value: given as a number (a double from the callable of
+/// make_oracle() or measure_each(), or make_measurement()), or, for a negative number or -inf,
+/// as Cost::value() of it (whichever way it is answered: a Cost, a Measurement). Cost::value()
+/// of NaN is Unknown, the same as Cost::unknown().
 ///
 /// Writing an oracle: make_oracle() over a callable that answers one candidate; or a class
 /// derived from CostOracle<G> that overrides do_measure_batch(), the one function an oracle
@@ -32,6 +33,7 @@
 #include <cassert>
 #include <cstddef>
 #include <memory>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -129,7 +131,9 @@ class CostOracle {
   /// One answer per candidate, in order (none for an empty batch, without asking the oracle).
   /// Never throws: an exception thrown by the oracle (when exceptions are enabled), or a list of
   /// answers of the wrong length, fails every candidate of the batch with an Error; an answer
-  /// whose spread is negative or NaN fails its candidate.
+  /// whose cost was made from a negative number or -inf (Cost::value(-1), see
+  /// Cost::not_a_cost()), or whose spread is negative or NaN, fails its candidate with an Error
+  /// naming the value.
   std::vector<Result<Measurement>> measure_batch(const DataflowGraph<G>& graph,
                                                  const std::vector<const Candidate*>& candidates) {
     if (candidates.empty()) return {};
@@ -150,7 +154,10 @@ class CostOracle {
                                                  std::to_string(candidates.size()) + " candidates");
     }
     for (Result<Measurement>& answer : answers) {
-      if (answer.ok() && !(answer->spread >= 0.0)) {
+      if (!answer.ok()) continue;
+      if (std::optional<double> bad = answer->cost.not_a_cost()) {
+        answer = detail::bad_answer("cost", *bad, detail::kCostRule);
+      } else if (!(answer->spread >= 0.0)) {
         answer = detail::bad_answer("spread", answer->spread, detail::kSpreadRule);
       }
     }

@@ -33,6 +33,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -40,6 +41,16 @@
 #include <vector>
 
 #include <filesystem>
+
+#if defined(__unix__) || defined(__APPLE__)
+#define COLLAGE_MEASUREMENT_DB_FLOCK 1
+#include <cerrno>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
+#else
+#define COLLAGE_MEASUREMENT_DB_FLOCK 0
+#endif
 
 #include "collage/cost/cost_oracle.hpp"
 #include "collage/cost/measurement_store.hpp"
@@ -80,6 +91,43 @@ inline std::string escape_db_field(std::string_view field) {
   }
   return out;
 }
+
+/// An exclusive lock on a lock file, held until destruction: flock() on POSIX systems (which
+/// serialises threads of one process too, each opening the file itself); elsewhere acquire()
+/// succeeds without locking.
+class FileLock {
+ public:
+  FileLock() = default;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  ~FileLock() {
+#if COLLAGE_MEASUREMENT_DB_FLOCK
+    if (fd_ >= 0) ::close(fd_);  // closing releases the lock
+#endif
+  }
+
+  /// Creates `path` when missing and waits for the exclusive lock on it.
+  Status acquire(const std::string& path) {
+#if COLLAGE_MEASUREMENT_DB_FLOCK
+    fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd_ < 0) {
+      return Error{ErrorCode::io, "cannot open lock file '" + path + "': " + std::generic_category().message(errno)};
+    }
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      return Error{ErrorCode::io, "cannot lock '" + path + "': " + std::generic_category().message(errno)};
+    }
+#else
+    (void)path;
+#endif
+    return Status::success();
+  }
+
+ private:
+#if COLLAGE_MEASUREMENT_DB_FLOCK
+  int fd_ = -1;
+#endif
+};
 
 inline int hex_digit(char c) {
   if (c >= '0' && c <= '9') return c - '0';
@@ -171,13 +219,117 @@ class MeasurementDb final : public MeasurementStore {
     return db;
   }
 
-  /// Writes every entry to the file, sorted by identity and key: first to a temporary file beside
-  /// it, then renamed over it, so a crash never leaves a half-written database.
+  /// Writes the entries to the file, sorted by identity and key, merged with what the file holds
+  /// then: under an exclusive lock (see below) it reads the file again, keeps the entries of the
+  /// file that this database lacks, drops those this database erased (erase(), move_identity())
+  /// since it was loaded or last saved, and writes this database's own entries over the rest (on
+  /// equal identity and key, the entry in memory wins). So several processes or threads, each
+  /// with its own MeasurementDb of one file, may save at any time and no one loses another's
+  /// entries. The database in memory is unchanged (load() again to see the others' entries).
+  ///
+  /// The file is written to a temporary file beside it, then renamed over it, so a crash never
+  /// leaves a half-written database and load() needs no lock. On POSIX systems the lock is a
+  /// flock() on "<file>.lock", which is created beside the file and left there; elsewhere saves
+  /// merge but are not serialised. A file that cannot be read back (malformed, of an unknown
+  /// format) fails the save rather than being overwritten.
   Status save() const { return save_as(path_); }
 
-  /// save() to another file (the database stays tied to its own path).
+  /// save() to another file (the database stays tied to its own path; its erasures apply to its
+  /// own file only).
   Status save_as(const std::string& path) const {
     if (path.empty()) return Error{ErrorCode::invalid_argument, "the measurement database has no file to save to"};
+    detail::FileLock lock;
+    if (Status locked = lock.acquire(path + ".lock"); !locked.ok()) return locked;
+    Result<MeasurementDb> on_disk = load(path);
+    if (!on_disk.ok()) {
+      return Error{on_disk.error().code, "cannot merge with measurement database on disk: " + on_disk.error().message};
+    }
+    std::map<std::string, Table, std::less<>> merged = std::move(on_disk->tables_);
+    const bool own_file = path == path_;
+    if (own_file) {
+      for (const auto& [identity, key] : erased_) {
+        auto table = merged.find(identity);
+        if (table == merged.end()) continue;
+        table->second.erase(key);
+        if (table->second.empty()) merged.erase(table);
+      }
+    }
+    for (const auto& [identity, table] : tables_) {
+      Table& into = merged[identity];
+      for (const auto& [key, m] : table) into.insert_or_assign(key, m);
+    }
+    if (Status written = write_file(path, merged); !written.ok()) return written;
+    dirty_ = false;
+    if (own_file) erased_.clear();
+    return Status::success();
+  }
+
+  /// The measurement stored under `identity` and `key`, if any.
+  std::optional<Measurement> find(std::string_view identity, std::string_view key) const override {
+    auto table = tables_.find(identity);
+    if (table == tables_.end()) return std::nullopt;
+    auto it = table->second.find(key);
+    if (it == table->second.end()) return std::nullopt;
+    return it->second;
+  }
+
+  /// Stores `m` under `identity` and `key`, replacing what was there.
+  void put(std::string_view identity, std::string key, Measurement m) override {
+    auto table = tables_.find(identity);
+    if (table == tables_.end()) table = tables_.emplace(std::string(identity), Table{}).first;
+    if (!erased_.empty()) erased_.erase({std::string(identity), key});
+    table->second.insert_or_assign(std::move(key), m);
+    dirty_ = true;
+  }
+
+  /// Removes the entry of `identity` and `key`; false when it was absent.
+  bool erase(std::string_view identity, std::string_view key) {
+    auto table = tables_.find(identity);
+    if (table == tables_.end()) return false;
+    auto it = table->second.find(key);
+    if (it == table->second.end()) return false;
+    erased_.emplace(std::string(identity), std::string(key));
+    table->second.erase(it);
+    if (table->second.empty()) tables_.erase(table);
+    dirty_ = true;
+    return true;
+  }
+
+  /// Hands every entry of identity `from` to identity `to` (for instance the entries of a v1 file,
+  /// under the empty identity, to the cost model that measured them); where `to` already has a
+  /// key, its own entry stays. Returns the number of entries that left `from`.
+  std::size_t move_identity(std::string_view from, std::string_view to) {
+    if (from == to) return 0;
+    auto source = tables_.find(from);
+    if (source == tables_.end()) return 0;
+    Table moved = std::move(source->second);
+    tables_.erase(source);
+    for (const auto& entry : moved) erased_.emplace(std::string(from), entry.first);
+    for (auto& [key, m] : moved) {
+      if (!find(to, key)) put(to, key, m);
+    }
+    dirty_ = true;
+    return moved.size();
+  }
+
+  /// Number of entries.
+  std::size_t size() const {
+    std::size_t n = 0;
+    for (const auto& entry : tables_) n += entry.second.size();
+    return n;
+  }
+  /// Whether there are no entries.
+  bool empty() const { return tables_.empty(); }
+  /// The file save() writes.
+  const std::string& path() const { return path_; }
+  /// Whether there are changes that save() has not written.
+  bool dirty() const { return dirty_; }
+  /// The entries by identity, then key, in order.
+  const std::map<std::string, Table, std::less<>>& entries() const { return tables_; }
+
+ private:
+  /// Writes `tables` to `path` through a temporary file beside it, renamed over it.
+  static Status write_file(const std::string& path, const std::map<std::string, Table, std::less<>>& tables) {
     const std::string tmp =
         path + ".tmp" + std::to_string(std::chrono::steady_clock::now().time_since_epoch().count());
     {
@@ -187,7 +339,7 @@ class MeasurementDb final : public MeasurementStore {
       line += std::to_string(detail::kMeasurementDbVersion);
       line += '\n';
       out.write(line.data(), static_cast<std::streamsize>(line.size()));
-      for (const auto& [identity, table] : tables_) {
+      for (const auto& [identity, table] : tables) {
         const std::string escaped_identity = detail::escape_db_field(identity);
         for (const auto& [key, m] : table) {
           line = escaped_identity;
@@ -218,71 +370,9 @@ class MeasurementDb final : public MeasurementStore {
       std::filesystem::remove(tmp, ignored);
       return Error{ErrorCode::io, "cannot replace measurement database '" + path + "': " + ec.message()};
     }
-    dirty_ = false;
     return Status::success();
   }
 
-  /// The measurement stored under `identity` and `key`, if any.
-  std::optional<Measurement> find(std::string_view identity, std::string_view key) const override {
-    auto table = tables_.find(identity);
-    if (table == tables_.end()) return std::nullopt;
-    auto it = table->second.find(key);
-    if (it == table->second.end()) return std::nullopt;
-    return it->second;
-  }
-
-  /// Stores `m` under `identity` and `key`, replacing what was there.
-  void put(std::string_view identity, std::string key, Measurement m) override {
-    auto table = tables_.find(identity);
-    if (table == tables_.end()) table = tables_.emplace(std::string(identity), Table{}).first;
-    table->second.insert_or_assign(std::move(key), m);
-    dirty_ = true;
-  }
-
-  /// Removes the entry of `identity` and `key`; false when it was absent.
-  bool erase(std::string_view identity, std::string_view key) {
-    auto table = tables_.find(identity);
-    if (table == tables_.end()) return false;
-    auto it = table->second.find(key);
-    if (it == table->second.end()) return false;
-    table->second.erase(it);
-    if (table->second.empty()) tables_.erase(table);
-    dirty_ = true;
-    return true;
-  }
-
-  /// Hands every entry of identity `from` to identity `to` (for instance the entries of a v1 file,
-  /// under the empty identity, to the cost model that measured them); where `to` already has a
-  /// key, its own entry stays. Returns the number of entries that left `from`.
-  std::size_t move_identity(std::string_view from, std::string_view to) {
-    if (from == to) return 0;
-    auto source = tables_.find(from);
-    if (source == tables_.end()) return 0;
-    Table moved = std::move(source->second);
-    tables_.erase(source);
-    for (auto& [key, m] : moved) {
-      if (!find(to, key)) put(to, key, m);
-    }
-    dirty_ = true;
-    return moved.size();
-  }
-
-  /// Number of entries.
-  std::size_t size() const {
-    std::size_t n = 0;
-    for (const auto& entry : tables_) n += entry.second.size();
-    return n;
-  }
-  /// Whether there are no entries.
-  bool empty() const { return tables_.empty(); }
-  /// The file save() writes.
-  const std::string& path() const { return path_; }
-  /// Whether there are changes that save() has not written.
-  bool dirty() const { return dirty_; }
-  /// The entries by identity, then key, in order.
-  const std::map<std::string, Table, std::less<>>& entries() const { return tables_; }
-
- private:
   /// Reads one entry line of a file of format `version`.
   Status parse_line(std::string_view line, std::size_t version) {
     const std::size_t expected = version == 1 ? 4 : 5;
@@ -315,6 +405,9 @@ class MeasurementDb final : public MeasurementStore {
 
   std::string path_;
   std::map<std::string, Table, std::less<>> tables_;
+  /// (identity, key) of the entries erased since the last load or save of the own file: save()
+  /// drops them from what it reads back.
+  mutable std::set<std::pair<std::string, std::string>> erased_;
   mutable bool dirty_ = false;
 };
 

@@ -17,7 +17,8 @@ namespace collage {
 /// The cost of a candidate (or a sum of candidates). One of:
 ///  - a known value v >= 0 (Zero is the value 0),
 ///  - Unknown: the oracle could not tell (stored as NaN),
-///  - Invalid: the candidate cannot run at all (stored as +inf).
+///  - Invalid: the candidate cannot run at all (stored as +inf, or as the negative number given
+///    to value(), see not_a_cost()).
 ///
 /// Order (a strict total order; NaN never reaches a comparison):
 ///   every known value (ascending) < Unknown < Invalid, and Unknown == Unknown.
@@ -37,21 +38,31 @@ class Cost {
   static constexpr Cost unknown() { return Cost(std::numeric_limits<double>::quiet_NaN()); }
   static constexpr Cost invalid() { return Cost(std::numeric_limits<double>::infinity()); }
 
-  /// A known cost. NaN gives Unknown; +inf, a negative value or -inf gives Invalid, so that no
-  /// negative cost can reach a shortest-path search.
+  /// A known cost. NaN gives Unknown and +inf Invalid. A negative value or -inf is no cost at all:
+  /// it gives an Invalid cost that remembers the number (not_a_cost()), so that no negative cost
+  /// can reach a shortest-path search and an oracle that answers one is reported (the oracle
+  /// checks of CostOracle::measure_batch() turn it into an Error naming the value).
   static Cost value(double v) {
     if (std::isnan(v)) return unknown();
-    if (v < 0.0 || std::isinf(v)) return invalid();
+    if (v == std::numeric_limits<double>::infinity()) return invalid();
     return Cost(v);
   }
 
-  bool is_known() const { return std::isfinite(value_); }
+  bool is_known() const { return value_ >= 0.0 && value_ < std::numeric_limits<double>::infinity(); }
   bool is_unknown() const { return std::isnan(value_); }
-  bool is_invalid() const { return std::isinf(value_); }
+  bool is_invalid() const { return value_ == std::numeric_limits<double>::infinity() || value_ < 0.0; }
   bool is_zero() const { return value_ == 0.0; }
 
+  /// The negative number or -inf this Invalid cost was made from by value(), which is an
+  /// oracle's mistake rather than a cost; nothing for every other cost. Arithmetic forgets it (a
+  /// sum with such a cost is plain Invalid).
+  std::optional<double> not_a_cost() const {
+    if (value_ < 0.0) return value_;
+    return std::nullopt;
+  }
+
   /// The raw value: the cost when known, NaN when Unknown, +inf when Invalid.
-  constexpr double raw() const { return value_; }
+  constexpr double raw() const { return value_ < 0.0 ? std::numeric_limits<double>::infinity() : value_; }
 
   friend Cost operator+(Cost a, Cost b) {
     if (a.is_invalid() || b.is_invalid()) return invalid();
