@@ -9,7 +9,11 @@ namespace tc {
 namespace {
 
 /// `x` * `y` computed at run time (not folded by the compiler).
-float multiply(volatile float x, volatile float y) { return x * y; }
+float multiply(float x, float y) {
+  volatile float a = x;
+  volatile float b = y;
+  return a * b;
+}
 
 TEST(DenormalsFlushed, FlushesWhileAliveAndRestoresTheModeAfter) {
 #if defined(__x86_64__) || defined(__i386__)
