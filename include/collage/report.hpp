@@ -19,6 +19,7 @@
 
 #include "collage/partitioner.hpp"
 #include "collage/support/numbers.hpp"
+#include "collage/support/text.hpp"
 
 namespace collage {
 
@@ -238,29 +239,6 @@ inline std::string dot_quote(std::string_view s) {
   return out + "\"";
 }
 
-/// `text` with control characters escaped ("\\n", "\\x01"), so that a label stays on one line.
-inline std::string one_line(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
-
 /// The labels of `nodes`, one-lined, as "a, b, c".
 template <class G>
 std::string text_labels(const DataflowGraph<G>& graph, const IndexSet& nodes) {
@@ -415,7 +393,7 @@ Result<std::string> to_text(const DataflowGraph<G>& graph, const PartitionResult
   const Partitioning& p = result.partitioning;
   std::size_t kernels = 0;
   for (std::size_t i = 0; i < graph.size(); ++i) kernels += graph.needs_kernel(i) ? 1 : 0;
-  std::string out = (options.name.empty() ? std::string("graph") : detail::one_line(options.name)) + ": " +
+  std::string out = (options.name.empty() ? std::string("graph") : one_line(options.name)) + ": " +
                     std::to_string(graph.size()) + " nodes (" + std::to_string(kernels) + " need a kernel), " +
                     std::to_string(result.priority.size()) + " targets, " +
                     std::to_string(result.candidates.size()) + " candidates\n";
@@ -423,8 +401,8 @@ Result<std::string> to_text(const DataflowGraph<G>& graph, const PartitionResult
   std::size_t rule_width = 4;
   std::size_t cost_width = 4;
   for (const Candidate& c : p.parts) {
-    target_width = std::max(target_width, detail::one_line(c.target).size());
-    rule_width = std::max(rule_width, detail::one_line(c.rule_name).size());
+    target_width = std::max(target_width, one_line(c.target).size());
+    rule_width = std::max(rule_width, one_line(c.rule_name).size());
     cost_width = std::max(cost_width, cost(c.cost).size());
   }
   const std::size_t num_width = std::to_string(p.parts.size()).size() + 1;
@@ -433,14 +411,14 @@ Result<std::string> to_text(const DataflowGraph<G>& graph, const PartitionResult
   for (std::size_t k = 0; k < p.parts.size(); ++k) {
     const Candidate& c = p.parts[k];
     std::string line = pad_right(std::to_string(k + 1), num_width) + "  " +
-                       pad_right(detail::one_line(c.target), target_width) + "  " +
-                       pad_right(cost(c.cost), cost_width) + "  " + pad_right(detail::one_line(c.rule_name), rule_width) +
+                       pad_right(one_line(c.target), target_width) + "  " +
+                       pad_right(cost(c.cost), cost_width) + "  " + pad_right(one_line(c.rule_name), rule_width) +
                        "  " + detail::text_labels(graph, c.sub_graph.inside());
     detail::append_composites(graph, c.sub_graph, line);
     out += line + "\n";
   }
   std::string host;
-  for (std::size_t i : p.host) host += (host.empty() ? "" : ", ") + detail::one_line(graph.label(i));
+  for (std::size_t i : p.host) host += (host.empty() ? "" : ", ") + one_line(graph.label(i));
   out += "host: " + (host.empty() ? std::string("(none)") : host) + "\n";
   out += "total cost " + cost(p.total) + " (" + p.stats.algorithm + " search: " + std::to_string(p.stats.states_expanded) +
          " states expanded, " + std::to_string(result.oracle.backend_calls) + " oracle calls, " +

@@ -21,33 +21,12 @@
 #include <nlohmann/json.hpp>
 
 #include "collage/support/result.hpp"
+#include "collage/support/text.hpp"
 
 namespace collage::cli {
 
 using Json = nlohmann::json;
-
-/// `text` with control characters escaped, so that a message stays on one line.
-inline std::string one_line(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char ch : text) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", c);
-      out += buf;
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
+using collage::one_line;
 
 /// `text` in single quotes, shortened when very long, for messages.
 inline std::string quote_text(std::string_view text) {
