@@ -17,7 +17,7 @@
 set -euo pipefail
 
 declare -A groups=(
-  [core]="cmake make g++ ccache locales libboost-dev libboost-graph-dev libeigen3-dev nlohmann-json3-dev googletest libgtest-dev"
+  [core]="cmake make ninja-build g++ ccache locales libboost-dev libboost-graph-dev libeigen3-dev nlohmann-json3-dev googletest libgtest-dev"
   [examples]="libonnx-dev libprotobuf-dev protobuf-compiler libdnnl-dev libsqlite3-dev libonnx-testdata"
   [postgres]="postgresql libpq-dev"
   [mpi]="openmpi-bin libopenmpi-dev"
