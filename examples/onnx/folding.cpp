@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "onnx/definitions.hpp"
 #include "onnx/proto_node.hpp"
 #include "onnx/proto_tensor.hpp"
 #include "tensor/op_attrs.hpp"
@@ -511,7 +512,7 @@ Result<Folded> one(Result<T> r) {
 
 }  // namespace
 
-Result<Folded> fold_onnx_node(const ::onnx::NodeProto& node, int opset, const std::vector<const OnnxTensor*>& inputs,
+Result<Folded> fold_onnx_node(const ::onnx::NodeProto& node, int version, const std::vector<const OnnxTensor*>& inputs,
                               std::int64_t max_elements) {
   const std::string& op = node.op_type();
   const NodeAttrs attrs(node);
@@ -577,7 +578,7 @@ Result<Folded> fold_onnx_node(const ::onnx::NodeProto& node, int opset, const st
     if (!has_inputs(inputs, 1)) return invalid(op + " needs an input");
     Result<Ints> axes = attrs.get_ints("axes", {});
     if (!axes.ok()) return axes.error();
-    if (op == "ReduceSum" && opset >= 13 && n_in > 1 && inputs[1] != nullptr) {
+    if (reduction_axes_are_input(op, version) && n_in > 1 && inputs[1] != nullptr) {
       axes = int_list(inputs[1], "the axes");
       if (!axes.ok()) return axes.error();
     }

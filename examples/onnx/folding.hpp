@@ -19,11 +19,11 @@
 
 namespace tc::detail {
 
-/// The outputs of ONNX node `node` computed from its constant `inputs` (nullptr for an omitted
-/// optional input), or nothing when the op is one the reader maps to the IR instead (float
+/// The outputs of ONNX node `node`, whose definition is the one introduced in opset `version`,
+/// computed from its constant `inputs` (nullptr for an omitted optional input), or nothing when the op is one the reader maps to the IR instead (float
 /// arithmetic the reference interpreter computes, convolutions, ...). Results above
 /// `max_elements` elements are errors. Errors name the problem; the caller names the node.
-collage::Result<std::optional<std::vector<OnnxTensor>>> fold_onnx_node(const ::onnx::NodeProto& node, int opset,
+collage::Result<std::optional<std::vector<OnnxTensor>>> fold_onnx_node(const ::onnx::NodeProto& node, int version,
                                                                        const std::vector<const OnnxTensor*>& inputs,
                                                                        std::int64_t max_elements);
 

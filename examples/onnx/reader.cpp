@@ -1,6 +1,8 @@
 #include "onnx/reader.hpp"
 
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -11,9 +13,11 @@
 
 #include <onnx/defs/schema.h>
 
+#include "onnx/definitions.hpp"
 #include "onnx/folding.hpp"
 #include "onnx/proto_node.hpp"
 #include "onnx/proto_tensor.hpp"
+#include "onnx/resize.hpp"
 #include "tensor/reference.hpp"
 #include "tensor/shape_inference.hpp"
 
@@ -28,8 +32,7 @@ using collage::Status;
 using detail::NodeAttrs;
 using Ints = std::vector<std::int64_t>;
 
-constexpr int kMinOpset = 11;
-constexpr int kMaxOpset = 17;
+using detail::kMaxOpset;
 
 Error invalid(const std::string& message) { return Error{ErrorCode::invalid_argument, message}; }
 Error unsupported(const std::string& what) { return invalid(what + " is not supported"); }
@@ -74,8 +77,8 @@ class Importer {
       if (id.domain().empty() || id.domain() == "ai.onnx") opset_ = static_cast<int>(std::min<std::int64_t>(id.version(), 1 << 20));
     }
     if (opset_ > kMaxOpset) {
-      return unsupported("model: opset " + std::to_string(opset_) + " (the reader reads opsets " +
-                         std::to_string(kMinOpset) + " to " + std::to_string(kMaxOpset) + ")");
+      return unsupported("model: opset " + std::to_string(opset_) + " (the reader reads opsets up to " +
+                         std::to_string(kMaxOpset) + ")");
     }
     return Status::success();
   }
@@ -345,19 +348,13 @@ class Importer {
     return node.output_size() > 0 ? node.output(0) : std::string();
   }
 
-  /// The definition of `op` in force at the model's opset must be one of opsets 11 to 17.
-  Status check_definition(const ::onnx::NodeProto& node) const {
+  /// Finds the version of the node's definition (since_), which must be one the reader reads.
+  Status check_definition(const ::onnx::NodeProto& node) {
     if (!node.domain().empty() && node.domain() != "ai.onnx") return unsupported("domain '" + node.domain() + "'");
     if (opset_ <= 0) return Error{ErrorCode::parse, "the model imports no opset of the default ONNX domain"};
-    const ::onnx::OpSchema* schema = ::onnx::OpSchemaRegistry::Schema(node.op_type(), opset_, "");
-    if (schema == nullptr) return unsupported("operator " + node.op_type() + " at opset " + std::to_string(opset_));
-    if (opset_ < kMinOpset) {
-      const ::onnx::OpSchema* at_min = ::onnx::OpSchemaRegistry::Schema(node.op_type(), kMinOpset, "");
-      if (at_min == nullptr || at_min->SinceVersion() != schema->SinceVersion()) {
-        return unsupported(node.op_type() + "-" + std::to_string(schema->SinceVersion()) + " of opset " + std::to_string(opset_) +
-                           " (the reader reads the definitions of opsets 11 to 17)");
-      }
-    }
+    Result<int> version = detail::definition_version(node.op_type(), opset_);
+    if (!version.ok()) return version.error();
+    since_ = *version;
     return Status::success();
   }
 
@@ -381,7 +378,7 @@ class Importer {
     if (all_inputs_constant()) {
       std::vector<const OnnxTensor*> args;
       for (const std::string& in : inputs_) args.push_back(in.empty() ? nullptr : values_[in].constant.get());
-      Result<std::optional<std::vector<OnnxTensor>>> folded = detail::fold_onnx_node(node, opset_, args, options_.max_folded_elements);
+      Result<std::optional<std::vector<OnnxTensor>>> folded = detail::fold_onnx_node(node, since_, args, options_.max_folded_elements);
       if (!folded.ok()) return folded.error();
       if (*folded) {
         for (std::size_t k = 0; k < (*folded)->size() && k < static_cast<std::size_t>(node.output_size()); ++k) {
@@ -395,8 +392,9 @@ class Importer {
 
   /// Operators the reader maps to the IR (beyond those it folds).
   static bool lowers(const std::string& op) {
-    static const std::unordered_set<std::string> kLowered = {"Shape", "Size", "Identity", "Dropout", "Max", "Min",
-                                                             "Sum",   "Mean", "Split",    "Cast",    "CastLike"};
+    static const std::unordered_set<std::string> kLowered = {
+        "Shape", "Size", "Identity", "Dropout", "Max", "Min", "Sum", "Mean", "Split", "Cast", "CastLike",
+        "LRN", "HardSwish", "PRelu", "Gelu", "Expand", "Gather", "Where", "Resize", "Upsample"};
     const std::optional<Op> ir = op_from_name(op);
     return (ir && *ir != Op::input && *ir != Op::constant) || kLowered.count(op) != 0;
   }
@@ -530,7 +528,13 @@ class Importer {
     std::optional<Op> ir = op_from_name(op);
     if (op == "Max" || op == "Min" || op == "Sum" || op == "Mean") return variadic(node);
     if (op == "Split") return split(node, attrs);
-    if (op == "Softmax" && opset_ < 13) return legacy_softmax(node, attrs);
+    if (op == "LRN") return lrn(node, attrs);
+    if (op == "HardSwish" || op == "PRelu" || op == "Gelu") return activation(node, attrs);
+    if (op == "Expand") return expand(node);
+    if (op == "Gather") return gather(node, attrs);
+    if (op == "Where") return where(node);
+    if (op == "Resize" || op == "Upsample") return resize(node, attrs);
+    if (op == "Softmax" && since_ < 13) return legacy_softmax(node, attrs);
     if (!ir || *ir == Op::input || *ir == Op::constant) return unsupported("operator " + op);
     if (Status s = need_inputs(static_cast<std::size_t>(info(*ir).min_inputs)); !s.ok()) return s;
     std::vector<std::string> operands = {input(0)};
@@ -541,7 +545,7 @@ class Importer {
         s = copy_float(attrs, "alpha", a);
         if (s.ok()) s = copy_float(attrs, "beta", a);
         break;
-      case Op::clip: s = clip_bounds(a); break;
+      case Op::clip: s = since_ < 11 ? copy_clip_attributes(attrs, a) : clip_bounds(a); break;
       case Op::pow: s = pow_exponent(operands); break;
       case Op::add: case Op::sub: case Op::mul: case Op::div: operands.push_back(input(1)); break;
       case Op::conv:
@@ -560,7 +564,8 @@ class Importer {
       case Op::matmul: operands.push_back(input(1)); break;
       case Op::max_pool:
       case Op::average_pool:
-        s = copy_ints(attrs, {"kernel_shape", "strides", "pads", "dilations"}, a);
+        s = copy_ints(attrs, {"kernel_shape", "strides", "pads"}, a);
+        if (s.ok()) s = *ir == Op::max_pool ? copy_ints(attrs, {"dilations"}, a) : undilated(attrs);
         if (s.ok()) s = copy_int(attrs, "ceil_mode", a);
         if (s.ok() && *ir == Op::average_pool) s = copy_int(attrs, "count_include_pad", a);
         if (s.ok()) s = auto_pad(attrs, a);
@@ -568,7 +573,12 @@ class Importer {
       case Op::batch_norm: {
         operands = present_inputs(5);
         Result<std::int64_t> training = attrs.get_int("training_mode", 0);
-        s = !training.ok() ? Status(training.error()) : *training != 0 ? Status(unsupported("training mode")) : copy_float(attrs, "epsilon", a);
+        Result<std::int64_t> spatial = attrs.get_int("spatial", 1);  // BatchNormalization-7
+        if (!training.ok()) s = training.error();
+        else if (!spatial.ok()) s = spatial.error();
+        else if (*training != 0) s = unsupported("training mode");
+        else if (*spatial != 1) s = unsupported("statistics per element (spatial = 0)");
+        else s = copy_float(attrs, "epsilon", a);
         break;
       }
       case Op::layer_norm:
@@ -589,7 +599,7 @@ class Importer {
         if (!attrs.has("axis")) return Error{ErrorCode::parse, "Concat needs an axis"};
         s = copy_int(attrs, "axis", a);
         break;
-      case Op::slice: s = slice(a); break;
+      case Op::slice: s = since_ < 10 ? slice_attributes(attrs, a) : slice(a); break;
       case Op::pad: s = pad(attrs, a); break;
       default: break;  // unary operators without attributes
     }
@@ -724,7 +734,7 @@ class Importer {
   /// Squeeze/Unsqueeze axes: an attribute before opset 13, an input from 13.
   /// Squeeze without axes removes every dimension of 1; Unsqueeze needs them.
   Status axes_operand(const NodeAttrs& attrs, Attributes& a, bool required) const {
-    Result<Ints> axes = opset_ >= 13 ? int_list_input(1, required ? std::nullopt : std::optional<Ints>(Ints{}))
+    Result<Ints> axes = since_ >= 13 ? int_list_input(1, required ? std::nullopt : std::optional<Ints>(Ints{}))
                                      : attrs.get_ints("axes", {});
     if (!axes.ok()) return axes.error();
     if (!axes->empty() || required) a.set("axes", *axes);
@@ -743,15 +753,30 @@ class Importer {
     return Status::success();
   }
 
+  /// Pad: pads and value are attributes in Pad-2, inputs from Pad-11; Pad-18 may name the axes
+  /// the pads are for.
   Status pad(const NodeAttrs& attrs, Attributes& a) const {
-    Result<Ints> pads = int_list_input(1);
+    Result<Ints> pads = since_ < 11 ? attrs.get_ints("pads", {}) : int_list_input(1);
     if (!pads.ok()) return pads.error();
     for (std::int64_t p : *pads) {
       if (p < -detail::kMaxDim || p > detail::kMaxDim) return invalid("pads are out of range");
     }
-    if (!input(3).empty()) return unsupported("the axes input");
+    if (!input(3).empty()) {
+      Result<Ints> axes = int_list_input(3);
+      if (!axes.ok()) return axes.error();
+      Result<Ints> full = pads_over_all_axes(*pads, *axes, shape_of(*find(input(0))).size());
+      if (!full.ok()) return full.error();
+      pads = std::move(full);
+    }
     a.set("pads", *pads);
-    Result<std::optional<double>> value = scalar_input(2);
+    Result<std::optional<double>> value = std::optional<double>();
+    if (since_ < 11) {
+      Result<float> v = attrs.get_float("value", 0.0f);
+      if (!v.ok()) return v.error();
+      value = std::optional<double>(*v);
+    } else {
+      value = scalar_input(2);
+    }
     if (!value.ok()) return value.error();
     a.set("value", value->value_or(0.0));
     Result<std::string> mode = attrs.get_string("mode", "constant");
@@ -763,12 +788,48 @@ class Importer {
     return Status::success();
   }
 
+  /// Pads given for `axes` (begins then ends) as pads for every one of `rank` axes.
+  static Result<Ints> pads_over_all_axes(const Ints& pads, const Ints& axes, std::size_t rank) {
+    if (pads.size() != 2 * axes.size()) return invalid(std::to_string(pads.size()) + " pads for " + std::to_string(axes.size()) + " axes");
+    Ints full(2 * rank, 0);
+    for (std::size_t k = 0; k < axes.size(); ++k) {
+      const std::optional<std::int64_t> axis = normalize_axis(axes[k], rank);
+      if (!axis) return invalid("axis " + std::to_string(axes[k]) + " out of range for rank " + std::to_string(rank));
+      full[static_cast<std::size_t>(*axis)] = pads[k];
+      full[rank + static_cast<std::size_t>(*axis)] = pads[axes.size() + k];
+    }
+    return full;
+  }
+
+  /// Clip-6's bounds, attributes.
+  static Status copy_clip_attributes(const NodeAttrs& attrs, Attributes& a) {
+    Status s = copy_float(attrs, "min", a);
+    return s.ok() ? copy_float(attrs, "max", a) : s;
+  }
+
+  /// Slice-1's starts, ends and axes, attributes (no steps).
+  static Status slice_attributes(const NodeAttrs& attrs, Attributes& a) {
+    if (!attrs.has("starts") || !attrs.has("ends")) return Error{ErrorCode::parse, "Slice needs starts and ends"};
+    return copy_ints(attrs, {"starts", "ends", "axes"}, a);
+  }
+
+  /// AveragePool's dilations (from AveragePool-19), which the IR's average_pool does not have:
+  /// only all 1s are read.
+  static Status undilated(const NodeAttrs& attrs) {
+    Result<Ints> dilations = attrs.get_ints("dilations", {});
+    if (!dilations.ok()) return dilations.error();
+    for (std::int64_t d : *dilations) {
+      if (d != 1) return unsupported("dilations " + to_string(*dilations));
+    }
+    return Status::success();
+  }
+
   Status reduction(const ::onnx::NodeProto& node, const NodeAttrs& attrs, Op ir) {
     Attributes a;
     if (Status s = copy_int(attrs, "keepdims", a); !s.ok()) return s;
     Result<std::int64_t> noop = attrs.get_int("noop_with_empty_axes", 0);
     if (!noop.ok()) return noop.error();
-    Result<Ints> axes = ir == Op::reduce_sum && opset_ >= 13 ? int_list_input(1, Ints{}) : attrs.get_ints("axes", {});
+    Result<Ints> axes = detail::reduction_axes_are_input(node.op_type(), since_) ? int_list_input(1, Ints{}) : attrs.get_ints("axes", {});
     if (!axes.ok()) return axes.error();
     if (axes->empty() && *noop != 0) {
       values_[node.output(0)] = *find(input(0));
@@ -819,9 +880,19 @@ class Importer {
     if (!axis) return invalid("axis " + std::to_string(*axis_attr) + " out of range for " + to_string(shape));
     const std::int64_t dim = shape[static_cast<std::size_t>(*axis)];
     const auto parts = static_cast<std::int64_t>(node.output_size());
-    Result<Ints> sizes = opset_ >= 13 ? int_list_input(1, Ints{}) : attrs.get_ints("split", {});
+    Result<Ints> sizes = since_ >= 13 ? int_list_input(1, Ints{}) : attrs.get_ints("split", {});
     if (!sizes.ok()) return sizes.error();
-    if (sizes->empty()) {
+    Result<std::int64_t> num_outputs = attrs.get_int("num_outputs", 0);  // Split-18
+    if (!num_outputs.ok()) return num_outputs.error();
+    if (*num_outputs != 0 && (*num_outputs != parts || !sizes->empty())) {
+      return invalid("num_outputs " + std::to_string(*num_outputs) + " with " + std::to_string(parts) + " outputs" +
+                     (sizes->empty() ? "" : " and split sizes"));
+    }
+    if (sizes->empty() && *num_outputs != 0) {
+      // Split-18 by count: equal parts of ceil(dim / parts), the last one smaller.
+      const std::int64_t chunk = (dim + parts - 1) / parts;
+      for (std::int64_t k = 0; k < parts; ++k) sizes->push_back(std::clamp<std::int64_t>(dim - k * chunk, 0, chunk));
+    } else if (sizes->empty()) {
       if (dim % parts != 0) return invalid("dimension " + std::to_string(dim) + " does not split into " + std::to_string(parts) + " equal parts");
       sizes->assign(static_cast<std::size_t>(parts), dim / parts);
     }
@@ -878,8 +949,409 @@ class Importer {
     return emit(Op::reshape, {normalised}, std::move(back), out);
   }
 
+  // -------------------------------------------------------------------------------------------
+  // Operators the IR lacks, lowered to IR subgraphs (so every backend runs them).
+
+  /// A fresh load-time value named after `base`.
+  std::string constant(const std::string& base, OnnxTensor value) {
+    const std::string name = fresh_name(base);
+    bind_constant(name, std::move(value));
+    return name;
+  }
+
+  std::string scalar(const std::string& base, double v) {
+    OnnxTensor t;
+    t.reals = {static_cast<float>(v)};
+    return constant(base, std::move(t));
+  }
+
+  /// A chain of IR nodes computing one ONNX node's output: each step is a fresh value named after
+  /// the output (or the output itself, for the last step); after the first error the steps do
+  /// nothing and `status` keeps the error.
+  struct Steps {
+    Importer& importer;
+    std::string out;
+    Status status = Status::success();
+
+    std::string op(Op o, const std::vector<std::string>& inputs, Attributes attrs = {}, bool last = false) {
+      if (!status.ok()) return {};
+      std::string name = last ? out : importer.fresh_name(out);
+      status = importer.emit(o, inputs, std::move(attrs), name);
+      return name;
+    }
+    std::string reshape(const std::string& x, const Shape& shape, bool last = false) {
+      Attributes a;
+      a.set("shape", shape);
+      a.set("allowzero", 1);
+      return op(Op::reshape, {x}, std::move(a), last);
+    }
+    std::string scalar(double v) { return importer.scalar(out, v); }
+  };
+
+  /// LRN: X / (bias + alpha / size * (sum of X^2 over `size` neighbouring channels))^beta, the
+  /// channel sum as an average pool over [N, 1, C, rest] padded with zeros.
+  Status lrn(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
+    if (Status s = need_inputs(1); !s.ok()) return s;
+    if (Status s = only_outputs(node, 1); !s.ok()) return s;
+    Result<std::int64_t> size = attrs.get_int("size", 0);
+    Result<float> alpha = attrs.get_float("alpha", 1e-4f);
+    Result<float> beta = attrs.get_float("beta", 0.75f);
+    Result<float> bias = attrs.get_float("bias", 1.0f);
+    if (!size.ok()) return size.error();
+    if (!alpha.ok()) return alpha.error();
+    if (!beta.ok()) return beta.error();
+    if (!bias.ok()) return bias.error();
+    const std::string& x = input(0);
+    const Shape shape = shape_of(*find(x));
+    if (*size < 1 || *size > detail::kMaxDim) return invalid("size " + std::to_string(*size) + " is out of range");
+    if (shape.size() < 2) return invalid("LRN needs [N, C, ...], not " + to_string(shape));
+    const std::int64_t before = (*size - 1) / 2;
+    Attributes pool;
+    pool.set("kernel_shape", Ints{*size, 1});
+    pool.set("pads", Ints{before, 0, *size - 1 - before, 0});
+    pool.set("count_include_pad", 1);
+    Steps st{*this, node.output(0)};
+    const std::string flat = st.reshape(st.op(Op::mul, {x, x}), {shape[0], 1, shape[1], product(shape, 2, shape.size())});
+    const std::string mean = st.reshape(st.op(Op::average_pool, {flat}, std::move(pool)), shape);
+    const std::string base = st.op(Op::add, {st.op(Op::mul, {mean, st.scalar(*alpha)}), st.scalar(*bias)});
+    st.op(Op::div, {x, st.op(Op::pow, {base, st.scalar(*beta)})}, {}, true);
+    return st.status;
+  }
+
+  /// HardSwish (x * HardSigmoid(x) with alpha 1/6, beta 1/2), PRelu (relu(x) + slope * min(x, 0))
+  /// and Gelu (its erf form, or the tanh approximation).
+  Status activation(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
+    const std::string& op = node.op_type();
+    if (Status s = need_inputs(op == "PRelu" ? 2 : 1); !s.ok()) return s;
+    if (Status s = only_outputs(node, 1); !s.ok()) return s;
+    const std::string& x = input(0);
+    Steps st{*this, node.output(0)};
+    if (op == "HardSwish") {
+      Attributes a;
+      a.set("alpha", 1.0 / 6);
+      a.set("beta", 0.5);
+      st.op(Op::mul, {x, st.op(Op::hard_sigmoid, {x}, std::move(a))}, {}, true);
+    } else if (op == "PRelu") {
+      const std::string negative = st.op(Op::mul, {st.op(Op::min, {x, st.scalar(0)}), input(1)});
+      st.op(Op::add, {st.op(Op::relu, {x}), negative}, {}, true);
+    } else {
+      Result<std::string> approximate = attrs.get_string("approximate", "none");
+      if (!approximate.ok()) return approximate.error();
+      std::string inner;
+      if (*approximate == "none") {
+        inner = st.op(Op::erf, {st.op(Op::mul, {x, st.scalar(0.70710678118654752)})});
+      } else if (*approximate == "tanh") {
+        const std::string cube = st.op(Op::mul, {st.op(Op::mul, {x, x}), x});
+        const std::string poly = st.op(Op::add, {x, st.op(Op::mul, {cube, st.scalar(0.044715)})});
+        inner = st.op(Op::tanh, {st.op(Op::mul, {poly, st.scalar(0.79788456080286536)})});
+      } else {
+        return unsupported("approximate '" + *approximate + "'");
+      }
+      const std::string half_x = st.op(Op::mul, {x, st.scalar(0.5)});
+      st.op(Op::mul, {half_x, st.op(Op::add, {inner, st.scalar(1)})}, {}, true);
+    }
+    return st.status;
+  }
+
+  /// `x` broadcast to `target` (with numpy's rules) as value `out`: x times ones over the
+  /// stretched dimensions, which is exact for every value.
+  Status broadcast_to(const std::string& x, const Shape& target, const std::string& out) {
+    const Shape shape = shape_of(*find(x));
+    const std::optional<Shape> result = broadcast_shapes(shape, target);
+    if (!result) return invalid("shape " + to_string(shape) + " does not broadcast to " + to_string(target));
+    if (*result == shape) {
+      values_[out] = *find(x);
+      return Status::success();
+    }
+    OnnxTensor ones;
+    ones.shape = *result;
+    for (std::size_t k = 0; k < ones.shape.size(); ++k) {
+      const std::size_t offset = ones.shape.size() - k - 1;
+      if (k < shape.size() && shape[shape.size() - k - 1] == ones.shape[offset]) ones.shape[offset] = 1;
+    }
+    const std::optional<std::int64_t> n = detail::checked_numel(ones.shape, options_.max_folded_elements);
+    if (!n) return invalid("the broadcast to " + to_string(*result) + " is too large");
+    ones.reals.assign(static_cast<std::size_t>(*n), 1.0f);
+    return emit(Op::mul, {x, constant(out, std::move(ones))}, {}, out);
+  }
+
+  Status expand(const ::onnx::NodeProto& node) {
+    if (Status s = need_inputs(2); !s.ok()) return s;
+    if (Status s = only_outputs(node, 1); !s.ok()) return s;
+    Result<Ints> target = int_list_input(1);
+    if (!target.ok()) return target.error();
+    for (std::int64_t d : *target) {
+      if (d < 0 || d > detail::kMaxDim) return invalid("shape " + to_string(*target) + " is out of range");
+    }
+    return broadcast_to(input(0), *target, node.output(0));
+  }
+
+  /// Where of run-time values: the IR has no selection, so only a load-time condition that is
+  /// the same for every element (one branch, broadcast to the result) is read.
+  Status where(const ::onnx::NodeProto& node) {
+    if (Status s = need_inputs(3); !s.ok()) return s;
+    if (Status s = only_outputs(node, 1); !s.ok()) return s;
+    Result<const OnnxTensor*> cond = load_time(0);
+    if (!cond.ok()) return cond.error();
+    const OnnxTensor& c = **cond;
+    const auto truth = [&](std::size_t k) { return is_real_type(c.type) ? c.reals[k] != 0.0f : c.ints[k] != 0; };
+    const std::size_t n = static_cast<std::size_t>(c.size());
+    bool all = true, none = true;
+    for (std::size_t k = 0; k < n; ++k) (truth(k) ? none : all) = false;
+    if (!all && !none) return unsupported("a condition that differs between elements, selecting values computed at run time");
+    std::optional<Shape> result = broadcast_shapes(c.shape, shape_of(*find(input(1))));
+    if (result) result = broadcast_shapes(*result, shape_of(*find(input(2))));
+    if (!result) return invalid("the condition and values do not broadcast together");
+    return broadcast_to(input(all ? 1 : 2), *result, node.output(0));
+  }
+
+  /// Gather of run-time data at load-time indices, as slices along the axis.
+  Status gather(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
+    if (Status s = need_inputs(2); !s.ok()) return s;
+    if (Status s = only_outputs(node, 1); !s.ok()) return s;
+    Result<const OnnxTensor*> indices = load_time(1);
+    if (!indices.ok()) return indices.error();
+    if (!is_integer_type((*indices)->type)) return invalid("the indices must be integers");
+    const Shape shape = shape_of(*find(input(0)));
+    Result<std::int64_t> axis_attr = attrs.get_int("axis", 0);
+    if (!axis_attr.ok()) return axis_attr.error();
+    const std::optional<std::int64_t> axis = normalize_axis(*axis_attr, shape.size());
+    if (!axis) return invalid("axis " + std::to_string(*axis_attr) + " out of range for " + to_string(shape));
+    const auto a = static_cast<std::size_t>(*axis);
+    Ints picked;
+    for (std::int64_t i : (*indices)->ints) {
+      if (i < -shape[a] || i >= shape[a]) return invalid("index " + std::to_string(i) + " out of range for dimension " + std::to_string(shape[a]));
+      picked.push_back(i < 0 ? i + shape[a] : i);
+    }
+    Shape result(shape.begin(), shape.begin() + *axis);
+    result.insert(result.end(), (*indices)->shape.begin(), (*indices)->shape.end());
+    result.insert(result.end(), shape.begin() + *axis + 1, shape.end());
+    const std::string& out = node.output(0);
+    const bool reshaped = result.size() != shape.size();
+    const std::string selected = reshaped ? fresh_name(out) : out;
+    Result<bool> done = select_along_axis(input(0), a, picked, selected);
+    if (!done.ok()) return done.error();
+    if (!*done) return unsupported("a gather of " + std::to_string(picked.size()) + " scattered indices from run-time data");
+    if (!reshaped) return Status::success();
+    Steps st{*this, out};
+    st.reshape(selected, result, true);
+    return st.status;
+  }
+
+  /// The elements of `x` at `indices` along `axis` as value `out`, exactly: `x` itself, each
+  /// element repeated k times (reshape, times ones, reshape), or slices of strided runs joined
+  /// by a concat. False when that takes more than kMaxSlices slices.
+  Result<bool> select_along_axis(const std::string& x, std::size_t axis, const Ints& indices, const std::string& out) {
+    constexpr std::size_t kMaxSlices = 64;
+    const Shape shape = shape_of(*find(x));
+    const std::int64_t n = shape[axis];
+    const auto m = static_cast<std::int64_t>(indices.size());
+    const auto repeats = [&](std::int64_t k) {
+      for (std::int64_t i = 0; i < m; ++i) {
+        if (indices[static_cast<std::size_t>(i)] != i / k) return false;
+      }
+      return true;
+    };
+    Steps st{*this, out};
+    if (n > 0 && m > 0 && m % n == 0 && repeats(m / n)) {
+      if (m == n) {
+        values_[out] = *find(x);
+        return true;
+      }
+      Shape split = shape;
+      split.insert(split.begin() + static_cast<std::ptrdiff_t>(axis) + 1, 1);
+      OnnxTensor ones;
+      ones.shape.assign(split.size(), 1);
+      ones.shape[axis + 1] = m / n;
+      ones.reals.assign(static_cast<std::size_t>(m / n), 1.0f);
+      Shape result = shape;
+      result[axis] = m;
+      st.reshape(st.op(Op::mul, {st.reshape(x, split), constant(out, std::move(ones))}), result, true);
+      if (!st.status.ok()) return st.status.error();
+      return true;
+    }
+    std::vector<std::array<std::int64_t, 3>> runs;  // start, step, count
+    for (std::int64_t i : indices) {
+      if (!runs.empty()) {
+        auto& [start, step, count] = runs.back();
+        const std::int64_t next = i - (start + step * (count - 1));
+        if (count == 1 && next >= 1) step = next;
+        if (next >= 1 && next == step) {
+          ++count;
+          continue;
+        }
+      }
+      runs.push_back({i, 1, 1});
+    }
+    if (runs.empty() || runs.size() > kMaxSlices) return false;
+    std::vector<std::string> pieces;
+    for (const auto& [start, step, count] : runs) {
+      Attributes a;
+      a.set("starts", Ints{start});
+      a.set("ends", Ints{start + step * (count - 1) + 1});
+      a.set("axes", Ints{static_cast<std::int64_t>(axis)});
+      a.set("steps", Ints{step});
+      pieces.push_back(st.op(Op::slice, {x}, std::move(a), runs.size() == 1));
+    }
+    if (runs.size() > 1) {
+      Attributes a;
+      a.set("axis", static_cast<std::int64_t>(axis));
+      st.op(Op::concat, pieces, std::move(a), true);
+    }
+    if (!st.status.ok()) return st.status.error();
+    return true;
+  }
+
+  /// `x` interpolated along `axis` by `taps` (one per output index) as value `out`: a matmul
+  /// with the [out, in] weight matrix, on the right for the last axis, else on the left of x
+  /// viewed as [before, in, after].
+  Status interpolate_along_axis(const std::string& x, std::size_t axis, const std::vector<detail::Taps>& taps, const std::string& out) {
+    const Shape shape = shape_of(*find(x));
+    const std::int64_t n = shape[axis];
+    const auto m = static_cast<std::int64_t>(taps.size());
+    const bool last_axis = axis + 1 == shape.size();
+    OnnxTensor weights;
+    weights.shape = last_axis ? Shape{n, m} : Shape{m, n};
+    weights.reals.assign(static_cast<std::size_t>(n * m), 0.0f);
+    for (std::int64_t i = 0; i < m; ++i) {
+      for (const auto& [j, w] : taps[static_cast<std::size_t>(i)]) {
+        weights.reals[static_cast<std::size_t>(last_axis ? j * m + i : i * n + j)] += static_cast<float>(w);
+      }
+    }
+    const std::string matrix = constant(out, std::move(weights));
+    Steps st{*this, out};
+    if (last_axis) {
+      st.op(Op::matmul, {x, matrix}, {}, true);
+    } else {
+      Shape result = shape;
+      result[axis] = m;
+      const std::string view = st.reshape(x, {product(shape, 0, axis), n, product(shape, axis + 1, shape.size())});
+      st.reshape(st.op(Op::matmul, {matrix, view}), result, true);
+    }
+    return st.status;
+  }
+
+  /// The float list of optional load-time input `k` (empty when absent).
+  Result<std::vector<double>> float_list_input(std::size_t k) const {
+    Result<const OnnxTensor*> t = load_time(k);
+    if (!t.ok()) return t.error();
+    std::vector<double> list;
+    if (*t == nullptr) return list;
+    if (!is_real_type((*t)->type) || (*t)->shape.size() > 1) {
+      return invalid("input " + std::to_string(k) + " ('" + input(k) + "') must be a 1-D float tensor");
+    }
+    for (float v : (*t)->reals) list.push_back(v);
+    return list;
+  }
+
+  /// Resize's interpolation attributes (opset 11 on).
+  static Result<detail::ResizeSpec> resize_spec_of(const NodeAttrs& attrs, const std::string& mode) {
+    Result<std::string> coordinates = attrs.get_string("coordinate_transformation_mode", "half_pixel");
+    Result<std::string> nearest = attrs.get_string("nearest_mode", "round_prefer_floor");
+    Result<float> cubic_a = attrs.get_float("cubic_coeff_a", -0.75f);
+    Result<std::int64_t> exclude = attrs.get_int("exclude_outside", 0);
+    if (!coordinates.ok()) return coordinates.error();
+    if (!nearest.ok()) return nearest.error();
+    if (!cubic_a.ok()) return cubic_a.error();
+    if (!exclude.ok()) return exclude.error();
+    return detail::resize_spec(mode, *coordinates, *nearest, *cubic_a, *exclude != 0);
+  }
+
+  /// Resize and Upsample: each resized axis in turn, as a selection when every output copies one
+  /// input element, else as an interpolation matmul. Upsample and Resize-10 map coordinates
+  /// asymmetrically (x / scale) and take the floor for nearest.
+  Status resize(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
+    if (Status s = need_inputs(1); !s.ok()) return s;
+    if (Status s = only_outputs(node, 1); !s.ok()) return s;
+    const std::string& x = input(0);
+    const std::string& out = node.output(0);
+    const Shape shape = shape_of(*find(x));
+    const bool upsample = node.op_type() == "Upsample";
+    const bool legacy = upsample || since_ < 11;
+    Result<std::string> mode = attrs.get_string("mode", "nearest");
+    if (!mode.ok()) return mode.error();
+    Result<detail::ResizeSpec> spec = legacy ? detail::resize_spec(*mode, "asymmetric", "floor", -0.75, false) : resize_spec_of(attrs, *mode);
+    if (!spec.ok()) return spec.error();
+
+    std::vector<double> scales;
+    Ints sizes;
+    if (upsample && since_ < 9) {
+      Result<std::vector<float>> given = attrs.get_floats("scales", {});
+      if (!given.ok()) return given.error();
+      scales.assign(given->begin(), given->end());
+    } else {
+      Result<std::vector<double>> given = float_list_input(legacy ? 1 : 2);
+      if (!given.ok()) return given.error();
+      scales = std::move(given).value();
+      Result<Ints> given_sizes = legacy ? Result<Ints>(Ints{}) : int_list_input(3, Ints{});
+      if (!given_sizes.ok()) return given_sizes.error();
+      sizes = std::move(given_sizes).value();
+    }
+    Result<Ints> axes_attr = attrs.get_ints("axes", {});  // Resize-18
+    if (!axes_attr.ok()) return axes_attr.error();
+    std::vector<std::size_t> axes;
+    for (std::int64_t a : *axes_attr) {
+      const std::optional<std::int64_t> axis = normalize_axis(a, shape.size());
+      if (!axis) return invalid("axis " + std::to_string(a) + " out of range for rank " + std::to_string(shape.size()));
+      axes.push_back(static_cast<std::size_t>(*axis));
+    }
+    if (axes.empty()) {
+      for (std::size_t a = 0; a < shape.size(); ++a) axes.push_back(a);
+    }
+    if (scales.empty() == sizes.empty()) return invalid("Resize needs either scales or sizes");
+    if (std::max(scales.size(), sizes.size()) != axes.size()) {
+      return invalid(std::to_string(std::max(scales.size(), sizes.size())) + " scales or sizes for " + std::to_string(axes.size()) + " axes");
+    }
+    Result<std::string> policy = attrs.get_string("keep_aspect_ratio_policy", "stretch");
+    if (!policy.ok()) return policy.error();
+    if (!sizes.empty() && *policy != "stretch") {
+      if (*policy != "not_larger" && *policy != "not_smaller") return unsupported("keep_aspect_ratio_policy '" + *policy + "'");
+      double common = *policy == "not_larger" ? std::numeric_limits<double>::infinity() : 0.0;
+      for (std::size_t k = 0; k < axes.size(); ++k) {
+        const double ratio = static_cast<double>(sizes[k]) / static_cast<double>(shape[axes[k]]);
+        common = *policy == "not_larger" ? std::min(common, ratio) : std::max(common, ratio);
+      }
+      scales.assign(axes.size(), common);
+      for (std::size_t k = 0; k < axes.size(); ++k) sizes[k] = static_cast<std::int64_t>(std::round(common * static_cast<double>(shape[axes[k]])));
+    }
+    Result<std::int64_t> antialias = attrs.get_int("antialias", 0);  // Resize-18
+    if (!antialias.ok()) return antialias.error();
+
+    std::vector<std::pair<std::size_t, std::vector<detail::Taps>>> steps;
+    for (std::size_t k = 0; k < axes.size(); ++k) {
+      const std::int64_t in = shape[axes[k]];
+      const double scale = sizes.empty() ? scales[k] : static_cast<double>(sizes[k]) / static_cast<double>(in);
+      if (!(scale > 0) || !std::isfinite(scale)) return invalid("scale " + std::to_string(scale) + " is not positive");
+      const double length = sizes.empty() ? std::floor(static_cast<double>(in) * scale) : static_cast<double>(sizes[k]);
+      if (length < 0 || length > static_cast<double>(detail::kMaxDim)) return invalid("the resized dimension is out of range");
+      const auto size = static_cast<std::int64_t>(length);
+      if (in == 0 || size == 0) return unsupported("a resize from or to an empty dimension");
+      if (*antialias != 0 && size < in && spec->mode != detail::ResizeMode::nearest) return unsupported("antialiased downsampling");
+      std::vector<detail::Taps> taps = detail::resize_taps(*spec, in, size, scale, !sizes.empty());
+      const std::vector<std::int64_t> picked = detail::selected_indices(taps);
+      bool identity = size == in && !picked.empty();
+      for (std::int64_t i = 0; identity && i < size; ++i) identity = picked[static_cast<std::size_t>(i)] == i;
+      if (!identity) steps.emplace_back(axes[k], std::move(taps));
+    }
+    std::string current = x;
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      const auto& [axis, taps] = steps[k];
+      const std::string next = k + 1 == steps.size() ? out : fresh_name(out);
+      const std::vector<std::int64_t> picked = detail::selected_indices(taps);
+      Result<bool> selected = picked.empty() ? Result<bool>(false) : select_along_axis(current, axis, picked, next);
+      if (!selected.ok()) return selected.error();
+      if (!*selected) {
+        if (Status s = interpolate_along_axis(current, axis, taps, next); !s.ok()) return s;
+      }
+      current = next;
+    }
+    if (steps.empty()) values_[out] = *find(x);
+    return Status::success();
+  }
+
   const ReadOptions& options_;
   int opset_ = 0;
+  int since_ = 0;  ///< the opset that introduced the current node's definition
   Graph graph_;
   std::unordered_map<std::string, Value> values_;
   std::unordered_set<std::string> reserved_;    ///< every value name of the model and every fresh one
@@ -908,9 +1380,11 @@ Result<Graph> read_onnx(const std::string& path, const ReadOptions& options) {
 
 bool is_load_time_operand(std::string_view op_type, std::size_t index) {
   if (op_type == "Reshape" || op_type == "Squeeze" || op_type == "Unsqueeze" || op_type == "Expand" ||
-      op_type == "Tile" || op_type == "ReduceSum" || op_type == "Split") {
+      op_type == "Tile" || op_type.rfind("Reduce", 0) == 0 || op_type == "Split" || op_type == "Gather" ||
+      op_type == "Upsample") {
     return index == 1;
   }
+  if (op_type == "Resize") return index >= 1;
   if (op_type == "Slice") return index >= 1 && index <= 4;
   if (op_type == "Pad" || op_type == "Clip" || op_type == "Dropout") return index >= 1;
   if (op_type == "ConstantOfShape" || op_type == "Range") return true;
