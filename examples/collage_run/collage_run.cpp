@@ -406,7 +406,7 @@ int main(int argc, char** argv) {
   }
 
   collage::Result<Graph> model = read_onnx(options.model);
-  if (!model.ok()) return fail(options.model + ": " + model.error().message);
+  if (!model.ok()) return fail(model.error().message);  // read_onnx names the file
   auto dataflow = collage::DataflowGraph<Graph>::build(*model);
   if (!dataflow.ok()) return fail(options.model + ": " + dataflow.error().message);
 

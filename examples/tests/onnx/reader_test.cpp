@@ -287,10 +287,14 @@ TEST(OnnxReader, ErrorsNameTheNodeTheOperatorAndTheProblem) {
   EXPECT_NE(error_of(runtime_shape).find("node 'y' (Reshape): input 1 ('x') computed at run time"), std::string::npos);
   EXPECT_NE(error_of(model_with({2, 3}, {node("Conv", {"x", "x"}, {"y"})})).find("node 'y' (Conv): input "),
             std::string::npos);
-  EXPECT_EQ(error_of(model_with({2}, {node("Relu", {"x"}, {"y"})}, 18)),
-            "model: opset 18 (the reader reads opsets 11 to 17) is not supported");
-  // A definition older than opset 11 is refused; one still in force at 11 is read.
-  EXPECT_NE(error_of(model_with({2, 3}, {node("Softmax", {"x"}, {"y"})}, 9)).find("Softmax-1 of opset 9"), std::string::npos);
+  EXPECT_EQ(error_of(model_with({2}, {node("Relu", {"x"}, {"y"})}, 22)),
+            "model: opset 22 (the reader reads opsets up to 21) is not supported");
+  // A definition older than opset 11's is refused unless the reader adapts it; one still in force
+  // at 11 is read.
+  EXPECT_EQ(error_of(model_with({1, 1, 3, 3}, {node("ConvTranspose", {"x", "x"}, {"y"})}, 9)),
+            "node 'y' (ConvTranspose): ConvTranspose-1 of opset 9 (a definition older than opset 11's that the reader "
+            "does not adapt) is not supported");
+  EXPECT_TRUE(read(model_with({2, 3}, {node("Softmax", {"x"}, {"y"})}, 9)).ok());
   EXPECT_TRUE(read(model_with({1, 2, 3, 3}, {node("GlobalAveragePool", {"x"}, {"y"})}, 9)).ok());
   OnnxModel output_int = model_with({2}, {node("Shape", {"x"}, {"y"})});
   EXPECT_EQ(error_of(output_int), "output 'y': element type int64 is not supported (the IR computes float32)");
@@ -359,6 +363,114 @@ TEST(OnnxReader, TruncatedAndCorruptedModelsGiveErrors) {
         << r.error().message;
   }
   EXPECT_GT(errors, 100);
+}
+
+/// The values of `g` on input `x`, as a list.
+Floats values_of(const Graph& g, const Tensor& x) { return run_one(g, x).data; }
+
+TEST(OnnxReaderOpsets, ReadsTheOlderFormsOfPadClipSliceAndUnsqueeze) {
+  // Opset 9: Pad-2 and Clip-6 take attributes, Slice-1 attributes without steps, Unsqueeze-1 axes.
+  OnnxModel m = model_with({1, 4}, {
+      node("Pad", {"x"}, {"p"}, {{"pads", Ints{0, 1, 0, 1}}, {"value", 5.0f}}),
+      node("Clip", {"p"}, {"c"}, {{"min", -2.0f}, {"max", 1.0f}}),
+      node("Slice", {"c"}, {"s"}, {{"starts", Ints{1}}, {"ends", Ints{5}}, {"axes", Ints{1}}}),
+      node("Unsqueeze", {"s"}, {"y"}, {{"axes", Ints{0}}}),
+  }, 9);
+  collage::Result<Graph> g = read(m);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->node(g->outputs()[0]).shape, (Shape{1, 1, 4}));
+  EXPECT_EQ(values_of(*g, iota({1, 4})), (Floats{-2, -2, -1, 0}));  // iota: -3 -2 -1 0
+  OnnxModel per_element = model_with({1, 2, 2}, {node("BatchNormalization", {"x", "s", "b", "m", "v"}, {"y"}, {{"spatial", std::int64_t{0}}})}, 7);
+  for (const char* name : {"s", "b", "m", "v"}) per_element.initializers.emplace_back(name, floats({1, 1}, {2}));
+  EXPECT_EQ(error_of(per_element), "node 'y' (BatchNormalization): statistics per element (spatial = 0) is not supported");
+}
+
+TEST(OnnxReaderOpsets, UpsampleAndResize10MapCoordinatesAsymmetrically) {
+  OnnxModel upsample = model_with({1, 1, 1, 2}, {node("Upsample", {"x"}, {"y"}, {{"scales", Floats{1, 1, 2, 2}}})}, 7);
+  collage::Result<Graph> g = read(upsample);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(values_of(*g, iota({1, 1, 1, 2})), (Floats{-3, -3, -2, -2, -3, -3, -2, -2}));
+  OnnxModel resize = model_with({1, 1, 1, 2}, {node("Resize", {"x", "scales"}, {"y"}, {{"mode", std::string("linear")}})}, 10);
+  resize.initializers.emplace_back("scales", floats({1, 1, 1, 2}, {4}));
+  g = read(resize);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(values_of(*g, iota({1, 1, 1, 2})), (Floats{-3, -2.5f, -2, -2}));  // x / 2, clamped at the edge
+  OnnxModel deprecated = model_with({1, 1, 1, 2}, {node("Upsample", {"x", "scales"}, {"y"})}, 10);
+  deprecated.initializers.emplace_back("scales", floats({1, 1, 1, 2}, {4}));
+  EXPECT_EQ(error_of(deprecated), "node 'y' (Upsample): operator Upsample at opset 10 is not supported");
+}
+
+TEST(OnnxReaderOpsets, ReadsTheOpset18FormsOfReduceSplitAndPad) {
+  OnnxModel m = model_with({2, 5}, {
+      node("ReduceMean", {"x", "axis1"}, {"mean"}),
+      node("Split", {"x"}, {"first", "second"}, {{"axis", std::int64_t{1}}, {"num_outputs", std::int64_t{2}}}),
+      node("Pad", {"second", "pads", "", "axis1"}, {"padded"}),
+      node("Add", {"padded", "mean"}, {"y"}),
+  }, 18);
+  m.initializers.emplace_back("axis1", ints({1}));
+  m.initializers.emplace_back("pads", ints({1, 0}));
+  m.outputs.push_back(float_value_info("first", {}));
+  m.outputs.back().has_shape = false;
+  collage::Result<Graph> g = read(m);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  // Split-18 by count: parts of ceil(5 / 2) = 3, the last one smaller.
+  EXPECT_EQ(g->node(g->outputs()[1]).shape, (Shape{2, 3}));
+  EXPECT_EQ(g->node(g->outputs()[0]).shape, (Shape{2, 3}));
+  const std::vector<Tensor> out = *evaluate(*g, {iota({2, 5})});
+  // Row 0 of x: -3 -2 -1 0 1 (mean -1); its second part 0 1 padded by one 0 in front.
+  EXPECT_EQ(std::vector<float>(out[0].data.begin(), out[0].data.begin() + 3), (Floats{-1, -1, 0}));
+}
+
+TEST(OnnxReaderOpsets, ReadsGelu20AndNamesWhatItCannotRead) {
+  for (const std::string approximate : {"none", "tanh"}) {
+    collage::Result<Graph> g = read(model_with({5}, {node("Gelu", {"x"}, {"y"}, {{"approximate", approximate}})}, 20));
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    const Floats y = values_of(*g, iota({5}));
+    for (int i = 0; i < 5; ++i) {
+      const double x = i - 3.0;
+      const double expected = approximate == "none" ? 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)))
+                                                    : 0.5 * x * (1 + std::tanh(std::sqrt(2 / std::acos(-1.0)) * (x + 0.044715 * x * x * x)));
+      EXPECT_NEAR(y[static_cast<std::size_t>(i)], expected, 1e-6) << approximate << " at " << x;
+    }
+  }
+  EXPECT_EQ(error_of(model_with({1, 1, 4, 4}, {node("AveragePool", {"x"}, {"y"}, {{"kernel_shape", Ints{2, 2}}, {"dilations", Ints{2, 2}}})}, 19)),
+            "node 'y' (AveragePool): dilations [2,2] is not supported");
+  EXPECT_NE(error_of(model_with({2}, {node("Frobnicate", {"x"}, {"y"})}, 18)).find("operator Frobnicate at opset 18"), std::string::npos);
+}
+
+TEST(OnnxReaderOpsets, LowersExpandGatherAndWhereOfRunTimeData) {
+  OnnxModel expand = model_with({3, 1}, {node("Expand", {"x", "shape"}, {"y"})});
+  expand.initializers.emplace_back("shape", ints({2, 3, 4}));
+  collage::Result<Graph> g = read(expand);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const Floats expanded = values_of(*g, iota({3, 1}));
+  ASSERT_EQ(expanded.size(), 24u);
+  EXPECT_EQ(expanded[5], -2.0f);  // [0][1][1] reads x[1]
+
+  OnnxModel gather = model_with({2, 4}, {node("Gather", {"x", "picks"}, {"y"}, {{"axis", std::int64_t{1}}})});
+  gather.initializers.emplace_back("picks", ints({3, 0, 1, -3, 2}));
+  g = read(gather);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(values_of(*g, iota({2, 4})), (Floats{0, -3, -2, -2, -1, 4, 1, 2, 2, 3}));
+  gather.initializers.back().second = int_scalar(-1);
+  g = read(gather);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->node(g->outputs()[0]).shape, (Shape{2}));
+  EXPECT_EQ(values_of(*g, iota({2, 4})), (Floats{0, 4}));
+  Ints scattered;
+  for (std::int64_t i = 0; i < 200; ++i) scattered.push_back((i * 7) % 4);
+  gather.initializers.back().second = ints(scattered);
+  EXPECT_EQ(error_of(gather), "node 'y' (Gather): a gather of 200 scattered indices from run-time data is not supported");
+
+  OnnxModel where = model_with({2}, {node("Where", {"cond", "x", "ten"}, {"y"})});
+  where.initializers.emplace_back("cond", OnnxTensor{ElemType::boolean, {2, 1}, {}, {0, 0}});
+  where.initializers.emplace_back("ten", floats({10}, {}));
+  g = read(where);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(values_of(*g, iota({2})), (Floats{10, 10, 10, 10}));
+  where.initializers[0].second.ints = {0, 1};
+  EXPECT_EQ(error_of(where),
+            "node 'y' (Where): a condition that differs between elements, selecting values computed at run time is not supported");
 }
 
 }  // namespace
