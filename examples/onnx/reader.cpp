@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <fstream>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -10,6 +11,8 @@
 #include <unordered_set>
 #include <utility>
 #include <vector>
+
+#include <unistd.h>
 
 #include <onnx/defs/schema.h>
 
@@ -41,6 +44,24 @@ Error not_float32(const std::string& what, ElemType type) {
   return invalid(what + ": element type " + elem_type_name(type) + " is not supported (the IR computes float32)");
 }
 
+/// The default fold limit: a quarter of the memory available now (MemAvailable, else the free
+/// physical pages) in 8-byte elements, the widest a folded constant holds.
+std::int64_t memory_fold_limit() {
+  std::int64_t bytes = 0;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::int64_t kilobytes = 0;
+  while (meminfo >> key >> kilobytes) {
+    if (key == "MemAvailable:") {
+      bytes = kilobytes * 1024;
+      break;
+    }
+    meminfo.ignore(std::numeric_limits<std::streamsize>::max(), '\n');
+  }
+  if (bytes <= 0) bytes = static_cast<std::int64_t>(sysconf(_SC_AVPHYS_PAGES)) * sysconf(_SC_PAGESIZE);
+  return std::max<std::int64_t>(bytes / 4 / 8, std::int64_t{1} << 20);
+}
+
 /// A value of the model: produced at run time by an IR node, or known at load time.
 struct Value {
   int node = -1;                               ///< the IR node holding it, once it has one
@@ -51,7 +72,8 @@ struct Value {
 /// the values they produce.
 class Importer {
  public:
-  explicit Importer(const ReadOptions& options) : options_(options) {}
+  explicit Importer(const ReadOptions& options)
+      : options_(options), fold_limit_(options.max_folded_elements > 0 ? options.max_folded_elements : memory_fold_limit()) {}
 
   Result<Graph> run(const ::onnx::ModelProto& model) {
     if (Status s = read_opset(model); !s.ok()) return s.error();
@@ -275,7 +297,7 @@ class Importer {
     if (!n.ok()) return n.error();
     if (Status s = infer_node_shape(scratch, *n); !s.ok()) return strip_ir_prefix(scratch, s.error(), *n);
     const Node& node = scratch.node(*n);
-    const std::optional<std::int64_t> size = detail::checked_numel(node.shape, options_.max_folded_elements);
+    const std::optional<std::int64_t> size = detail::checked_numel(node.shape, fold_limit_);
     if (!size || work(scratch, *n) > options_.max_fold_work) return false;
     std::vector<const OnnxTensor*> args;
     for (const std::string& in : inputs) args.push_back(values_[in].constant.get());
@@ -378,7 +400,7 @@ class Importer {
     if (all_inputs_constant()) {
       std::vector<const OnnxTensor*> args;
       for (const std::string& in : inputs_) args.push_back(in.empty() ? nullptr : values_[in].constant.get());
-      Result<std::optional<std::vector<OnnxTensor>>> folded = detail::fold_onnx_node(node, since_, args, options_.max_folded_elements);
+      Result<std::optional<std::vector<OnnxTensor>>> folded = detail::fold_onnx_node(node, since_, args, fold_limit_);
       if (!folded.ok()) return folded.error();
       if (*folded) {
         for (std::size_t k = 0; k < (*folded)->size() && k < static_cast<std::size_t>(node.output_size()); ++k) {
@@ -1069,7 +1091,7 @@ class Importer {
       const std::size_t offset = ones.shape.size() - k - 1;
       if (k < shape.size() && shape[shape.size() - k - 1] == ones.shape[offset]) ones.shape[offset] = 1;
     }
-    const std::optional<std::int64_t> n = detail::checked_numel(ones.shape, options_.max_folded_elements);
+    const std::optional<std::int64_t> n = detail::checked_numel(ones.shape, fold_limit_);
     if (!n) return invalid("the broadcast to " + to_string(*result) + " is too large");
     ones.reals.assign(static_cast<std::size_t>(*n), 1.0f);
     return emit(Op::mul, {x, constant(out, std::move(ones))}, {}, out);
@@ -1350,6 +1372,7 @@ class Importer {
   }
 
   const ReadOptions& options_;
+  std::int64_t fold_limit_;  ///< the most elements one folded constant may have
   int opset_ = 0;
   int since_ = 0;  ///< the opset that introduced the current node's definition
   Graph graph_;

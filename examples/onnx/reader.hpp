@@ -29,8 +29,9 @@ struct ReadOptions {
   /// Values of graph inputs known at load time: each becomes a constant of the graph instead of an
   /// input (the ONNX test layout passes shapes, axes and bounds as inputs).
   std::map<std::string, OnnxTensor> input_values;
-  /// The most elements one folded constant may have.
-  std::int64_t max_folded_elements = std::int64_t{1} << 24;
+  /// The most elements one folded constant may have; 0: a quarter of the memory available when
+  /// the model is read, in 8-byte elements.
+  std::int64_t max_folded_elements = 0;
   /// Multiply-adds above which an operator over constants is left for run time instead of folded.
   std::int64_t max_fold_work = std::int64_t{1} << 28;
 };

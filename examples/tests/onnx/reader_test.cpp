@@ -473,5 +473,22 @@ TEST(OnnxReaderOpsets, LowersExpandGatherAndWhereOfRunTimeData) {
             "node 'y' (Where): a condition that differs between elements, selecting values computed at run time is not supported");
 }
 
+TEST(OnnxReaderOpsets, FoldsConstantsUpToTheMemoryAvailable) {
+  // A fully connected weight made by ConstantOfShape, as zoo files have it: [4096, 4097] is above
+  // the 2^24 elements a fixed limit used to allow.
+  OnnxModel m = model_with({1, 4097}, {
+      node("ConstantOfShape", {"shape"}, {"w"}, {{"value", floats({0.5f}, {1})}}),
+      node("Gemm", {"x", "w"}, {"y"}, {{"transB", std::int64_t{1}}}),
+  }, 9);
+  m.initializers.emplace_back("shape", ints({4096, 4097}));
+  collage::Result<Graph> g = read(m);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->node(g->node(g->outputs()[0]).inputs[1]).shape, (Shape{4096, 4097}));
+  ReadOptions limited;
+  limited.max_folded_elements = 1 << 20;
+  EXPECT_EQ(error_of(m, limited),
+            "node 'w' (ConstantOfShape): the folded result [4096,4097] is too large (limit 1048576 elements)");
+}
+
 }  // namespace
 }  // namespace tc
