@@ -507,7 +507,9 @@ bool has_inputs(const std::vector<const OnnxTensor*>& inputs, std::size_t requir
 template <class T>
 Result<Folded> one(Result<T> r) {
   if (!r.ok()) return r.error();
-  return Folded(std::vector<OnnxTensor>{std::move(r).value()});
+  std::vector<OnnxTensor> out;  // not from an initializer list, which would copy the tensor
+  out.push_back(std::move(r).value());
+  return Folded(std::move(out));
 }
 
 }  // namespace

@@ -12,6 +12,9 @@
 #include <utility>
 #include <vector>
 
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <onnx/defs/schema.h>
@@ -64,8 +67,8 @@ std::int64_t memory_fold_limit() {
 
 /// A value of the model: produced at run time by an IR node, or known at load time.
 struct Value {
-  int node = -1;                               ///< the IR node holding it, once it has one
-  std::shared_ptr<const OnnxTensor> constant;  ///< its value when known at load time
+  int node = -1;                         ///< the IR node holding it, once it has one
+  std::shared_ptr<OnnxTensor> constant;  ///< its value when known at load time (until moved into the node)
 };
 
 /// Reads one model into a Graph. Every ONNX value name maps to a Value; IR nodes are named after
@@ -223,7 +226,7 @@ class Importer {
   // Values.
 
   void bind_constant(const std::string& name, OnnxTensor value) {
-    values_[name] = Value{-1, std::make_shared<const OnnxTensor>(std::move(value))};
+    values_[name] = Value{-1, std::make_shared<OnnxTensor>(std::move(value))};
   }
 
   /// A fresh value name starting with `base`, used by no value of the model.
@@ -241,14 +244,20 @@ class Importer {
 
   Shape shape_of(const Value& v) const { return v.constant ? v.constant->shape : graph_.node(v.node).shape; }
 
-  /// The IR node of value `name`, adding a constant node for a load-time float32 value.
+  /// The IR node of value `name`, adding a constant node for a load-time float32 value. A value
+  /// with one reader and no other name (a weight) moves into the node instead of being copied.
   Result<int> node_of(const std::string& name) {
     Value& v = values_[name];
     if (v.node >= 0) return v.node;
     if (v.constant->type != ElemType::float32) {
       return not_float32("operand '" + name + "' of an operator computed at run time", v.constant->type);
     }
-    v.node = graph_.add_constant(name, Tensor(v.constant->shape, v.constant->reals));
+    if (uses_[name] == 1 && v.constant.use_count() == 1) {
+      v.node = graph_.add_constant(name, Tensor(v.constant->shape, std::move(v.constant->reals)));
+      v.constant = nullptr;
+    } else {
+      v.node = graph_.add_constant(name, Tensor(v.constant->shape, v.constant->reals));
+    }
     return v.node;
   }
 
@@ -1393,10 +1402,47 @@ Result<Graph> read_onnx_bytes(std::string_view bytes, const ReadOptions& options
   return Importer(options).run(model);
 }
 
+namespace {
+
+/// A file mapped read-only (parsing from the page cache saves a copy of the whole model, which
+/// costs a page fault per 4 KiB on first touch); empty when it cannot be mapped.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      void* p = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p != MAP_FAILED) {
+        data_ = p;
+        size_ = static_cast<std::size_t>(st.st_size);
+        ::madvise(p, size_, MADV_SEQUENTIAL);
+      }
+    }
+    ::close(fd);
+  }
+  ~MappedFile() {
+    if (data_ != nullptr) ::munmap(data_, size_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  bool mapped() const { return data_ != nullptr; }
+  std::string_view bytes() const { return {static_cast<const char*>(data_), size_}; }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace
+
 Result<Graph> read_onnx(const std::string& path, const ReadOptions& options) {
-  Result<std::string> bytes = read_file_bytes(path);
+  const MappedFile mapped(path);
+  Result<std::string> bytes = mapped.mapped() ? Result<std::string>(std::string()) : read_file_bytes(path);
   if (!bytes.ok()) return bytes.error();
-  Result<Graph> graph = read_onnx_bytes(*bytes, options);
+  Result<Graph> graph = read_onnx_bytes(mapped.mapped() ? mapped.bytes() : std::string_view(*bytes), options);
   if (!graph.ok()) return Error{graph.error().code, path + ": " + graph.error().message};
   return graph;
 }
