@@ -41,9 +41,10 @@ std::vector<tc::ConformanceConfiguration> known_configurations() {
 
 int usage() {
   std::cerr << "usage: tc-onnx-conformance --data DIR [--config NAME]... [--rtol R] [--atol A]\n"
-               "         [--write-list FILE | --check-list FILE] [--write-doc FILE | --check-doc FILE]\n"
+               "         [--write-list FILE | --check-list FILE] [--write-doc FILE | --check-doc FILE] [--require-passed N]\n"
                "  DIR: the node tests (e.g. /usr/share/libonnx-testdata/data/node); configurations: reference\n"
-               "  exit 1 when a test that applies fails, or a checked file differs from the results\n";
+               "  exit 1 when a test that applies fails, a checked file differs from the results, or a\n"
+               "  configuration passes fewer than N tests (default 0)\n";
   return 2;
 }
 
@@ -88,6 +89,7 @@ int main(int argc, char** argv) {
   std::string data, write_list, check_list, write_doc, check_doc;
   std::vector<std::string> config_names;
   tc::Tolerance tolerance;
+  int require_passed = 0;
   for (int i = 1; i < argc; ++i) {
     const std::string arg = argv[i];
     const bool has_value = i + 1 < argc;
@@ -97,7 +99,11 @@ int main(int argc, char** argv) {
     else if (arg == "--check-list" && has_value) check_list = argv[++i];
     else if (arg == "--write-doc" && has_value) write_doc = argv[++i];
     else if (arg == "--check-doc" && has_value) check_doc = argv[++i];
-    else if ((arg == "--rtol" || arg == "--atol") && has_value) {
+    else if (arg == "--require-passed" && has_value) {
+      const std::optional<std::size_t> v = collage::parse_index(argv[++i], 1000000);
+      if (!v) return usage();
+      require_passed = static_cast<int>(*v);
+    } else if ((arg == "--rtol" || arg == "--atol") && has_value) {
       const std::optional<double> v = collage::parse_double(argv[++i]);
       if (!v || *v < 0) return usage();
       (arg == "--rtol" ? tolerance.rtol : tolerance.atol) = *v;
@@ -141,6 +147,12 @@ int main(int argc, char** argv) {
       }
     }
     failed += config_failed;
+    if (passed < require_passed) {
+      // A floor, so that tests turning not applicable (a reader that refuses them again) fail too.
+      std::cerr << "tc-onnx-conformance: " << c.name << " passes " << passed << " tests, fewer than the " << require_passed
+                << " required (--require-passed)\n";
+      ++failed;
+    }
     std::cout << c.name << ": " << tests << " tests, " << passed + config_failed << " run, " << passed << " passed, "
               << config_failed << " failed, " << not_applicable << " not applicable (rtol "
               << collage::format_double(tolerance.rtol) << ", atol " << collage::format_double(std::max(tolerance.atol, c.min_atol)) << ")\n";

@@ -1,5 +1,6 @@
 #include "onnx/model.hpp"
 
+#include <algorithm>
 #include <fstream>
 #include <limits>
 #include <optional>
@@ -97,7 +98,7 @@ OnnxValueInfo float_value_info(const std::string& name, const Shape& shape) {
 
 collage::Result<std::string> serialize(const OnnxModel& model) {
   ::onnx::ModelProto proto;
-  proto.set_ir_version(8);
+  proto.set_ir_version(model.ir_version);
   proto.set_producer_name("collage tc");
   ::onnx::OperatorSetIdProto* opset = proto.add_opset_import();
   opset->set_domain("");
@@ -133,6 +134,7 @@ collage::Result<OnnxModel> parse_model(std::string_view bytes) {
   }
   OnnxModel model;
   model.opset = 0;
+  model.ir_version = static_cast<int>(std::min<std::int64_t>(proto.ir_version(), std::numeric_limits<int>::max()));
   for (const ::onnx::OperatorSetIdProto& id : proto.opset_import()) {
     if (id.domain().empty() || id.domain() == "ai.onnx") model.opset = static_cast<int>(id.version());
   }
@@ -147,8 +149,10 @@ collage::Result<OnnxModel> parse_model(std::string_view bytes) {
   }
   for (const auto& n : g.node()) {
     OnnxNode node{n.op_type(), {n.input().begin(), n.input().end()}, {n.output().begin(), n.output().end()}, {}, n.name(), n.domain()};
+    const std::string node_name = n.name().empty() && n.output_size() > 0 ? n.output(0) : n.name();
     for (const auto& a : n.attribute()) {
       if (std::optional<OnnxAttr> value = attr_from(a)) node.attrs.emplace_back(a.name(), std::move(*value));
+      else model.left_out.push_back("node '" + node_name + "' (" + n.op_type() + "): attribute '" + a.name() + "'");
     }
     model.nodes.push_back(std::move(node));
   }

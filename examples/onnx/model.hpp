@@ -45,21 +45,29 @@ struct OnnxValueInfo {
 /// A whole model: one graph in the default domain at `opset`.
 struct OnnxModel {
   int opset = 17;
+  /// The IR version serialize() writes: 8 is what opset 17 shipped with; opsets 19-20 need 9 and
+  /// opset 21 needs 10.
+  int ir_version = 8;
   std::string graph_name = "graph";
   std::vector<OnnxValueInfo> inputs;
   std::vector<std::pair<std::string, OnnxTensor>> initializers;
   std::vector<OnnxNode> nodes;
   std::vector<OnnxValueInfo> outputs;
+  /// What parse_model() left out, one "node 'NAME' (OP): attribute 'A'" each, so that a tool
+  /// rewriting a parsed model can refuse one it would corrupt.
+  std::vector<std::string> left_out;
 };
 
 /// The value info of a float32 tensor `name` of static `shape`.
 OnnxValueInfo float_value_info(const std::string& name, const Shape& shape);
 
-/// `model` serialised as a ModelProto (IR version 8); an error for a tensor it cannot encode.
+/// `model` serialised as a ModelProto (IR version model.ir_version); an error for a tensor it
+/// cannot encode.
 collage::Result<std::string> serialize(const OnnxModel& model);
 
-/// The model serialised in `bytes`. Attributes of kinds OnnxAttr lacks (graphs, string and tensor
-/// lists) are left out; an initializer OnnxTensor cannot hold (strings) is an error.
+/// The model serialised in `bytes`, with its IR version. Attributes of kinds OnnxAttr lacks
+/// (graphs, string and tensor lists, tensors it cannot hold) are left out and named in `left_out`;
+/// an initializer OnnxTensor cannot hold (strings) is an error.
 collage::Result<OnnxModel> parse_model(std::string_view bytes);
 
 /// serialize() written to `path`.

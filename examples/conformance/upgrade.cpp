@@ -1,0 +1,397 @@
+#include "conformance/upgrade.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <random>
+#include <set>
+#include <utility>
+#include <variant>
+
+#include <onnx/defs/schema.h>
+
+namespace tc {
+
+namespace {
+
+namespace fs = std::filesystem;
+
+using collage::Error;
+using collage::ErrorCode;
+using Ints = std::vector<std::int64_t>;
+
+/// The opsets in 18..21 at which an operator's definition changed (ONNX's Changelog.md), and
+/// whether upgrade_model() rewrites it. Only the rewritten operators choose the target opsets; the
+/// others stop a model from crossing their change, since their new semantics are not rewritten.
+struct OpChange {
+  const char* op;
+  Ints versions;
+  bool rewritten;
+};
+
+const std::vector<OpChange>& op_changes() {
+  static const std::vector<OpChange> changes = {
+      // axes attribute -> optional input (18); bool added (20)
+      {"ReduceL1", {18}, true}, {"ReduceL2", {18}, true}, {"ReduceLogSum", {18}, true},
+      {"ReduceLogSumExp", {18}, true}, {"ReduceMax", {18, 20}, true}, {"ReduceMean", {18}, true},
+      {"ReduceMin", {18, 20}, true}, {"ReduceProd", {18}, true}, {"ReduceSumSquare", {18}, true},
+      {"Split", {18}, true},         // num_outputs
+      {"Pad", {18, 19, 21}, true},   // axes input (18), wrap mode (19), int4 (21)
+      {"Resize", {18, 19}, true},    // antialias, axes, keep_aspect_ratio_policy (18), half_pixel_symmetric (19)
+      {"AveragePool", {19}, true},   // dilations
+      // element types only
+      {"Cast", {19, 21}, true}, {"CastLike", {19, 21}, true}, {"Constant", {19, 21}, true},
+      {"Identity", {19, 21}, true}, {"Reshape", {19, 21}, true}, {"Shape", {19, 21}, true},
+      {"Size", {19, 21}, true}, {"Equal", {19}, true}, {"ConstantOfShape", {20, 21}, true},
+      {"Flatten", {21}, true}, {"Squeeze", {21}, true}, {"Transpose", {21}, true}, {"Unsqueeze", {21}, true},
+      // changed, not rewritten
+      {"CenterCropPad", {18}, false}, {"Col2Im", {18}, false}, {"GroupNormalization", {18, 21}, false},
+      {"LpPool", {18}, false}, {"Mish", {18}, false}, {"OptionalGetElement", {18}, false},
+      {"OptionalHasElement", {18}, false}, {"ScatterElements", {18}, false}, {"ScatterND", {18}, false},
+      {"BitwiseAnd", {18}, false}, {"BitwiseNot", {18}, false}, {"BitwiseOr", {18}, false},
+      {"BitwiseXor", {18}, false}, {"DeformConv", {19}, false}, {"DequantizeLinear", {19, 21}, false},
+      {"QuantizeLinear", {19, 21}, false}, {"If", {19, 21}, false}, {"Loop", {19, 21}, false},
+      {"Scan", {19, 21}, false}, {"AffineGrid", {20}, false}, {"DFT", {20}, false}, {"Gelu", {20}, false},
+      {"GridSample", {20}, false}, {"ImageDecoder", {20}, false}, {"IsInf", {20}, false},
+      {"IsNaN", {20}, false}, {"RegexFullMatch", {20}, false}, {"StringConcat", {20}, false},
+      {"StringSplit", {20}, false}, {"QLinearMatMul", {21}, false},
+  };
+  return changes;
+}
+
+const OpChange* change_of(const std::string& op) {
+  for (const OpChange& c : op_changes()) {
+    if (op == c.op) return &c;
+  }
+  return nullptr;
+}
+
+/// The reductions whose axes became an input at opset 18 (ReduceSum's did at 13).
+bool is_reduction_with_axes_attribute(const std::string& op) {
+  return op.rfind("Reduce", 0) == 0 && op != "ReduceSum" && change_of(op) != nullptr;
+}
+
+/// A name no value of `model` has, from `base`.
+std::string fresh_name(const OnnxModel& model, const std::string& base) {
+  std::set<std::string> used;
+  for (const OnnxValueInfo& v : model.inputs) used.insert(v.name);
+  for (const auto& [name, value] : model.initializers) used.insert(name);
+  for (const OnnxNode& n : model.nodes) {
+    used.insert(n.inputs.begin(), n.inputs.end());
+    used.insert(n.outputs.begin(), n.outputs.end());
+  }
+  std::string name = base;
+  for (int k = 1; used.count(name) != 0; ++k) name = base + "_" + std::to_string(k);
+  return name;
+}
+
+OnnxTensor int64_vector(const Ints& values) {
+  OnnxTensor t;
+  t.type = ElemType::int64;
+  t.shape = {static_cast<std::int64_t>(values.size())};
+  t.ints = values;
+  return t;
+}
+
+std::string node_label(const OnnxNode& node) {
+  return "node '" + (node.name.empty() && !node.outputs.empty() ? node.outputs[0] : node.name) + "' (" + node.op_type + ")";
+}
+
+const OnnxAttr* find_attr(const OnnxNode& node, const std::string& name) {
+  for (const auto& [key, value] : node.attrs) {
+    if (key == name) return &value;
+  }
+  return nullptr;
+}
+
+/// Why `model` cannot be rewritten to `target` whatever its operators' attributes; "" when it can.
+std::string model_refusal(const OnnxModel& model, int target) {
+  if (model.opset <= 0 || model.opset > 17) return "opset " + std::to_string(model.opset) + " (tests of opsets up to 17 are rewritten)";
+  if (!model.left_out.empty()) return model.left_out.front() + " cannot be read back, so it would be lost";
+  for (const auto* values : {&model.inputs, &model.outputs}) {
+    for (const OnnxValueInfo& v : *values) {
+      if (!v.is_tensor) return "value '" + v.name + "' is not a tensor (its type would be lost)";
+    }
+  }
+  for (const OnnxNode& node : model.nodes) {
+    if (!node.domain.empty() && node.domain != "ai.onnx") return node_label(node) + " is of domain " + node.domain;
+    // A test of an older opset is rewritten from its opset-17 meaning: each operator's definition
+    // must be the one still in force at 17 (libonnx's schemas stop there).
+    const ::onnx::OpSchema* at_model = ::onnx::OpSchemaRegistry::Schema(node.op_type, model.opset, "");
+    const ::onnx::OpSchema* at_17 = ::onnx::OpSchemaRegistry::Schema(node.op_type, 17, "");
+    if (at_model == nullptr || at_17 == nullptr) return node_label(node) + ": no definition at opset " + std::to_string(model.opset) + " and 17";
+    if (at_model->SinceVersion() != at_17->SinceVersion()) {
+      return node_label(node) + ": " + node.op_type + "-" + std::to_string(at_model->SinceVersion()) + " of opset " +
+             std::to_string(model.opset) + " is not " + node.op_type + "-" + std::to_string(at_17->SinceVersion()) + " of opset 17";
+    }
+    const OpChange* change = change_of(node.op_type);
+    if (change == nullptr || change->rewritten) continue;
+    for (std::int64_t v : change->versions) {
+      if (v <= target) return node_label(node) + ": " + node.op_type + "-" + std::to_string(v) + " is not rewritten";
+    }
+  }
+  return "";
+}
+
+/// The rank of graph input `name` with a static shape; -1 when it is not one.
+std::int64_t input_rank(const OnnxModel& model, const std::string& name) {
+  for (const OnnxValueInfo& v : model.inputs) {
+    if (v.name == name && v.has_shape) return static_cast<std::int64_t>(v.dims.size());
+  }
+  return -1;
+}
+
+double uniform(std::mt19937_64& rng, double lo, double hi) {
+  // 24 random bits: exact in float32, and independent of the standard library's distributions.
+  return lo + (hi - lo) * static_cast<double>(rng() >> 40) / static_cast<double>(1 << 24);
+}
+
+OnnxTensor random_float32(const Shape& shape, std::mt19937_64& rng) {
+  OnnxTensor t;
+  t.shape = shape;
+  std::int64_t n = 1;
+  for (std::int64_t d : shape) n *= d;
+  for (std::int64_t k = 0; k < n; ++k) t.reals.push_back(static_cast<float>(uniform(rng, -4, 4)));
+  return t;
+}
+
+OnnxTensor float32_tensor(const Shape& shape, std::vector<float> values) {
+  OnnxTensor t;
+  t.shape = shape;
+  t.reals = std::move(values);
+  return t;
+}
+
+NewNodeTest gelu_test(const std::string& name, bool tanh, OnnxTensor x) {
+  NewNodeTest test;
+  test.name = name;
+  test.model.opset = 20;
+  test.model.ir_version = ir_version_for_opset(20);
+  test.model.graph_name = name;
+  test.model.inputs.push_back(float_value_info("x", x.shape));
+  test.model.outputs.push_back(float_value_info("y", x.shape));
+  OnnxNode node{"Gelu", {"x"}, {"y"}, {}, "", ""};
+  if (tanh) node.attrs.emplace_back("approximate", std::string("tanh"));
+  test.model.nodes.push_back(std::move(node));
+  OnnxTensor y = float32_tensor(x.shape, {});
+  for (float v : x.reals) y.reals.push_back(static_cast<float>(gelu_reference(v, tanh)));
+  test.inputs.push_back(std::move(x));
+  test.outputs.push_back(std::move(y));
+  return test;
+}
+
+/// np.pad(x, pads, mode="wrap") for pads of at most each dimension's size, as ONNX's Pad-19 defines
+/// wrap: the output element at i is the input element at (i - begin) mod size, per axis.
+OnnxTensor wrap_pad(const OnnxTensor& x, const Ints& pads) {
+  const std::size_t rank = x.shape.size();
+  Shape out_shape(rank);
+  for (std::size_t a = 0; a < rank; ++a) out_shape[a] = x.shape[a] + pads[a] + pads[a + rank];
+  std::int64_t n = 1;
+  for (std::int64_t d : out_shape) n *= d;
+  OnnxTensor y = float32_tensor(out_shape, {});
+  for (std::int64_t flat = 0; flat < n; ++flat) {
+    std::int64_t rest = flat, source = 0, stride = 1;
+    for (std::size_t a = rank; a-- > 0;) {
+      const std::int64_t i = rest % out_shape[a];
+      rest /= out_shape[a];
+      const std::int64_t size = x.shape[a];
+      source += (((i - pads[a]) % size + size) % size) * stride;
+      stride *= size;
+    }
+    y.reals.push_back(x.reals[static_cast<std::size_t>(source)]);
+  }
+  return y;
+}
+
+NewNodeTest wrap_pad_test(std::mt19937_64& rng) {
+  NewNodeTest test;
+  test.name = "test_wrap_pad_opset19";
+  test.model.opset = 19;
+  test.model.ir_version = ir_version_for_opset(19);
+  test.model.graph_name = test.name;
+  const Ints pads = {0, 0, 1, 1, 0, 0, 1, 1};
+  OnnxTensor x = random_float32({1, 3, 4, 5}, rng);
+  OnnxTensor y = wrap_pad(x, pads);
+  test.model.inputs.push_back(float_value_info("x", x.shape));
+  OnnxValueInfo pads_info;
+  pads_info.name = "pads";
+  pads_info.type = ElemType::int64;
+  pads_info.dims = {static_cast<std::int64_t>(pads.size())};
+  test.model.inputs.push_back(pads_info);
+  test.model.outputs.push_back(float_value_info("y", y.shape));
+  test.model.nodes.push_back(OnnxNode{"Pad", {"x", "pads"}, {"y"}, {{"mode", std::string("wrap")}}, "", ""});
+  test.inputs = {std::move(x), int64_vector(pads)};
+  test.outputs.push_back(std::move(y));
+  return test;
+}
+
+collage::Status write_test(const NewNodeTest& test, const fs::path& dir) {
+  const fs::path data = dir / "test_data_set_0";
+  std::error_code ec;
+  fs::create_directories(data, ec);
+  if (ec) return Error{ErrorCode::io, data.string() + ": cannot create (" + ec.message() + ")"};
+  if (collage::Status s = save(test.model, (dir / "model.onnx").string()); !s.ok()) return s;
+  for (std::size_t k = 0; k < test.inputs.size(); ++k) {
+    const fs::path path = data / ("input_" + std::to_string(k) + ".pb");
+    if (collage::Status s = write_tensor_file(test.inputs[k], test.model.inputs[k].name, path.string()); !s.ok()) return s;
+  }
+  for (std::size_t k = 0; k < test.outputs.size(); ++k) {
+    const fs::path path = data / ("output_" + std::to_string(k) + ".pb");
+    if (collage::Status s = write_tensor_file(test.outputs[k], test.model.outputs[k].name, path.string()); !s.ok()) return s;
+  }
+  return collage::Status::success();
+}
+
+}  // namespace
+
+int ir_version_for_opset(int opset) { return opset >= 21 ? 10 : opset >= 19 ? 9 : 8; }
+
+std::vector<int> upgrade_targets(const OnnxModel& model) {
+  std::set<int> targets;
+  for (const OnnxNode& node : model.nodes) {
+    const OpChange* change = change_of(node.op_type);
+    if (change == nullptr || !change->rewritten) continue;
+    for (std::int64_t v : change->versions) targets.insert(static_cast<int>(v));
+  }
+  return {targets.begin(), targets.end()};
+}
+
+collage::Result<std::vector<UpgradedModel>> upgrade_model(const OnnxModel& model, int target) {
+  if (target < kFirstUpgradeOpset || target > kLastUpgradeOpset) {
+    return Error{ErrorCode::invalid_argument, "opset " + std::to_string(target) + " is not one of 18 to 21"};
+  }
+  if (std::string why = model_refusal(model, target); !why.empty()) return Error{ErrorCode::invalid_argument, why};
+  OnnxModel plain = model;
+  plain.opset = target;
+  plain.ir_version = ir_version_for_opset(target);
+  std::vector<std::size_t> pads;  // the Pad nodes, for the explicit-axes form
+  for (std::size_t k = 0; k < plain.nodes.size(); ++k) {
+    OnnxNode& node = plain.nodes[k];
+    if (is_reduction_with_axes_attribute(node.op_type)) {
+      const auto it = std::find_if(node.attrs.begin(), node.attrs.end(), [](const auto& a) { return a.first == "axes"; });
+      if (it == node.attrs.end()) continue;  // every axis, as the absent input means
+      const auto* axes = std::get_if<Ints>(&it->second);
+      if (axes == nullptr || node.inputs.size() != 1) return Error{ErrorCode::invalid_argument, node_label(node) + ": unexpected axes"};
+      const std::string name = fresh_name(plain, node.outputs.empty() ? "axes" : node.outputs[0] + "_axes");
+      plain.initializers.emplace_back(name, int64_vector(*axes));
+      node.inputs.push_back(name);
+      node.attrs.erase(it);
+    } else if (node.op_type == "Split") {
+      // Split-18 needs the split input or num_outputs; equal parts had neither before.
+      if ((node.inputs.size() < 2 || node.inputs[1].empty()) && find_attr(node, "num_outputs") == nullptr) {
+        node.attrs.emplace_back("num_outputs", static_cast<std::int64_t>(node.outputs.size()));
+      }
+    } else if (node.op_type == "Resize") {
+      // Resize-18 no longer lists this mode.
+      const OnnxAttr* mode = find_attr(node, "coordinate_transformation_mode");
+      if (mode != nullptr && std::holds_alternative<std::string>(*mode) && std::get<std::string>(*mode) == "tf_half_pixel_for_nn") {
+        return Error{ErrorCode::invalid_argument, node_label(node) + ": coordinate_transformation_mode tf_half_pixel_for_nn is gone from Resize-18"};
+      }
+    } else if (node.op_type == "Pad") {
+      pads.push_back(k);
+    }
+  }
+  const std::string suffix = "_opset" + std::to_string(target);
+  std::vector<UpgradedModel> forms;
+  if (target == 18 && !pads.empty()) {
+    // Every axis in order names the same pads, so the test's data still holds.
+    OnnxModel with_axes = plain;
+    bool all = true;
+    for (std::size_t k : pads) {
+      OnnxNode& node = with_axes.nodes[k];
+      const std::int64_t rank = node.inputs.empty() ? -1 : input_rank(with_axes, node.inputs[0]);
+      if (rank < 0 || node.inputs.size() > 3) {
+        all = false;
+        break;
+      }
+      Ints axes(static_cast<std::size_t>(rank));
+      for (std::int64_t a = 0; a < rank; ++a) axes[static_cast<std::size_t>(a)] = a;
+      const std::string name = fresh_name(with_axes, node.outputs.empty() ? "axes" : node.outputs[0] + "_axes");
+      with_axes.initializers.emplace_back(name, int64_vector(axes));
+      node.inputs.resize(3);  // an omitted constant_value stays omitted
+      node.inputs.push_back(name);
+    }
+    forms.push_back(UpgradedModel{suffix, std::move(plain)});
+    if (all) forms.push_back(UpgradedModel{suffix + "_axes", std::move(with_axes)});
+    return forms;
+  }
+  forms.push_back(UpgradedModel{suffix, std::move(plain)});
+  return forms;
+}
+
+double gelu_reference(double x, bool tanh) {
+  const double pi = 3.14159265358979323846;
+  if (tanh) return 0.5 * x * (1 + std::tanh(std::sqrt(2 / pi) * (x + 0.044715 * x * x * x)));
+  return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+}
+
+std::vector<NewNodeTest> new_node_tests() {
+  std::mt19937_64 rng(20);  // fixed: the files are the same on every run
+  const OnnxTensor example = float32_tensor({3}, {-1, 0, 1});
+  std::vector<NewNodeTest> tests;
+  tests.push_back(gelu_test("test_gelu_default_1_opset20", false, example));
+  tests.push_back(gelu_test("test_gelu_default_2_opset20", false, random_float32({3, 4, 5}, rng)));
+  tests.push_back(gelu_test("test_gelu_tanh_1_opset20", true, example));
+  tests.push_back(gelu_test("test_gelu_tanh_2_opset20", true, random_float32({3, 4, 5}, rng)));
+  tests.push_back(wrap_pad_test(rng));
+  return tests;
+}
+
+collage::Result<UpgradeReport> upgrade_node_tests(const std::string& data, const std::string& out) {
+  std::error_code ec;
+  if (!fs::is_directory(data, ec)) return Error{ErrorCode::io, data + ": not a directory"};
+  fs::create_directories(out, ec);
+  if (!fs::is_directory(out, ec)) return Error{ErrorCode::io, out + ": cannot create"};
+  std::vector<fs::path> stale, tests;
+  for (fs::directory_iterator it(out, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("test_", 0) == 0 && name.find("_opset") != std::string::npos) stale.push_back(it->path());
+  }
+  for (const fs::path& p : stale) {
+    fs::remove_all(p, ec);
+    if (ec) return Error{ErrorCode::io, p.string() + ": cannot remove (" + ec.message() + ")"};
+  }
+  for (fs::directory_iterator it(data, ec), end; !ec && it != end; it.increment(ec)) {
+    if (fs::exists(it->path() / "model.onnx")) tests.push_back(it->path());
+  }
+  if (ec) return Error{ErrorCode::io, data + ": cannot list (" + ec.message() + ")"};
+  std::sort(tests.begin(), tests.end());
+  UpgradeReport report;
+  for (const fs::path& test : tests) {
+    const std::string name = test.filename().string();
+    collage::Result<std::string> bytes = read_file_bytes((test / "model.onnx").string());
+    if (!bytes.ok()) return bytes.error();
+    collage::Result<OnnxModel> model = parse_model(*bytes);
+    // A model parse_model() cannot hold (string initializers) is not rewritten; the conformance
+    // run of the originals reports it.
+    if (!model.ok()) continue;
+    for (int target : upgrade_targets(*model)) {
+      collage::Result<std::vector<UpgradedModel>> forms = upgrade_model(*model, target);
+      if (!forms.ok()) {
+        report.skipped.push_back(name + " -> opset " + std::to_string(target) + ": " + forms.error().message);
+        continue;
+      }
+      for (const UpgradedModel& form : *forms) {
+        const fs::path dir = fs::path(out) / (name + form.suffix);
+        fs::create_directories(dir, ec);
+        if (ec) return Error{ErrorCode::io, dir.string() + ": cannot create (" + ec.message() + ")"};
+        if (collage::Status s = save(form.model, (dir / "model.onnx").string()); !s.ok()) return s.error();
+        for (fs::directory_iterator it(test, ec), end; !ec && it != end; it.increment(ec)) {
+          if (!it->is_directory() || it->path().filename().string().rfind("test_data_set_", 0) != 0) continue;
+          fs::copy(it->path(), dir / it->path().filename(), fs::copy_options::recursive, ec);
+          if (ec) break;
+        }
+        if (ec) return Error{ErrorCode::io, dir.string() + ": cannot copy the data sets (" + ec.message() + ")"};
+        ++report.written;
+      }
+    }
+  }
+  for (const NewNodeTest& test : new_node_tests()) {
+    if (collage::Status s = write_test(test, fs::path(out) / test.name); !s.ok()) return s.error();
+    ++report.written;
+  }
+  return report;
+}
+
+}  // namespace tc

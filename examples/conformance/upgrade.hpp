@@ -1,0 +1,73 @@
+#pragma once
+
+/// \file
+/// The opset-18 to 21 forms of the ONNX backend node tests. Debian's libonnx-testdata is ONNX 1.12
+/// and stops at opset 17; the operators that changed in opsets 18-21 get their tests here: each
+/// opset-17 test of such an operator rewritten to the new definition (same data), and new tests
+/// for what has no opset-17 test (Gelu-20, Pad-19's wrap mode) with expected outputs computed here.
+
+#include <string>
+#include <vector>
+
+#include <collage/support/result.hpp>
+
+#include "onnx/model.hpp"
+#include "onnx/tensor_proto.hpp"
+
+namespace tc {
+
+/// The first and last opsets the forms are written for.
+inline constexpr int kFirstUpgradeOpset = 18;
+inline constexpr int kLastUpgradeOpset = 21;
+
+/// The IR version a model of `opset` is written with: 8 up to opset 18, 9 for 19-20, 10 from 21.
+int ir_version_for_opset(int opset);
+
+/// The opsets in 18..21 at which an operator of `model` that these forms rewrite changed, sorted.
+std::vector<int> upgrade_targets(const OnnxModel& model);
+
+/// One form of a model at a new opset: `suffix` is appended to the test's name ("_opset18",
+/// "_opset18_axes").
+struct UpgradedModel {
+  std::string suffix;
+  OnnxModel model;
+};
+
+/// The forms of the opset-17 `model` at opset `target` (18..21): the reductions' axes attribute
+/// as an input (18), Split's num_outputs for equal parts (18), Pad with and without explicit axes
+/// (18), every other operator of the model as it is. An error (invalid_argument) saying why when
+/// the model cannot be rewritten faithfully: another opset, a value that is not a tensor, an
+/// attribute parse_model() left out, an operator that changed in a way not rewritten here.
+collage::Result<std::vector<UpgradedModel>> upgrade_model(const OnnxModel& model, int target);
+
+/// A node test made here: the model and one data set.
+struct NewNodeTest {
+  std::string name;  ///< the test directory ("test_gelu_tanh_2_opset20")
+  OnnxModel model;
+  std::vector<OnnxTensor> inputs;   ///< input_N.pb, in the model's input order
+  std::vector<OnnxTensor> outputs;  ///< output_N.pb
+};
+
+/// Gelu-20 as the ONNX spec defines it, in double: 0.5 x (1 + erf(x / sqrt 2)), or with `tanh`
+/// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+double gelu_reference(double x, bool tanh);
+
+/// The tests this opset range adds without an opset-17 original: Gelu-20 (approximate "none" and
+/// "tanh", a small example and random data) and Pad-19 in wrap mode, their expected outputs
+/// computed in double and rounded to float32. The random data comes from a fixed seed with no
+/// standard-library distribution, so every build writes the same files.
+std::vector<NewNodeTest> new_node_tests();
+
+/// What upgrade_node_tests() did.
+struct UpgradeReport {
+  int written = 0;                   ///< test directories written
+  std::vector<std::string> skipped;  ///< "test_x -> opset 18: reason", one per form not written
+};
+
+/// Writes into `out` (created when missing) `<test><suffix>/` for every form upgrade_model()
+/// gives of every test of `data` (model.onnx rewritten, test_data_set_* copied unchanged) and the
+/// new_node_tests(). Directories of an earlier run ("test_*_opset*") are removed first so that no
+/// stale test survives. Errors (code io) name the path.
+collage::Result<UpgradeReport> upgrade_node_tests(const std::string& data, const std::string& out);
+
+}  // namespace tc
