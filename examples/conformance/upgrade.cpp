@@ -353,7 +353,8 @@ collage::Result<UpgradeReport> upgrade_node_tests(const std::string& data, const
     if (ec) return Error{ErrorCode::io, p.string() + ": cannot remove (" + ec.message() + ")"};
   }
   for (fs::directory_iterator it(data, ec), end; !ec && it != end; it.increment(ec)) {
-    if (fs::exists(it->path() / "model.onnx")) tests.push_back(it->path());
+    std::error_code exists_ec;
+    if (fs::exists(it->path() / "model.onnx", exists_ec)) tests.push_back(it->path());
   }
   if (ec) return Error{ErrorCode::io, data + ": cannot list (" + ec.message() + ")"};
   std::sort(tests.begin(), tests.end());
@@ -378,7 +379,7 @@ collage::Result<UpgradeReport> upgrade_node_tests(const std::string& data, const
         if (ec) return Error{ErrorCode::io, dir.string() + ": cannot create (" + ec.message() + ")"};
         if (collage::Status s = save(form.model, (dir / "model.onnx").string()); !s.ok()) return s.error();
         for (fs::directory_iterator it(test, ec), end; !ec && it != end; it.increment(ec)) {
-          if (!it->is_directory() || it->path().filename().string().rfind("test_data_set_", 0) != 0) continue;
+          if (!it->is_directory(ec) || it->path().filename().string().rfind("test_data_set_", 0) != 0) continue;
           fs::copy(it->path(), dir / it->path().filename(), fs::copy_options::recursive, ec);
           if (ec) break;
         }

@@ -1,0 +1,228 @@
+#include "conformance/upgrade.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <string>
+#include <variant>
+
+namespace tc {
+namespace {
+
+namespace fs = std::filesystem;
+using Ints = std::vector<std::int64_t>;
+
+const OnnxAttr* attr(const OnnxNode& node, const std::string& name) {
+  for (const auto& [key, value] : node.attrs) {
+    if (key == name) return &value;
+  }
+  return nullptr;
+}
+
+const OnnxTensor* initializer(const OnnxModel& model, const std::string& name) {
+  for (const auto& [key, value] : model.initializers) {
+    if (key == name) return &value;
+  }
+  return nullptr;
+}
+
+/// An opset-17 model y = op(x...) over a float32 x of `shape`.
+OnnxModel one_node(const std::string& op, const Shape& shape, std::vector<std::pair<std::string, OnnxAttr>> attrs,
+                   std::vector<std::string> outputs = {"y"}) {
+  OnnxModel m;
+  m.inputs.push_back(float_value_info("x", shape));
+  for (const std::string& out : outputs) m.outputs.push_back(float_value_info(out, shape));
+  m.nodes.push_back(OnnxNode{op, {"x"}, std::move(outputs), std::move(attrs), "", ""});
+  return m;
+}
+
+TEST(UpgradeNodeTests, ReductionAxesBecomeAnInput) {
+  const OnnxModel m = one_node("ReduceMean", {2, 3, 4}, {{"axes", Ints{1, -1}}, {"keepdims", std::int64_t{0}}});
+  EXPECT_EQ(upgrade_targets(m), std::vector<int>{18});
+  auto forms = upgrade_model(m, 18);
+  ASSERT_TRUE(forms.ok()) << forms.error().message;
+  ASSERT_EQ(forms->size(), 1u);
+  EXPECT_EQ((*forms)[0].suffix, "_opset18");
+  // Written and read back, as the conformance runner sees it.
+  auto bytes = serialize((*forms)[0].model);
+  ASSERT_TRUE(bytes.ok());
+  auto read = parse_model(*bytes);
+  ASSERT_TRUE(read.ok());
+  EXPECT_EQ(read->opset, 18);
+  EXPECT_EQ(read->ir_version, 8);
+  const OnnxNode& node = read->nodes.at(0);
+  ASSERT_EQ(node.inputs.size(), 2u);
+  EXPECT_EQ(attr(node, "axes"), nullptr);
+  ASSERT_NE(attr(node, "keepdims"), nullptr);
+  const OnnxTensor* axes = initializer(*read, node.inputs[1]);
+  ASSERT_NE(axes, nullptr);
+  EXPECT_EQ(axes->type, ElemType::int64);
+  EXPECT_EQ(axes->ints, (Ints{1, -1}));
+
+  // No axes attribute: every axis, which the absent input also means.
+  auto all = upgrade_model(one_node("ReduceL2", {2, 3}, {}), 18);
+  ASSERT_TRUE(all.ok());
+  EXPECT_EQ((*all)[0].model.nodes[0].inputs.size(), 1u);
+  // ReduceSum's axes were an input already; it did not change.
+  EXPECT_TRUE(upgrade_targets(one_node("ReduceSum", {2}, {})).empty());
+}
+
+TEST(UpgradeNodeTests, ReduceMaxAtOpset20HasIrVersion9) {
+  const OnnxModel m = one_node("ReduceMax", {2, 3}, {{"axes", Ints{0}}});
+  EXPECT_EQ(upgrade_targets(m), (std::vector<int>{18, 20}));
+  auto forms = upgrade_model(m, 20);
+  ASSERT_TRUE(forms.ok());
+  EXPECT_EQ((*forms)[0].suffix, "_opset20");
+  EXPECT_EQ((*forms)[0].model.opset, 20);
+  EXPECT_EQ((*forms)[0].model.ir_version, 9);
+  EXPECT_EQ((*forms)[0].model.nodes[0].inputs.size(), 2u);
+  EXPECT_EQ(ir_version_for_opset(21), 10);
+  EXPECT_FALSE(upgrade_model(m, 17).ok());
+}
+
+TEST(UpgradeNodeTests, SplitIntoEqualPartsGetsNumOutputs) {
+  auto forms = upgrade_model(one_node("Split", {6}, {{"axis", std::int64_t{0}}}, {"a", "b", "c"}), 18);
+  ASSERT_TRUE(forms.ok());
+  const OnnxAttr* n = attr((*forms)[0].model.nodes[0], "num_outputs");
+  ASSERT_NE(n, nullptr);
+  EXPECT_EQ(std::get<std::int64_t>(*n), 3);
+
+  OnnxModel sized = one_node("Split", {6}, {}, {"a", "b"});
+  sized.initializers.emplace_back("split", OnnxTensor{ElemType::int64, {2}, {}, {2, 4}});
+  sized.nodes[0].inputs.push_back("split");
+  auto kept = upgrade_model(sized, 18);
+  ASSERT_TRUE(kept.ok());
+  EXPECT_EQ(attr((*kept)[0].model.nodes[0], "num_outputs"), nullptr);
+  EXPECT_EQ((*kept)[0].model.nodes[0].inputs.size(), 2u);
+}
+
+TEST(UpgradeNodeTests, PadIsWrittenWithAndWithoutAxes) {
+  OnnxModel m = one_node("Pad", {1, 2, 3}, {{"mode", std::string("edge")}});
+  OnnxValueInfo pads;
+  pads.name = "pads";
+  pads.type = ElemType::int64;
+  pads.dims = {std::int64_t{6}};
+  m.inputs.push_back(pads);
+  m.nodes[0].inputs.push_back("pads");
+  EXPECT_EQ(upgrade_targets(m), (std::vector<int>{18, 19, 21}));
+  auto forms = upgrade_model(m, 18);
+  ASSERT_TRUE(forms.ok());
+  ASSERT_EQ(forms->size(), 2u);
+  EXPECT_EQ((*forms)[0].model.nodes[0].inputs, (std::vector<std::string>{"x", "pads"}));
+  EXPECT_EQ((*forms)[1].suffix, "_opset18_axes");
+  const OnnxNode& node = (*forms)[1].model.nodes[0];
+  ASSERT_EQ(node.inputs.size(), 4u);
+  EXPECT_EQ(node.inputs[2], "");  // constant_value stays omitted
+  const OnnxTensor* axes = initializer((*forms)[1].model, node.inputs[3]);
+  ASSERT_NE(axes, nullptr);
+  EXPECT_EQ(axes->ints, (Ints{0, 1, 2}));
+  auto at21 = upgrade_model(m, 21);
+  ASSERT_TRUE(at21.ok());
+  EXPECT_EQ(at21->size(), 1u);
+  EXPECT_EQ((*at21)[0].model.ir_version, 10);
+}
+
+TEST(UpgradeNodeTests, RefusesWhatItCannotRewriteFaithfully) {
+  // Sub-13 is not Sub-14 of opset 17.
+  OnnxModel old = one_node("Cast", {2}, {{"to", std::int64_t{1}}});
+  old.opset = 13;
+  old.nodes.push_back(OnnxNode{"Sub", {"x", "x"}, {"z"}, {}, "", ""});
+  auto refused = upgrade_model(old, 19);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_NE(refused.error().message.find("Sub-13 of opset 13 is not Sub-14 of opset 17"), std::string::npos) << refused.error().message;
+  // An unchanged operator of an older opset is fine.
+  OnnxModel cast13 = one_node("Cast", {2}, {{"to", std::int64_t{1}}});
+  cast13.opset = 13;
+  EXPECT_TRUE(upgrade_model(cast13, 19).ok());
+
+  OnnxModel scatter = one_node("Identity", {2}, {});
+  scatter.nodes.push_back(OnnxNode{"ScatterND", {"x", "i", "u"}, {"z"}, {}, "", ""});
+  EXPECT_FALSE(upgrade_model(scatter, 19).ok());
+  EXPECT_FALSE(upgrade_model(one_node("Resize", {1, 1, 2, 2}, {{"coordinate_transformation_mode", std::string("tf_half_pixel_for_nn")}}), 18).ok());
+  OnnxModel lossy = one_node("Identity", {2}, {});
+  lossy.left_out.push_back("node 'y' (Identity): attribute 'g'");
+  EXPECT_FALSE(upgrade_model(lossy, 19).ok());
+}
+
+TEST(UpgradeNodeTests, GeluExpectedOutputsFollowTheFormula) {
+  // Independent values: 0.5 (1 + erf(1 / sqrt 2)) and 0.5 (1 + tanh(sqrt(2 / pi) 1.044715)).
+  EXPECT_NEAR(gelu_reference(1, false), 0.8413447460685429, 1e-15);
+  EXPECT_NEAR(gelu_reference(1, true), 0.8411919906082768, 1e-15);
+  EXPECT_EQ(gelu_reference(0, false), 0);
+  int gelu_tests = 0;
+  for (const NewNodeTest& test : new_node_tests()) {
+    if (test.model.nodes.at(0).op_type != "Gelu") continue;
+    ++gelu_tests;
+    EXPECT_EQ(test.model.opset, 20);
+    EXPECT_EQ(test.model.ir_version, 9);
+    const OnnxAttr* approximate = attr(test.model.nodes[0], "approximate");
+    const bool tanh = approximate != nullptr && std::get<std::string>(*approximate) == "tanh";
+    EXPECT_EQ(tanh, test.name.find("tanh") != std::string::npos) << test.name;
+    ASSERT_EQ(test.inputs.size(), 1u);
+    ASSERT_EQ(test.outputs.size(), 1u);
+    const OnnxTensor& x = test.inputs[0];
+    const OnnxTensor& y = test.outputs[0];
+    EXPECT_EQ(y.type, ElemType::float32);
+    ASSERT_EQ(x.shape, y.shape);
+    ASSERT_EQ(x.reals.size(), y.reals.size());
+    for (std::size_t k = 0; k < x.reals.size(); ++k) {
+      const double v = x.reals[k];
+      const double expected = tanh ? 0.5 * v * (1 + std::tanh(0.7978845608028654 * (v + 0.044715 * v * v * v)))
+                                   : 0.5 * v * (1 + std::erf(v * 0.7071067811865476));
+      EXPECT_NEAR(y.reals[k], expected, 1e-6 * (1 + std::abs(expected))) << test.name << " [" << k << "]";
+    }
+  }
+  EXPECT_EQ(gelu_tests, 4);
+}
+
+TEST(UpgradeNodeTests, WrapPadWrapsAround) {
+  for (const NewNodeTest& test : new_node_tests()) {
+    if (test.name != "test_wrap_pad_opset19") continue;
+    const OnnxTensor& x = test.inputs.at(0);
+    const OnnxTensor& y = test.outputs.at(0);
+    ASSERT_EQ(x.shape, (Shape{1, 3, 4, 5}));
+    ASSERT_EQ(y.shape, (Shape{1, 3, 6, 7}));
+    EXPECT_EQ(test.inputs.at(1).ints, (Ints{0, 0, 1, 1, 0, 0, 1, 1}));
+    // y[0, c, 0, 0] is x[0, c, 3, 4]; y[0, c, 5, 6] is x[0, c, 0, 0]; y[0, c, 1, 1] is x[0, c, 0, 0].
+    for (std::size_t c = 0; c < 3; ++c) {
+      EXPECT_EQ(y.reals[c * 42], x.reals[c * 20 + 3 * 5 + 4]);
+      EXPECT_EQ(y.reals[c * 42 + 5 * 7 + 6], x.reals[c * 20]);
+      EXPECT_EQ(y.reals[c * 42 + 1 * 7 + 1], x.reals[c * 20]);
+    }
+    return;
+  }
+  FAIL() << "no test_wrap_pad_opset19";
+}
+
+TEST(UpgradeNodeTests, WritesTheFormsWithTheirDataSets) {
+  const fs::path root = fs::path(::testing::TempDir()) / "tc_upgrade_test";
+  fs::remove_all(root);
+  const fs::path test = root / "data" / "test_reduce_min";
+  fs::create_directories(test / "test_data_set_0");
+  ASSERT_TRUE(save(one_node("ReduceMin", {2, 2}, {{"axes", Ints{0}}}), (test / "model.onnx").string()).ok());
+  OnnxTensor x{ElemType::float32, {2, 2}, {1, 2, 3, 4}, {}};
+  ASSERT_TRUE(write_tensor_file(x, "x", (test / "test_data_set_0" / "input_0.pb").string()).ok());
+  fs::create_directories(root / "out" / "test_stale_opset18");
+
+  auto report = upgrade_node_tests((root / "data").string(), (root / "out").string());
+  ASSERT_TRUE(report.ok()) << report.error().message;
+  EXPECT_EQ(report->written, 2 + static_cast<int>(new_node_tests().size()));
+  EXPECT_FALSE(fs::exists(root / "out" / "test_stale_opset18"));
+  for (const char* name : {"test_reduce_min_opset18", "test_reduce_min_opset20"}) {
+    auto bytes = read_file_bytes((root / "out" / name / "model.onnx").string());
+    ASSERT_TRUE(bytes.ok()) << name;
+    auto model = parse_model(*bytes);
+    ASSERT_TRUE(model.ok());
+    EXPECT_EQ(model->nodes.at(0).inputs.size(), 2u);
+    auto copied = read_tensor_file((root / "out" / name / "test_data_set_0" / "input_0.pb").string());
+    ASSERT_TRUE(copied.ok()) << name;
+    EXPECT_EQ(copied->reals, x.reals);
+  }
+  EXPECT_TRUE(fs::exists(root / "out" / "test_gelu_tanh_2_opset20" / "test_data_set_0" / "output_0.pb"));
+  EXPECT_FALSE(upgrade_node_tests((root / "missing").string(), (root / "out").string()).ok());
+  fs::remove_all(root);
+}
+
+}  // namespace
+}  // namespace tc
