@@ -65,8 +65,8 @@ Result<OnnxTensor> make(ElemType type, Shape shape, std::int64_t limit) {
   OnnxTensor t;
   t.type = type;
   t.shape = std::move(shape);
-  if (is_real_type(type)) t.reals.resize(static_cast<std::size_t>(*n));
-  else t.ints.resize(static_cast<std::size_t>(*n));
+  if (is_real_type(type)) resize_fresh(t.reals, static_cast<std::size_t>(*n));
+  else resize_fresh(t.ints, static_cast<std::size_t>(*n));
   return t;
 }
 

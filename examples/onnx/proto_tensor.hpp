@@ -5,9 +5,11 @@
 /// the size limits every reader applies. Only the .cpp files of this folder include it (it pulls
 /// in the generated protobuf headers).
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <onnx/onnx_pb.h>
 
@@ -28,6 +30,12 @@ std::optional<std::int64_t> checked_numel(const Shape& shape, std::int64_t limit
 
 /// The tensor in `proto`; errors (code parse) name the problem, not the tensor.
 collage::Result<OnnxTensor> tensor_from_proto(const ::onnx::TensorProto& proto);
+
+/// `v` resized to `n` elements, asking the kernel for transparent huge pages under a large new
+/// buffer before its first write: faulting it in 4 KiB pages is most of the time it takes to load
+/// a model of hundreds of megabytes.
+template <class T>
+void resize_fresh(std::vector<T>& v, std::size_t n);
 
 /// Fills `proto` with `t` (raw_data, little-endian) under `name`; an error for element types it
 /// cannot write (strings, complex, float16, bfloat16).

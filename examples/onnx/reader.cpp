@@ -1117,23 +1117,38 @@ class Importer {
     return broadcast_to(input(0), *target, node.output(0));
   }
 
-  /// Where of run-time values: the IR has no selection, so only a load-time condition that is
-  /// the same for every element (one branch, broadcast to the result) is read.
+  /// Where of run-time values at a load-time condition: the IR has no selection, so with masks
+  /// T (+inf where the condition holds, -inf elsewhere) and F (its opposite) it is
+  /// Max(Min(x, T), Min(y, F)), exact for every value but a NaN in the branch not taken, which
+  /// propagates. A condition that is the same everywhere broadcasts that branch alone.
   Status where(const ::onnx::NodeProto& node) {
     if (Status s = need_inputs(3); !s.ok()) return s;
     if (Status s = only_outputs(node, 1); !s.ok()) return s;
     Result<const OnnxTensor*> cond = load_time(0);
     if (!cond.ok()) return cond.error();
     const OnnxTensor& c = **cond;
-    const auto truth = [&](std::size_t k) { return is_real_type(c.type) ? c.reals[k] != 0.0f : c.ints[k] != 0; };
-    const std::size_t n = static_cast<std::size_t>(c.size());
-    bool all = true, none = true;
-    for (std::size_t k = 0; k < n; ++k) (truth(k) ? none : all) = false;
-    if (!all && !none) return unsupported("a condition that differs between elements, selecting values computed at run time");
     std::optional<Shape> result = broadcast_shapes(c.shape, shape_of(*find(input(1))));
     if (result) result = broadcast_shapes(*result, shape_of(*find(input(2))));
     if (!result) return invalid("the condition and values do not broadcast together");
-    return broadcast_to(input(all ? 1 : 2), *result, node.output(0));
+    OnnxTensor when_true, when_false;
+    when_true.shape = when_false.shape = c.shape;
+    const auto n = static_cast<std::size_t>(c.size());
+    constexpr float kInf = std::numeric_limits<float>::infinity();
+    for (std::size_t k = 0; k < n; ++k) {
+      const bool holds = is_real_type(c.type) ? c.reals[k] != 0.0f : c.ints[k] != 0;
+      when_true.reals.push_back(holds ? kInf : -kInf);
+      when_false.reals.push_back(holds ? -kInf : kInf);
+    }
+    const auto everywhere = [&](float v) {
+      return std::all_of(when_true.reals.begin(), when_true.reals.end(), [v](float x) { return x == v; });
+    };
+    if (everywhere(kInf) || everywhere(-kInf)) return broadcast_to(input(everywhere(kInf) ? 1 : 2), *result, node.output(0));
+    Steps st{*this, node.output(0)};
+    const std::string x = st.op(Op::min, {input(1), constant(node.output(0), std::move(when_true))});
+    const std::string y = st.op(Op::min, {input(2), constant(node.output(0), std::move(when_false))});
+    st.op(Op::max, {x, y}, {}, true);
+    if (st.status.ok() && shape_of(*find(node.output(0))) != *result) return invalid("Where's result does not have the broadcast shape");
+    return st.status;
   }
 
   /// Gather of run-time data at load-time indices, as slices along the axis.

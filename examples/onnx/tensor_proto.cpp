@@ -1,6 +1,9 @@
 #include "onnx/tensor_proto.hpp"
 
+#include <sys/mman.h>
+
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <fstream>
 #include <iterator>
@@ -187,7 +190,7 @@ collage::Result<OnnxTensor> tensor_from_proto(const ::onnx::TensorProto& proto) 
                          elem_type_name(t.type) + " elements");
     }
     if (t.type == ElemType::float32 && host_is_little_endian()) {  // the common case, copied whole
-      t.reals.resize(n);
+      resize_fresh(t.reals, n);
       if (n > 0) std::memcpy(t.reals.data(), raw.data(), raw.size());
       return t;
     }
@@ -258,6 +261,22 @@ collage::Status tensor_to_proto(const OnnxTensor& t, const std::string& name, ::
   proto->set_raw_data(std::move(raw));
   return collage::Status::success();
 }
+
+template <class T>
+void resize_fresh(std::vector<T>& v, std::size_t n) {
+  constexpr std::uintptr_t kHuge = std::uintptr_t{2} << 20;
+  if (v.empty() && n * sizeof(T) >= 4 * kHuge) {
+    v.reserve(n);
+    const auto first = reinterpret_cast<std::uintptr_t>(v.data());
+    const std::uintptr_t begin = (first + kHuge - 1) & ~(kHuge - 1);
+    const std::uintptr_t end = (first + n * sizeof(T)) & ~(kHuge - 1);
+    if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // advice only: failure is harmless
+  }
+  v.resize(n);
+}
+
+template void resize_fresh(std::vector<float>&, std::size_t);
+template void resize_fresh(std::vector<std::int64_t>&, std::size_t);
 
 }  // namespace detail
 

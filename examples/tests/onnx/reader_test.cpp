@@ -468,9 +468,13 @@ TEST(OnnxReaderOpsets, LowersExpandGatherAndWhereOfRunTimeData) {
   g = read(where);
   ASSERT_TRUE(g.ok()) << g.error().message;
   EXPECT_EQ(values_of(*g, iota({2})), (Floats{10, 10, 10, 10}));
+  // A condition that differs between elements: infinities pass through exactly.
   where.initializers[0].second.ints = {0, 1};
-  EXPECT_EQ(error_of(where),
-            "node 'y' (Where): a condition that differs between elements, selecting values computed at run time is not supported");
+  where.initializers[1].second.reals = {-std::numeric_limits<float>::infinity()};
+  g = read(where);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_EQ(values_of(*g, Tensor({2}, Floats{inf, -1})), (Floats{-inf, -inf, inf, -1}));
 }
 
 TEST(OnnxReaderOpsets, FoldsConstantsUpToTheMemoryAvailable) {
