@@ -26,14 +26,19 @@ using Attrs = std::vector<std::pair<std::string, OnnxAttr>>;
 /// hint or operator and a counter ("conv_7"), weights drawn from one seeded generator.
 class Exporter {
  public:
+  /// The IR version is the one the opset shipped with from 18 on (19-20: 9, 21: 10), else 8.
   Exporter(std::string name, std::uint64_t seed, int opset = 17) : rng_(seed) {
     model_.graph_name = std::move(name);
     model_.opset = opset;
+    model_.ir_version = opset >= 21 ? 10 : opset >= 19 ? 9 : 8;
   }
 
   int opset() const { return model_.opset; }
   /// The IR version written: the model zoo's files of opsets 7 to 9 carry 3 or 4.
   void set_ir_version(int version) { model_.ir_version = version; }
+  /// Lists every initializer among the graph inputs too, as IR version 3 requires and the zoo's
+  /// Caffe2 and MXNet conversions do at IR version 4 as well.
+  void list_initializers_as_inputs() { initializers_as_inputs_ = true; }
 
   /// A float32 graph input; returns its name.
   std::string input(const std::string& name, const Shape& shape) {
@@ -87,7 +92,16 @@ class Exporter {
 
   std::mt19937_64& rng() { return rng_; }
   /// The model written so far.
-  OnnxModel take() { return std::move(model_); }
+  OnnxModel take() {
+    if (initializers_as_inputs_) {
+      for (const auto& [name, value] : model_.initializers) {
+        OnnxValueInfo info{name, value.type, {}};
+        info.dims.assign(value.shape.begin(), value.shape.end());
+        model_.inputs.push_back(std::move(info));
+      }
+    }
+    return std::move(model_);
+  }
 
  private:
   std::string fresh(const std::string& hint) { return hint + "_" + std::to_string(counter_++); }
@@ -95,6 +109,7 @@ class Exporter {
   OnnxModel model_;
   std::mt19937_64 rng_;
   std::size_t counter_ = 0;
+  bool initializers_as_inputs_ = false;
 };
 
 /// Builds the layers of exported CNNs and transformers on an Exporter.
@@ -120,10 +135,13 @@ class Layers {
   std::string add(const std::string& a, const std::string& c) { return b_.node("Add", {a, c}); }
   std::string scalar(float v) { return b_.initializer("c", Tensor({}, std::vector<float>{v})); }
 
-  /// Global average pool, flatten, and a Gemm classifier.
+  /// Global average pool, flatten, and a Gemm classifier; from opset 18 the pool as the dynamo
+  /// exporter writes x.mean([2, 3]): ReduceMean with its axes as input.
   std::string head(const std::string& x, std::int64_t channels, std::int64_t classes) {
-    const std::string pooled = b_.node("GlobalAveragePool", {x});
-    const std::string flat = b_.node("Flatten", {pooled}, {{"axis", std::int64_t{1}}});
+    const std::string flat =
+        b_.opset() >= 18
+            ? b_.node("ReduceMean", {x, b_.int64_initializer("axes", {2, 3}, {2})}, {{"keepdims", std::int64_t{0}}})
+            : b_.node("Flatten", {b_.node("GlobalAveragePool", {x})}, {{"axis", std::int64_t{1}}});
     const float scale = std::sqrt(3.0f / static_cast<float>(channels));
     const std::string w = b_.random_weight("fc_w", {classes, channels}, scale);
     const std::string bias = b_.random_weight("fc_b", {classes}, 0.1f);

@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "models/exporter.hpp"
+#include "models/zoo_standins.hpp"
 
 namespace tc {
 
@@ -38,8 +39,8 @@ std::int64_t scaled(std::int64_t channels, int percent) {
 
 }  // namespace
 
-OnnxModel make_resnet(int depth, int width, int size, int classes, std::uint64_t seed) {
-  Exporter b("resnet" + std::to_string(depth), seed);
+OnnxModel make_resnet(int depth, int width, int size, int classes, std::uint64_t seed, int opset) {
+  Exporter b("resnet" + std::to_string(depth), seed, opset);
   Layers l(b);
   const std::vector<int> blocks = depth == 18 ? std::vector<int>{2, 2, 2, 2}
                                   : depth == 34 ? std::vector<int>{3, 4, 6, 3}
@@ -96,8 +97,8 @@ OnnxModel make_mobilenet_v2(int width_percent, int size, int classes, std::uint6
   return b.take();
 }
 
-OnnxModel make_bert(int layers, int hidden, int heads, int ffn, int seq, std::uint64_t seed) {
-  Exporter b("bert", seed);
+OnnxModel make_bert(int layers, int hidden, int heads, int ffn, int seq, std::uint64_t seed, int opset) {
+  Exporter b("bert", seed, opset);
   Layers l(b);
   const std::int64_t dh = hidden / heads;
   std::string x = b.input("hidden_states", {1, seq, hidden});
@@ -106,20 +107,31 @@ OnnxModel make_bert(int layers, int hidden, int heads, int ffn, int seq, std::ui
   for (int k = 0; k < seq; ++k) mask.data[static_cast<std::size_t>(k)] = k < seq - seq / 4 ? 0.0f : -10000.0f;
   const std::string mask_value = b.initializer("mask", mask);
   for (int layer = 0; layer < layers; ++layer) {
+    // The dynamo exporter (opset 18 on) writes static reshape targets as constants.
     auto heads_of = [&](const std::string& t, const std::vector<std::int64_t>& perm) {
-      const std::string r = b.node("Reshape", {t, l.split_heads_shape(t, heads, dh)});
-      return b.node("Transpose", {r}, {{"perm", perm}});
+      const std::string target = opset >= 18 ? b.int64_initializer("shape", {1, seq, heads, dh}, {4})
+                                             : l.split_heads_shape(t, heads, dh);
+      return b.node("Transpose", {b.node("Reshape", {t, target})}, {{"perm", perm}});
     };
-    const std::string q = heads_of(l.linear(x, hidden, hidden), {0, 2, 1, 3});
-    const std::string k = heads_of(l.linear(x, hidden, hidden), {0, 2, 3, 1});
-    const std::string v = heads_of(l.linear(x, hidden, hidden), {0, 2, 1, 3});
+    // From opset 18 one packed projection chunked in three, as nn.MultiheadAttention's in_proj
+    // exports.
+    std::vector<std::string> packed;
+    if (opset >= 18) {
+      packed = b.node_outputs("Split", {l.linear(x, hidden, 3 * hidden)}, 3,
+                              {{"axis", std::int64_t{-1}}, {"num_outputs", std::int64_t{3}}});
+    }
+    auto projected = [&](std::size_t k) { return packed.empty() ? l.linear(x, hidden, hidden) : packed[k]; };
+    const std::string q = heads_of(projected(0), {0, 2, 1, 3});
+    const std::string k = heads_of(projected(1), {0, 2, 3, 1});
+    const std::string v = heads_of(projected(2), {0, 2, 1, 3});
     std::string scores = b.node("MatMul", {q, k});
     scores = b.node("Div", {scores, l.scalar(std::sqrt(static_cast<float>(dh)))});
     scores = b.node("Add", {scores, mask_value});
     const std::string probs = b.node("Softmax", {scores}, {{"axis", std::int64_t{-1}}});
     std::string ctx = b.node("MatMul", {probs, v});
     ctx = b.node("Transpose", {ctx}, {{"perm", Ints{0, 2, 1, 3}}});
-    ctx = b.node("Reshape", {ctx, l.merge_heads_shape(ctx)});
+    ctx = b.node("Reshape", {ctx, opset >= 18 ? b.int64_initializer("shape", {1, seq, hidden}, {3})
+                                              : l.merge_heads_shape(ctx)});
     const std::string attn = l.layer_norm(l.add(l.linear(ctx, hidden, hidden), x), hidden);
     const std::string up = l.gelu(l.linear(attn, hidden, ffn));
     x = l.layer_norm(l.add(l.linear(up, ffn, hidden), attn), hidden);
@@ -175,6 +187,7 @@ collage::Result<std::string> make_zoo_model(const std::string& name, std::uint64
   if (name == "resnet50") return serialize(make_resnet(50, 64, 224, 1000, seed));
   if (name == "mobilenet_v2") return serialize(make_mobilenet_v2(100, 224, 1000, seed));
   if (name == "bert-base") return serialize(make_bert(12, 768, 12, 3072, 128, seed));
+  if (collage::Result<OnnxModel> standin = make_zoo_standin(name, seed); standin.ok()) return serialize(*standin);
   return collage::Error{collage::ErrorCode::invalid_argument, "unknown model '" + name + "'"};
 }
 
