@@ -1,8 +1,9 @@
 // tc-make-models: writes the model zoo as ONNX files.
 //
-//   tc-make-models DIR [--all] [--seed N] [NAME...]
+//   tc-make-models DIR [--all] [--standins] [--seed N] [NAME...]
 //
-// Writes DIR/<name>.onnx for the small models (all models with --all, or the NAMEs given).
+// Writes DIR/<name>.onnx for the small models (all models with --all, the stand-ins of the ONNX
+// model zoo's architectures with --standins, or the NAMEs given).
 
 #include <cstdio>
 #include <filesystem>
@@ -13,16 +14,20 @@
 #include <collage/support/numbers.hpp>
 
 #include "models/model_zoo.hpp"
+#include "models/zoo_standins.hpp"
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
   std::string dir;
   bool all = false;
+  bool standins = false;
   std::uint64_t seed = 1;
   std::vector<std::string> names;
   for (std::size_t k = 0; k < args.size(); ++k) {
     if (args[k] == "--all") {
       all = true;
+    } else if (args[k] == "--standins") {
+      standins = true;
     } else if (args[k] == "--seed" && k + 1 < args.size()) {
       auto v = collage::parse_index(args[++k]);
       if (!v) return std::fprintf(stderr, "tc-make-models: --seed needs a non-negative integer\n"), 2;
@@ -33,8 +38,10 @@ int main(int argc, char** argv) {
       names.push_back(args[k]);
     }
   }
-  if (dir.empty()) return std::fprintf(stderr, "usage: tc-make-models DIR [--all] [--seed N] [NAME...]\n"), 2;
-  if (names.empty()) {
+  if (dir.empty()) return std::fprintf(stderr, "usage: tc-make-models DIR [--all] [--standins] [--seed N] [NAME...]\n"), 2;
+  if (standins) {
+    for (const tc::ZooStandin& s : tc::zoo_standins()) names.push_back(s.name);
+  } else if (names.empty()) {
     for (const tc::ZooModel& m : tc::zoo_models()) {
       if (all || m.small) names.push_back(m.name);
     }

@@ -1,164 +1,20 @@
 #include "models/model_zoo.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <random>
 #include <utility>
+
+#include "models/exporter.hpp"
+#include "models/zoo_standins.hpp"
 
 namespace tc {
 
 namespace {
 
-using Ints = std::vector<std::int64_t>;
-/// A node's attributes.
-using Attrs = std::vector<std::pair<std::string, OnnxAttr>>;
-
-/// Writes an OnnxModel (opset 17) node by node as an exporter does: every value named after its
-/// hint or operator and a counter ("conv_7"), weights drawn from one seeded generator.
-class Exporter {
- public:
-  Exporter(std::string name, std::uint64_t seed) : rng_(seed) { model_.graph_name = std::move(name); }
-
-  /// A float32 graph input; returns its name.
-  std::string input(const std::string& name, const Shape& shape) {
-    model_.inputs.push_back(float_value_info(name, shape));
-    return name;
-  }
-  /// A float32 initializer holding `value`; returns its name.
-  std::string initializer(const std::string& hint, const Tensor& value) {
-    std::string name = fresh(hint);
-    model_.initializers.emplace_back(name, from_float32(value));
-    return name;
-  }
-  /// An int64 initializer (shapes, axes, indices); returns its name.
-  std::string int64_initializer(const std::string& hint, const Ints& values, const Shape& shape) {
-    OnnxTensor t;
-    t.type = ElemType::int64;
-    t.shape = shape;
-    t.ints = values;
-    std::string name = fresh(hint);
-    model_.initializers.emplace_back(name, std::move(t));
-    return name;
-  }
-  /// A float32 initializer of `shape` with seeded values uniform in [-scale, scale].
-  std::string random_weight(const std::string& hint, const Shape& shape, float scale) {
-    Tensor t(shape);
-    std::uniform_real_distribution<float> dist(-scale, scale);
-    for (float& v : t.data) v = dist(rng_);
-    return initializer(hint, t);
-  }
-  /// A node of `op` over `inputs` with one output, named after the operator; returns the output.
-  std::string node(const std::string& op, const std::vector<std::string>& inputs, Attrs attrs = {}) {
-    std::string lower = op;
-    for (char& c : lower) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    std::string name = fresh(lower);
-    model_.nodes.push_back(OnnxNode{op, inputs, {name}, std::move(attrs), name, ""});
-    return name;
-  }
-  /// Marks `value` a float32 graph output of `shape`.
-  void output(const std::string& value, const Shape& shape) {
-    model_.outputs.push_back(float_value_info(value, shape));
-  }
-
-  std::mt19937_64& rng() { return rng_; }
-  /// The model written so far.
-  OnnxModel take() { return std::move(model_); }
-
- private:
-  std::string fresh(const std::string& hint) { return hint + "_" + std::to_string(counter_++); }
-
-  OnnxModel model_;
-  std::mt19937_64 rng_;
-  std::size_t counter_ = 0;
-};
-
-/// Builds the layers of exported CNNs and transformers on an Exporter.
-class Layers {
- public:
-  explicit Layers(Exporter& b) : b_(b) {}
-
-  /// Conv with bias (batch norm folded in, as exporters do), square kernel.
-  std::string conv(const std::string& x, std::int64_t in, std::int64_t out, std::int64_t k, std::int64_t stride,
-                   std::int64_t group = 1) {
-    const float scale = std::sqrt(3.0f / static_cast<float>(in / group * k * k));
-    const std::string w = b_.random_weight("w", {out, in / group, k, k}, scale);
-    const std::string bias = b_.random_weight("b", {out}, 0.1f);
-    const std::int64_t p = k / 2;
-    return b_.node("Conv", {x, w, bias},
-                   {{"kernel_shape", Ints{k, k}}, {"strides", Ints{stride, stride}},
-                    {"pads", Ints{p, p, p, p}}, {"dilations", Ints{1, 1}},
-                    {"group", group}});
-  }
-  std::string relu(const std::string& x) { return b_.node("Relu", {x}); }
-  /// ReLU6 as PyTorch exports it: Clip with constant min and max inputs.
-  std::string relu6(const std::string& x) { return b_.node("Clip", {x, scalar(0.0f), scalar(6.0f)}); }
-  std::string add(const std::string& a, const std::string& c) { return b_.node("Add", {a, c}); }
-  std::string scalar(float v) { return b_.initializer("c", Tensor({}, std::vector<float>{v})); }
-
-  /// Global average pool, flatten, and a Gemm classifier.
-  std::string head(const std::string& x, std::int64_t channels, std::int64_t classes) {
-    const std::string pooled = b_.node("GlobalAveragePool", {x});
-    const std::string flat = b_.node("Flatten", {pooled}, {{"axis", std::int64_t{1}}});
-    const float scale = std::sqrt(3.0f / static_cast<float>(channels));
-    const std::string w = b_.random_weight("fc_w", {classes, channels}, scale);
-    const std::string bias = b_.random_weight("fc_b", {classes}, 0.1f);
-    return b_.node("Gemm", {flat, w, bias}, {{"transB", std::int64_t{1}}});
-  }
-
-  /// MatMul by a [in, out] weight plus a bias, as nn.Linear exports.
-  std::string linear(const std::string& x, std::int64_t in, std::int64_t out) {
-    const float scale = std::sqrt(3.0f / static_cast<float>(in));
-    const std::string w = b_.random_weight("w", {in, out}, scale);
-    const std::string bias = b_.random_weight("b", {out}, 0.1f);
-    return b_.node("Add", {b_.node("MatMul", {x, w}), bias});
-  }
-
-  /// Layer norm over the last axis, decomposed as older exporters (opset < 17) write it.
-  std::string layer_norm(const std::string& x, std::int64_t hidden) {
-    const std::string mean = b_.node("ReduceMean", {x}, {{"axes", Ints{-1}}});
-    const std::string d = b_.node("Sub", {x, mean});
-    const std::string sq = b_.node("Pow", {d, scalar(2.0f)});
-    const std::string var = b_.node("ReduceMean", {sq}, {{"axes", Ints{-1}}});
-    const std::string sd = b_.node("Sqrt", {b_.node("Add", {var, scalar(1e-12f)})});
-    const std::string n = b_.node("Div", {d, sd});
-    Tensor gamma({hidden});
-    std::uniform_real_distribution<float> g(0.8f, 1.2f);
-    for (float& v : gamma.data) v = g(b_.rng());
-    const std::string scaled = b_.node("Mul", {n, b_.initializer("gamma", gamma)});
-    return b_.node("Add", {scaled, b_.random_weight("beta", {hidden}, 0.1f)});
-  }
-
-  /// GELU, erf form, as exported from nn.GELU().
-  std::string gelu(const std::string& x) {
-    const std::string e = b_.node("Erf", {b_.node("Div", {x, scalar(1.4142135381698608f)})});
-    const std::string m = b_.node("Mul", {x, b_.node("Add", {e, scalar(1.0f)})});
-    return b_.node("Mul", {m, scalar(0.5f)});
-  }
-
-  /// x.view(*x.size()[:2], a, c) as exported: the target computed from x's shape.
-  std::string split_heads_shape(const std::string& x, std::int64_t a, std::int64_t c) {
-    const std::string shape = b_.node("Shape", {x});
-    const std::string d0 = unsqueezed_dim(shape, 0);
-    const std::string d1 = unsqueezed_dim(shape, 1);
-    return b_.node("Concat", {d0, d1, b_.int64_initializer("heads", {a}, {1}), b_.int64_initializer("dh", {c}, {1})},
-                   {{"axis", std::int64_t{0}}});
-  }
-  /// x.view(*x.size()[:2], -1) as exported.
-  std::string merge_heads_shape(const std::string& x) {
-    const std::string shape = b_.node("Shape", {x});
-    return b_.node("Concat", {unsqueezed_dim(shape, 0), unsqueezed_dim(shape, 1), b_.int64_initializer("m1", {-1}, {1})},
-                   {{"axis", std::int64_t{0}}});
-  }
-
- private:
-  std::string unsqueezed_dim(const std::string& shape, std::int64_t k) {
-    const std::string d = b_.node("Gather", {shape, b_.int64_initializer("idx", {k}, {})}, {{"axis", std::int64_t{0}}});
-    return b_.node("Unsqueeze", {d, b_.int64_initializer("axes", {0}, {1})});
-  }
-
-  Exporter& b_;
-};
+using zoo::Exporter;
+using zoo::Ints;
+using zoo::Layers;
 
 std::string basic_block(Layers& l, const std::string& x, std::int64_t in, std::int64_t out, std::int64_t stride) {
   std::string y = l.relu(l.conv(x, in, out, 3, stride));
@@ -183,8 +39,8 @@ std::int64_t scaled(std::int64_t channels, int percent) {
 
 }  // namespace
 
-OnnxModel make_resnet(int depth, int width, int size, int classes, std::uint64_t seed) {
-  Exporter b("resnet" + std::to_string(depth), seed);
+OnnxModel make_resnet(int depth, int width, int size, int classes, std::uint64_t seed, int opset) {
+  Exporter b("resnet" + std::to_string(depth), seed, opset);
   Layers l(b);
   const std::vector<int> blocks = depth == 18 ? std::vector<int>{2, 2, 2, 2}
                                   : depth == 34 ? std::vector<int>{3, 4, 6, 3}
@@ -241,8 +97,8 @@ OnnxModel make_mobilenet_v2(int width_percent, int size, int classes, std::uint6
   return b.take();
 }
 
-OnnxModel make_bert(int layers, int hidden, int heads, int ffn, int seq, std::uint64_t seed) {
-  Exporter b("bert", seed);
+OnnxModel make_bert(int layers, int hidden, int heads, int ffn, int seq, std::uint64_t seed, int opset) {
+  Exporter b("bert", seed, opset);
   Layers l(b);
   const std::int64_t dh = hidden / heads;
   std::string x = b.input("hidden_states", {1, seq, hidden});
@@ -251,20 +107,31 @@ OnnxModel make_bert(int layers, int hidden, int heads, int ffn, int seq, std::ui
   for (int k = 0; k < seq; ++k) mask.data[static_cast<std::size_t>(k)] = k < seq - seq / 4 ? 0.0f : -10000.0f;
   const std::string mask_value = b.initializer("mask", mask);
   for (int layer = 0; layer < layers; ++layer) {
+    // The dynamo exporter (opset 18 on) writes static reshape targets as constants.
     auto heads_of = [&](const std::string& t, const std::vector<std::int64_t>& perm) {
-      const std::string r = b.node("Reshape", {t, l.split_heads_shape(t, heads, dh)});
-      return b.node("Transpose", {r}, {{"perm", perm}});
+      const std::string target = opset >= 18 ? b.int64_initializer("shape", {1, seq, heads, dh}, {4})
+                                             : l.split_heads_shape(t, heads, dh);
+      return b.node("Transpose", {b.node("Reshape", {t, target})}, {{"perm", perm}});
     };
-    const std::string q = heads_of(l.linear(x, hidden, hidden), {0, 2, 1, 3});
-    const std::string k = heads_of(l.linear(x, hidden, hidden), {0, 2, 3, 1});
-    const std::string v = heads_of(l.linear(x, hidden, hidden), {0, 2, 1, 3});
+    // From opset 18 one packed projection chunked in three, as nn.MultiheadAttention's in_proj
+    // exports.
+    std::vector<std::string> packed;
+    if (opset >= 18) {
+      packed = b.node_outputs("Split", {l.linear(x, hidden, 3 * hidden)}, 3,
+                              {{"axis", std::int64_t{-1}}, {"num_outputs", std::int64_t{3}}});
+    }
+    auto projected = [&](std::size_t k) { return packed.empty() ? l.linear(x, hidden, hidden) : packed[k]; };
+    const std::string q = heads_of(projected(0), {0, 2, 1, 3});
+    const std::string k = heads_of(projected(1), {0, 2, 3, 1});
+    const std::string v = heads_of(projected(2), {0, 2, 1, 3});
     std::string scores = b.node("MatMul", {q, k});
     scores = b.node("Div", {scores, l.scalar(std::sqrt(static_cast<float>(dh)))});
     scores = b.node("Add", {scores, mask_value});
     const std::string probs = b.node("Softmax", {scores}, {{"axis", std::int64_t{-1}}});
     std::string ctx = b.node("MatMul", {probs, v});
     ctx = b.node("Transpose", {ctx}, {{"perm", Ints{0, 2, 1, 3}}});
-    ctx = b.node("Reshape", {ctx, l.merge_heads_shape(ctx)});
+    ctx = b.node("Reshape", {ctx, opset >= 18 ? b.int64_initializer("shape", {1, seq, hidden}, {3})
+                                              : l.merge_heads_shape(ctx)});
     const std::string attn = l.layer_norm(l.add(l.linear(ctx, hidden, hidden), x), hidden);
     const std::string up = l.gelu(l.linear(attn, hidden, ffn));
     x = l.layer_norm(l.add(l.linear(up, ffn, hidden), attn), hidden);
@@ -320,6 +187,7 @@ collage::Result<std::string> make_zoo_model(const std::string& name, std::uint64
   if (name == "resnet50") return serialize(make_resnet(50, 64, 224, 1000, seed));
   if (name == "mobilenet_v2") return serialize(make_mobilenet_v2(100, 224, 1000, seed));
   if (name == "bert-base") return serialize(make_bert(12, 768, 12, 3072, 128, seed));
+  if (collage::Result<OnnxModel> standin = make_zoo_standin(name, seed); standin.ok()) return serialize(*standin);
   return collage::Error{collage::ErrorCode::invalid_argument, "unknown model '" + name + "'"};
 }
 

@@ -28,18 +28,22 @@ struct ZooModel {
 /// Every model of the zoo, small ones first.
 const std::vector<ZooModel>& zoo_models();
 
-/// The ONNX bytes of the zoo model `name`, with weights drawn from `seed`; an error for an
-/// unknown name.
+/// The ONNX bytes of the zoo model or stand-in (zoo_standins.hpp) `name`, with weights drawn
+/// from `seed`; an error for an unknown name.
 collage::Result<std::string> make_zoo_model(const std::string& name, std::uint64_t seed = 1);
 
 /// ResNet (basic blocks for depth 18/34, bottlenecks for 50) at `width` base channels on a
-/// `size` x `size` RGB image with `classes` outputs.
-OnnxModel make_resnet(int depth, int width, int size, int classes, std::uint64_t seed);
+/// `size` x `size` RGB image with `classes` outputs. From opset 18 the global pool is a
+/// ReduceMean with its axes as input, as the dynamo exporter writes it.
+OnnxModel make_resnet(int depth, int width, int size, int classes, std::uint64_t seed, int opset = 17);
 /// MobileNet-v2 with its channel counts scaled by `width_percent` / 100 on a `size` x `size` image.
 OnnxModel make_mobilenet_v2(int width_percent, int size, int classes, std::uint64_t seed);
 /// A BERT encoder: `layers` layers of `hidden` width, `heads` heads, `ffn` feed-forward width,
-/// over a [1, seq, hidden] input (the embeddings' output) with an additive attention mask.
-OnnxModel make_bert(int layers, int hidden, int heads, int ffn, int seq, std::uint64_t seed);
+/// over a [1, seq, hidden] input (the embeddings' output) with an additive attention mask. From
+/// opset 18 written as the dynamo exporter does: constant reshape targets, one packed QKV
+/// projection split by Split-18 (num_outputs), layer norm's ReduceMean with its axes as input;
+/// from opset 20 GELU as the Gelu operator.
+OnnxModel make_bert(int layers, int hidden, int heads, int ffn, int seq, std::uint64_t seed, int opset = 17);
 /// The MNIST network of the Collage RFC and the ONNX model zoo (mnist-8's structure).
 OnnxModel make_mnist(std::uint64_t seed);
 
