@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <onnx/onnx_pb.h>
@@ -28,8 +29,10 @@ inline constexpr std::int64_t kMaxDim = (std::int64_t{1} << 31) - 1;
 /// the count exceeds `limit`.
 std::optional<std::int64_t> checked_numel(const Shape& shape, std::int64_t limit = kMaxElements);
 
-/// The tensor in `proto`; errors (code parse) name the problem, not the tensor.
-collage::Result<OnnxTensor> tensor_from_proto(const ::onnx::TensorProto& proto);
+/// The tensor in `proto`, its raw_data being `raw_data` when given (cut out of the model before
+/// parsing, see onnx/wire.hpp); errors (code parse) name the problem, not the tensor.
+collage::Result<OnnxTensor> tensor_from_proto(const ::onnx::TensorProto& proto,
+                                              std::optional<std::string_view> raw_data = std::nullopt);
 
 /// `v` resized to `n` elements, asking the kernel for transparent huge pages under a large new
 /// buffer before its first write: faulting it in 4 KiB pages is most of the time it takes to load

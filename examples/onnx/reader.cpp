@@ -24,6 +24,7 @@
 #include "onnx/proto_node.hpp"
 #include "onnx/proto_tensor.hpp"
 #include "onnx/resize.hpp"
+#include "onnx/wire.hpp"
 #include "tensor/reference.hpp"
 #include "tensor/shape_inference.hpp"
 
@@ -78,7 +79,9 @@ class Importer {
   explicit Importer(const ReadOptions& options)
       : options_(options), fold_limit_(options.max_folded_elements > 0 ? options.max_folded_elements : memory_fold_limit()) {}
 
-  Result<Graph> run(const ::onnx::ModelProto& model) {
+  /// Reads `model`; `raw_data` holds the initializers' raw_data when it was cut out before parsing.
+  Result<Graph> run(const ::onnx::ModelProto& model, const std::vector<std::optional<std::string_view>>& raw_data) {
+    raw_data_ = &raw_data;
     if (Status s = read_opset(model); !s.ok()) return s.error();
     const ::onnx::GraphProto& g = model.graph();
     reserve_names(g);
@@ -126,8 +129,10 @@ class Importer {
   bool used(const std::string& name) const { return !name.empty() && uses_.count(name) != 0; }
 
   Status read_initializers(const ::onnx::GraphProto& g) {
-    for (const ::onnx::TensorProto& t : g.initializer()) {
-      Result<OnnxTensor> value = detail::tensor_from_proto(t);
+    for (int k = 0; k < g.initializer_size(); ++k) {
+      const ::onnx::TensorProto& t = g.initializer(k);
+      const auto index = static_cast<std::size_t>(k);
+      Result<OnnxTensor> value = detail::tensor_from_proto(t, index < raw_data_->size() ? (*raw_data_)[index] : std::nullopt);
       if (!value.ok()) return Error{value.error().code, "initializer '" + t.name() + "': " + value.error().message};
       if (t.name().empty()) return Error{ErrorCode::parse, "an initializer has no name"};
       bind_constant(t.name(), std::move(value).value());
@@ -1396,6 +1401,7 @@ class Importer {
   }
 
   const ReadOptions& options_;
+  const std::vector<std::optional<std::string_view>>* raw_data_ = nullptr;
   std::int64_t fold_limit_;  ///< the most elements one folded constant may have
   int opset_ = 0;
   int since_ = 0;  ///< the opset that introduced the current node's definition
@@ -1409,12 +1415,15 @@ class Importer {
 }  // namespace
 
 Result<Graph> read_onnx_bytes(std::string_view bytes, const ReadOptions& options) {
+  // Protobuf would copy every weight; parsed without them, the weights are read from `bytes`.
+  std::optional<detail::StrippedModel> stripped = detail::strip_initializer_data(bytes);
+  const std::string_view parsed = stripped ? std::string_view(stripped->bytes) : bytes;
   ::onnx::ModelProto model;
-  if (bytes.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()) ||
-      !model.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) {
+  if (parsed.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()) ||
+      !model.ParseFromArray(parsed.data(), static_cast<int>(parsed.size()))) {
     return Error{ErrorCode::parse, "model: not an ONNX ModelProto (malformed or truncated)"};
   }
-  return Importer(options).run(model);
+  return Importer(options).run(model, stripped ? stripped->raw_data : std::vector<std::optional<std::string_view>>{});
 }
 
 namespace {

@@ -168,7 +168,7 @@ std::optional<std::int64_t> checked_numel(const Shape& shape, std::int64_t limit
   return empty ? 0 : n;
 }
 
-collage::Result<OnnxTensor> tensor_from_proto(const ::onnx::TensorProto& proto) {
+collage::Result<OnnxTensor> tensor_from_proto(const ::onnx::TensorProto& proto, std::optional<std::string_view> raw_data) {
   if (proto.data_location() == ::onnx::TensorProto::EXTERNAL || proto.external_data_size() > 0) {
     return parse_error("external data is not supported");
   }
@@ -182,8 +182,8 @@ collage::Result<OnnxTensor> tensor_from_proto(const ::onnx::TensorProto& proto) 
   const std::optional<std::int64_t> count = checked_numel(t.shape);
   if (!count) return parse_error("dimensions " + to_string(t.shape) + " are negative or too large");
   const auto n = static_cast<std::size_t>(*count);
-  if (proto.has_raw_data()) {
-    const std::string& raw = proto.raw_data();
+  if (raw_data || proto.has_raw_data()) {
+    const std::string_view raw = raw_data ? *raw_data : std::string_view(proto.raw_data());
     const std::size_t bytes = element_bytes(t.type);
     if (raw.size() / bytes != n || raw.size() % bytes != 0) {
       return parse_error("raw_data holds " + std::to_string(raw.size()) + " bytes for " + std::to_string(n) + " " +

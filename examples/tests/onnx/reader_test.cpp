@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 
 #include "onnx/model.hpp"
+#include "onnx/wire.hpp"
 #include "onnx/writer.hpp"
 #include "tensor/compare.hpp"
 #include "tensor/op_attrs.hpp"
@@ -492,6 +494,30 @@ TEST(OnnxReaderOpsets, FoldsConstantsUpToTheMemoryAvailable) {
   limited.max_folded_elements = 1 << 20;
   EXPECT_EQ(error_of(m, limited),
             "node 'w' (ConstantOfShape): the folded result [4096,4097] is too large (limit 1048576 elements)");
+}
+
+TEST(OnnxReaderOpsets, WeightsAreCutOutOfTheBytesProtobufParses) {
+  OnnxModel m = model_with({1, 3}, {node("Gemm", {"x", "w", "b"}, {"y"})});
+  m.initializers.emplace_back("w", floats({1, 2, 3, 4, 5, 6}, {3, 2}));
+  m.initializers.emplace_back("b", floats({0.5f, -0.5f}, {2}));
+  const std::string bytes = *serialize(m);
+  const std::optional<detail::StrippedModel> stripped = detail::strip_initializer_data(bytes);
+  ASSERT_TRUE(stripped.has_value());
+  ASSERT_EQ(stripped->raw_data.size(), 2u);
+  for (std::size_t k = 0; k < 2; ++k) {
+    const Floats& values = m.initializers[k].second.reals;
+    ASSERT_TRUE(stripped->raw_data[k].has_value());
+    ASSERT_EQ(stripped->raw_data[k]->size(), values.size() * sizeof(float));
+    EXPECT_EQ(std::memcmp(stripped->raw_data[k]->data(), values.data(), values.size() * sizeof(float)), 0);
+  }
+  EXPECT_LT(stripped->bytes.size() + 8 * sizeof(float), bytes.size());
+  // The weights are read from the bytes given: y = x w + b.
+  collage::Result<Graph> g = read_onnx_bytes(bytes);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(values_of(*g, Tensor({1, 3}, Floats{1, 1, 1})), (Floats{9.5f, 11.5f}));
+  EXPECT_FALSE(detail::strip_initializer_data(bytes.substr(0, bytes.size() - 3)).has_value());
+  const std::string no_weights = *serialize(model_with({2}, {node("Relu", {"x"}, {"y"})}));
+  EXPECT_EQ(detail::strip_initializer_data(no_weights)->bytes, no_weights);
 }
 
 }  // namespace
