@@ -175,6 +175,10 @@ std::vector<ConfigurationResult> compare_configurations(const collage::DataflowG
     if (partitions[k] && !skipped[k]) {
       prepared[k] = prepare_partitioning(dataflow, partitions[k]->partitioning, inputs, expected, backends, devices, options);
       prepared[k].result.partition = std::move(partitions[k]);
+      // What the search gave up on (a rule stopped by the candidate budget, the exact search
+      // replaced by the beam) is said with the configuration's other notes.
+      const std::vector<std::string>& warnings = prepared[k].result.partition->warnings;
+      prepared[k].result.notes.insert(prepared[k].result.notes.end(), warnings.begin(), warnings.end());
     }
     prepared[k].result.name = config.name;
     prepared[k].result.fallback = config.fallback;

@@ -167,6 +167,20 @@ TEST_F(ComparisonFixture, AnExhaustedBudgetLeavesCandidatesUnknownAndEveryConfig
   EXPECT_GT(nlohmann::json::parse(report_json(dataflow, report)).at("unmeasured_candidates").get<std::size_t>(), 0u);
 }
 
+TEST_F(ComparisonFixture, TheSearchsWarningsAreInTheReport) {
+  auto measurements = session();
+  ComparisonOptions options = quick_comparison();
+  options.partitioner.candidates.max_candidates_per_rule = 1;
+  std::vector<ConfigurationResult> results = compare(*measurements, options);
+  expect_all_ran_and_matched(results);
+  const ConfigurationResult& collage = results.back();
+  ASSERT_TRUE(collage.partition);
+  ASSERT_FALSE(collage.partition->warnings.empty());
+  RunReport report;
+  report.results = results;
+  EXPECT_NE(format_report(dataflow, report, false).find("collage: " + collage.partition->warnings.front()), std::string::npos);
+}
+
 TEST_F(ComparisonFixture, AFailingBackendsCandidatesAreInvalidAndTheModelStillRuns) {
   backends.add(std::make_unique<testing::RefusingBackend>("failing", 3));
   auto measurements = session();
