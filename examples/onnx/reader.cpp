@@ -40,6 +40,8 @@ using detail::NodeAttrs;
 using Ints = std::vector<std::int64_t>;
 
 using detail::kMaxOpset;
+/// The longest axis a Resize may produce (its taps are built at load time).
+constexpr std::int64_t kMaxResizedDim = std::int64_t{1} << 24;
 
 Error invalid(const std::string& message) { return Error{ErrorCode::invalid_argument, message}; }
 Error unsupported(const std::string& what) { return invalid(what + " is not supported"); }
@@ -1261,6 +1263,9 @@ class Importer {
     const std::int64_t n = shape[axis];
     const auto m = static_cast<std::int64_t>(taps.size());
     const bool last_axis = axis + 1 == shape.size();
+    if (n > fold_limit_ / m) {
+      return unsupported("an interpolation matrix of " + std::to_string(m) + " x " + std::to_string(n) + " elements");
+    }
     OnnxTensor weights;
     weights.shape = last_axis ? Shape{n, m} : Shape{m, n};
     weights.reals.assign(static_cast<std::size_t>(n * m), 0.0f);
@@ -1377,6 +1382,8 @@ class Importer {
       if (length < 0 || length > static_cast<double>(detail::kMaxDim)) return invalid("the resized dimension is out of range");
       const auto size = static_cast<std::int64_t>(length);
       if (in == 0 || size == 0) return unsupported("a resize from or to an empty dimension");
+      // The taps take memory at load time, and an interpolation matrix size * in elements.
+      if (size > std::min(fold_limit_, kMaxResizedDim)) return invalid("the resized dimension " + std::to_string(size) + " is too large");
       if (*antialias != 0 && size < in && spec->mode != detail::ResizeMode::nearest) return unsupported("antialiased downsampling");
       std::vector<detail::Taps> taps = detail::resize_taps(*spec, in, size, scale, !sizes.empty());
       const std::vector<std::int64_t> picked = detail::selected_indices(taps);

@@ -397,6 +397,9 @@ TEST(OnnxReaderOpsets, UpsampleAndResize10MapCoordinatesAsymmetrically) {
   g = read(resize);
   ASSERT_TRUE(g.ok()) << g.error().message;
   EXPECT_EQ(values_of(*g, iota({1, 1, 1, 2})), (Floats{-3, -2.5f, -2, -2}));  // x / 2, clamped at the edge
+  OnnxModel huge = model_with({1, 1, 1, 2}, {node("Resize", {"x", "", "scales"}, {"y"})}, 13);
+  huge.initializers.emplace_back("scales", floats({1, 1, 1, 1e9f}, {4}));
+  EXPECT_EQ(error_of(huge), "node 'y' (Resize): the resized dimension 2000000000 is too large");
   OnnxModel deprecated = model_with({1, 1, 1, 2}, {node("Upsample", {"x", "scales"}, {"y"})}, 10);
   deprecated.initializers.emplace_back("scales", floats({1, 1, 1, 2}, {4}));
   EXPECT_EQ(error_of(deprecated), "node 'y' (Upsample): operator Upsample at opset 10 is not supported");
