@@ -572,6 +572,10 @@ class Importer {
     if (op == "Gather") return gather(node, attrs);
     if (op == "Where") return where(node);
     if (op == "Resize" || op == "Upsample") return resize(node, attrs);
+    if (op == "Pad") {
+      Result<std::string> mode = attrs.get_string("mode", "constant");
+      if (mode.ok() && *mode == "wrap") return wrap_pad(node, attrs);
+    }
     if (op == "Softmax" && since_ < 13) return legacy_softmax(node, attrs);
     if (!ir || *ir == Op::input || *ir == Op::constant) return unsupported("operator " + op);
     if (Status s = need_inputs(static_cast<std::size_t>(info(*ir).min_inputs)); !s.ok()) return s;
@@ -794,18 +798,8 @@ class Importer {
   /// Pad: pads and value are attributes in Pad-2, inputs from Pad-11; Pad-18 may name the axes
   /// the pads are for.
   Status pad(const NodeAttrs& attrs, Attributes& a) const {
-    Result<Ints> pads = since_ < 11 ? attrs.get_ints("pads", {}) : int_list_input(1);
+    Result<Ints> pads = pad_amounts(attrs);
     if (!pads.ok()) return pads.error();
-    for (std::int64_t p : *pads) {
-      if (p < -detail::kMaxDim || p > detail::kMaxDim) return invalid("pads are out of range");
-    }
-    if (!input(3).empty()) {
-      Result<Ints> axes = int_list_input(3);
-      if (!axes.ok()) return axes.error();
-      Result<Ints> full = pads_over_all_axes(*pads, *axes, shape_of(*find(input(0))).size());
-      if (!full.ok()) return full.error();
-      pads = std::move(full);
-    }
     a.set("pads", *pads);
     Result<std::optional<double>> value = std::optional<double>();
     if (since_ < 11) {
@@ -823,6 +817,53 @@ class Importer {
     else if (*mode == "reflect") a.set("mode", kPadReflect);
     else if (*mode == "edge") a.set("mode", kPadEdge);
     else return unsupported("pad mode '" + *mode + "'");
+    return Status::success();
+  }
+
+  /// Pad's pads (begins then ends) for every axis: an attribute in Pad-2, an input from Pad-11,
+  /// for the axes named by the optional axes input from Pad-18.
+  Result<Ints> pad_amounts(const NodeAttrs& attrs) const {
+    Result<Ints> pads = since_ < 11 ? attrs.get_ints("pads", {}) : int_list_input(1);
+    if (!pads.ok()) return pads.error();
+    for (std::int64_t p : *pads) {
+      if (p < -detail::kMaxDim || p > detail::kMaxDim) return invalid("pads are out of range");
+    }
+    if (input(3).empty()) return pads;
+    Result<Ints> axes = int_list_input(3);
+    if (!axes.ok()) return axes.error();
+    return pads_over_all_axes(*pads, *axes, shape_of(*find(input(0))).size());
+  }
+
+  /// Pad-19's wrap mode: along each padded axis the elements at -begin .. n + end - 1 modulo n,
+  /// as slices and a concat.
+  Status wrap_pad(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
+    if (Status s = need_inputs(2); !s.ok()) return s;
+    if (Status s = only_outputs(node, 1); !s.ok()) return s;
+    Result<Ints> pads = pad_amounts(attrs);
+    if (!pads.ok()) return pads.error();
+    const Shape shape = shape_of(*find(input(0)));
+    const std::size_t rank = shape.size();
+    if (pads->size() != 2 * rank) return invalid(std::to_string(pads->size()) + " pads for rank " + std::to_string(rank));
+    std::vector<std::size_t> padded;
+    for (std::size_t d = 0; d < rank; ++d) {
+      if ((*pads)[d] != 0 || (*pads)[rank + d] != 0) padded.push_back(d);
+    }
+    const std::string& out = node.output(0);
+    std::string current = input(0);
+    for (std::size_t k = 0; k < padded.size(); ++k) {
+      const std::size_t d = padded[k];
+      const std::int64_t n = shape[d], begin = (*pads)[d], end = (*pads)[rank + d];
+      if (n + begin + end <= 0 || n == 0) return invalid("wrap padding " + to_string(*pads) + " of " + to_string(shape) + " leaves nothing to wrap");
+      if (n + begin + end > kMaxResizedDim) return invalid("wrap padding " + to_string(*pads) + " is too large");
+      Ints indices;
+      for (std::int64_t i = -begin; i < n + end; ++i) indices.push_back(((i % n) + n) % n);
+      const std::string next = k + 1 == padded.size() ? out : fresh_name(out);
+      Result<bool> done = select_along_axis(current, d, indices, next);
+      if (!done.ok()) return done.error();
+      if (!*done) return unsupported("wrap padding " + to_string(*pads) + " of " + to_string(shape) + " (more than 64 slices)");
+      current = next;
+    }
+    if (padded.empty()) values_[out] = *find(current);
     return Status::success();
   }
 

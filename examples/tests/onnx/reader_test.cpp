@@ -426,6 +426,15 @@ TEST(OnnxReaderOpsets, ReadsTheOpset18FormsOfReduceSplitAndPad) {
   EXPECT_EQ(std::vector<float>(out[0].data.begin(), out[0].data.begin() + 3), (Floats{-1, -1, 0}));
 }
 
+TEST(OnnxReaderOpsets, WrapPaddingOfRunTimeData) {
+  // Pad-19 wrap, np.pad(mode="wrap"): a begin pad longer than the axis wraps around again.
+  OnnxModel m = model_with({1, 3}, {node("Pad", {"x", "pads"}, {"y"}, {{"mode", std::string("wrap")}})}, 19);
+  m.initializers.emplace_back("pads", ints({0, 4, 0, 1}));
+  collage::Result<Graph> g = read(m);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(values_of(*g, iota({1, 3})), (Floats{-1, -3, -2, -1, -3, -2, -1, -3}));  // x: -3 -2 -1
+}
+
 TEST(OnnxReaderOpsets, ReadsGelu20AndNamesWhatItCannotRead) {
   for (const std::string approximate : {"none", "tanh"}) {
     collage::Result<Graph> g = read(model_with({5}, {node("Gelu", {"x"}, {"y"}, {{"approximate", approximate}})}, 20));
