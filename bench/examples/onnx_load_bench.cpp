@@ -32,14 +32,10 @@ std::string vgg19_classifier(bool fc6_by_constant_of_shape) {
     m.initializers.emplace_back(name, std::move(w));
   };
   if (fc6_by_constant_of_shape) {
-    tc::OnnxTensor shape;
-    shape.type = tc::ElemType::int64;
-    shape.shape = {2};
-    shape.ints = {4096, 25088};
     tc::OnnxTensor fill;
     fill.shape = {1};
     fill.reals = {0.001f};
-    m.initializers.emplace_back("fc6_shape", std::move(shape));
+    m.initializers.emplace_back("fc6_shape", tc::int64_vector({4096, 25088}));
     m.nodes.push_back({"ConstantOfShape", {"fc6_shape"}, {"fc6_w"}, {{"value", fill}}, "fc6_w_0", ""});
   } else {
     weight("fc6_w", 4096, 25088);

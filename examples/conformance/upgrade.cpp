@@ -86,14 +86,6 @@ std::string fresh_name(const OnnxModel& model, const std::string& base) {
   return name;
 }
 
-OnnxTensor int64_vector(const Ints& values) {
-  OnnxTensor t;
-  t.type = ElemType::int64;
-  t.shape = {static_cast<std::int64_t>(values.size())};
-  t.ints = values;
-  return t;
-}
-
 std::string node_label(const OnnxNode& node) {
   return "node '" + (node.name.empty() && !node.outputs.empty() ? node.outputs[0] : node.name) + "' (" + node.op_type + ")";
 }

@@ -670,10 +670,8 @@ class Importer {
     if (Status s = emit(Op::reduce_mean, {input(0)}, reduce, mean); !s.ok()) return s;
     if (!want_inv_std) return Status::success();
     const std::string centred = fresh_name(y), squared = fresh_name(y), variance = fresh_name(y);
-    const std::string epsilon = fresh_name(y), shifted = fresh_name(y), deviation = fresh_name(y);
-    OnnxTensor eps;
-    eps.reals = {static_cast<float>(a.get_float("epsilon", 1e-5))};
-    bind_constant(epsilon, std::move(eps));
+    const std::string epsilon = scalar(y, a.get_float("epsilon", 1e-5));
+    const std::string shifted = fresh_name(y), deviation = fresh_name(y);
     Status s = emit(Op::sub, {input(0), mean}, {}, centred);
     if (s.ok()) s = emit(Op::mul, {centred, centred}, {}, squared);
     if (s.ok()) s = emit(Op::reduce_mean, {squared}, reduce, variance);
@@ -937,11 +935,7 @@ class Importer {
       acc = next;
     }
     if (divide) {
-      const std::string count = fresh_name(out);
-      OnnxTensor n;
-      n.reals = {static_cast<float>(operands.size())};
-      bind_constant(count, std::move(n));
-      if (Status s = emit(Op::div, {acc, count}, {}, out); !s.ok()) return s;
+      if (Status s = emit(Op::div, {acc, scalar(out, static_cast<double>(operands.size()))}, {}, out); !s.ok()) return s;
     } else if (operands.size() == 1) {
       values_[out] = *find(acc);
     }
@@ -1038,11 +1032,7 @@ class Importer {
     return name;
   }
 
-  std::string scalar(const std::string& base, double v) {
-    OnnxTensor t;
-    t.reals = {static_cast<float>(v)};
-    return constant(base, std::move(t));
-  }
+  std::string scalar(const std::string& base, double v) { return constant(base, float_scalar(v)); }
 
   /// A chain of IR nodes computing one ONNX node's output: each step is a fresh value named after
   /// the output (or the output itself, for the last step); after the first error the steps do
@@ -1182,20 +1172,18 @@ class Importer {
     when_true.shape = when_false.shape = c.shape;
     const auto n = static_cast<std::size_t>(c.size());
     constexpr float kInf = std::numeric_limits<float>::infinity();
+    std::size_t holding = 0;
     for (std::size_t k = 0; k < n; ++k) {
       const bool holds = is_real_type(c.type) ? c.reals[k] != 0.0f : c.ints[k] != 0;
+      holding += holds ? 1 : 0;
       when_true.reals.push_back(holds ? kInf : -kInf);
       when_false.reals.push_back(holds ? -kInf : kInf);
     }
-    const auto everywhere = [&](float v) {
-      return std::all_of(when_true.reals.begin(), when_true.reals.end(), [v](float x) { return x == v; });
-    };
-    if (everywhere(kInf) || everywhere(-kInf)) return broadcast_to(input(everywhere(kInf) ? 1 : 2), *result, node.output(0));
+    if (holding == n || holding == 0) return broadcast_to(input(holding == n ? 1 : 2), *result, node.output(0));
     Steps st{*this, node.output(0)};
     const std::string x = st.op(Op::min, {input(1), constant(node.output(0), std::move(when_true))});
     const std::string y = st.op(Op::min, {input(2), constant(node.output(0), std::move(when_false))});
     st.op(Op::max, {x, y}, {}, true);
-    if (st.status.ok() && shape_of(*find(node.output(0))) != *result) return invalid("Where's result does not have the broadcast shape");
     return st.status;
   }
 
@@ -1414,7 +1402,8 @@ class Importer {
     Result<std::int64_t> antialias = attrs.get_int("antialias", 0);  // Resize-18
     if (!antialias.ok()) return antialias.error();
 
-    std::vector<std::pair<std::size_t, std::vector<detail::Taps>>> steps;
+    // Axis by axis; an axis whose outputs copy its inputs in order is an alias (select_along_axis).
+    std::string current = x;
     for (std::size_t k = 0; k < axes.size(); ++k) {
       const std::int64_t in = shape[axes[k]];
       const double scale = sizes.empty() ? scales[k] : static_cast<double>(sizes[k]) / static_cast<double>(in);
@@ -1426,25 +1415,16 @@ class Importer {
       // The taps take memory at load time, and an interpolation matrix size * in elements.
       if (size > std::min(fold_limit_, kMaxResizedDim)) return invalid("the resized dimension " + std::to_string(size) + " is too large");
       if (*antialias != 0 && size < in && spec->mode != detail::ResizeMode::nearest) return unsupported("antialiased downsampling");
-      std::vector<detail::Taps> taps = detail::resize_taps(*spec, in, size, scale, !sizes.empty());
+      const std::vector<detail::Taps> taps = detail::resize_taps(*spec, in, size, scale, !sizes.empty());
       const std::vector<std::int64_t> picked = detail::selected_indices(taps);
-      bool identity = size == in && !picked.empty();
-      for (std::int64_t i = 0; identity && i < size; ++i) identity = picked[static_cast<std::size_t>(i)] == i;
-      if (!identity) steps.emplace_back(axes[k], std::move(taps));
-    }
-    std::string current = x;
-    for (std::size_t k = 0; k < steps.size(); ++k) {
-      const auto& [axis, taps] = steps[k];
-      const std::string next = k + 1 == steps.size() ? out : fresh_name(out);
-      const std::vector<std::int64_t> picked = detail::selected_indices(taps);
-      Result<bool> selected = picked.empty() ? Result<bool>(false) : select_along_axis(current, axis, picked, next);
+      const std::string next = k + 1 == axes.size() ? out : fresh_name(out);
+      Result<bool> selected = picked.empty() ? Result<bool>(false) : select_along_axis(current, axes[k], picked, next);
       if (!selected.ok()) return selected.error();
       if (!*selected) {
-        if (Status s = interpolate_along_axis(current, axis, taps, next); !s.ok()) return s;
+        if (Status s = interpolate_along_axis(current, axes[k], taps, next); !s.ok()) return s;
       }
       current = next;
     }
-    if (steps.empty()) values_[out] = *find(x);
     return Status::success();
   }
 
@@ -1512,9 +1492,13 @@ class MappedFile {
 
 Result<Graph> read_onnx(const std::string& path, const ReadOptions& options) {
   const MappedFile mapped(path);
-  Result<std::string> bytes = mapped.mapped() ? Result<std::string>(std::string()) : read_file_bytes(path);
-  if (!bytes.ok()) return bytes.error();
-  Result<Graph> graph = read_onnx_bytes(mapped.mapped() ? mapped.bytes() : std::string_view(*bytes), options);
+  std::string copy;  // the file read whole, when it cannot be mapped
+  if (!mapped.mapped()) {
+    Result<std::string> bytes = read_file_bytes(path);
+    if (!bytes.ok()) return bytes.error();
+    copy = std::move(bytes).value();
+  }
+  Result<Graph> graph = read_onnx_bytes(mapped.mapped() ? mapped.bytes() : std::string_view(copy), options);
   if (!graph.ok()) return Error{graph.error().code, path + ": " + graph.error().message};
   return graph;
 }

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstddef>
+#include <utility>
 
 namespace tc::detail {
 
@@ -37,6 +39,18 @@ std::int64_t nearest_index(NearestMode mode, double x) {
   return static_cast<std::int64_t>(f);
 }
 
+/// Sets `value` to the enumerator named `name` in `names`; false when none is.
+template <class E, std::size_t N>
+bool lookup(const std::pair<const char*, E> (&names)[N], const std::string& name, E& value) {
+  for (const auto& [text, e] : names) {
+    if (name == text) {
+      value = e;
+      return true;
+    }
+  }
+  return false;
+}
+
 /// Keys' cubic convolution kernel with parameter a at distance d.
 double cubic_weight(double d, double a) {
   d = std::fabs(d);
@@ -52,25 +66,21 @@ collage::Result<ResizeSpec> resize_spec(const std::string& mode, const std::stri
   const auto bad = [](const std::string& what) {
     return collage::Error{collage::ErrorCode::invalid_argument, what + " is not supported"};
   };
+  static constexpr std::pair<const char*, ResizeMode> kModes[] = {
+      {"nearest", ResizeMode::nearest}, {"linear", ResizeMode::linear}, {"cubic", ResizeMode::cubic}};
+  static constexpr std::pair<const char*, CoordinateMode> kCoordinates[] = {
+      {"half_pixel", CoordinateMode::half_pixel},       {"half_pixel_symmetric", CoordinateMode::half_pixel_symmetric},
+      {"pytorch_half_pixel", CoordinateMode::pytorch_half_pixel}, {"align_corners", CoordinateMode::align_corners},
+      {"asymmetric", CoordinateMode::asymmetric},       {"tf_half_pixel_for_nn", CoordinateMode::tf_half_pixel_for_nn}};
+  static constexpr std::pair<const char*, NearestMode> kNearest[] = {
+      {"round_prefer_floor", NearestMode::round_prefer_floor}, {"round_prefer_ceil", NearestMode::round_prefer_ceil},
+      {"floor", NearestMode::floor}, {"ceil", NearestMode::ceil}};
   ResizeSpec spec;
   spec.cubic_coeff_a = cubic_coeff_a;
   spec.exclude_outside = exclude_outside;
-  if (mode == "nearest") spec.mode = ResizeMode::nearest;
-  else if (mode == "linear") spec.mode = ResizeMode::linear;
-  else if (mode == "cubic") spec.mode = ResizeMode::cubic;
-  else return bad("mode '" + mode + "'");
-  if (coordinates == "half_pixel") spec.coordinates = CoordinateMode::half_pixel;
-  else if (coordinates == "half_pixel_symmetric") spec.coordinates = CoordinateMode::half_pixel_symmetric;
-  else if (coordinates == "pytorch_half_pixel") spec.coordinates = CoordinateMode::pytorch_half_pixel;
-  else if (coordinates == "align_corners") spec.coordinates = CoordinateMode::align_corners;
-  else if (coordinates == "asymmetric") spec.coordinates = CoordinateMode::asymmetric;
-  else if (coordinates == "tf_half_pixel_for_nn") spec.coordinates = CoordinateMode::tf_half_pixel_for_nn;
-  else return bad("coordinate_transformation_mode '" + coordinates + "'");
-  if (nearest == "round_prefer_floor") spec.nearest = NearestMode::round_prefer_floor;
-  else if (nearest == "round_prefer_ceil") spec.nearest = NearestMode::round_prefer_ceil;
-  else if (nearest == "floor") spec.nearest = NearestMode::floor;
-  else if (nearest == "ceil") spec.nearest = NearestMode::ceil;
-  else return bad("nearest_mode '" + nearest + "'");
+  if (!lookup(kModes, mode, spec.mode)) return bad("mode '" + mode + "'");
+  if (!lookup(kCoordinates, coordinates, spec.coordinates)) return bad("coordinate_transformation_mode '" + coordinates + "'");
+  if (!lookup(kNearest, nearest, spec.nearest)) return bad("nearest_mode '" + nearest + "'");
   return spec;
 }
 

@@ -139,6 +139,20 @@ bool is_integer_type(ElemType type) {
   }
 }
 
+OnnxTensor float_scalar(double v) {
+  OnnxTensor t;
+  t.reals = {static_cast<float>(v)};
+  return t;
+}
+
+OnnxTensor int64_vector(const std::vector<std::int64_t>& values) {
+  OnnxTensor t;
+  t.type = ElemType::int64;
+  t.shape = {static_cast<std::int64_t>(values.size())};
+  t.ints = values;
+  return t;
+}
+
 OnnxTensor from_float32(const Tensor& t) {
   OnnxTensor out;
   out.type = ElemType::float32;

@@ -58,6 +58,10 @@ struct OnnxTensor {
 
 /// The float32 tensor `t` as an OnnxTensor.
 OnnxTensor from_float32(const Tensor& t);
+/// A float32 scalar (rank 0) holding `v` rounded to float.
+OnnxTensor float_scalar(double v);
+/// A 1-D int64 tensor holding `values` (shapes, axes, pads as operands).
+OnnxTensor int64_vector(const std::vector<std::int64_t>& values);
 /// `t` as a float32 tensor; an error naming `what` when its type is not float32.
 collage::Result<Tensor> to_float32(const OnnxTensor& t, const std::string& what);
 

@@ -14,20 +14,6 @@ namespace tc {
 
 namespace {
 
-OnnxTensor int64_tensor(const Ints& values) {
-  OnnxTensor t;
-  t.type = ElemType::int64;
-  t.shape = {static_cast<std::int64_t>(values.size())};
-  t.ints = values;
-  return t;
-}
-
-OnnxTensor float_scalar(double v) {
-  OnnxTensor t;
-  t.reals = {static_cast<float>(v)};
-  return t;
-}
-
 /// Builds the model node by node.
 class Writer {
  public:
@@ -136,25 +122,25 @@ class Writer {
         break;
       case Op::reduce_mean: case Op::reduce_max: case Op::reduce_sum: {
         const ReduceAttrs a = reduce_attrs(node);
-        if (node.op == Op::reduce_sum) out.inputs.push_back(operand(node, "axes", int64_tensor(a.axes)));
+        if (node.op == Op::reduce_sum) out.inputs.push_back(operand(node, "axes", int64_vector(a.axes)));
         else ints("axes", a.axes);
         flag("keepdims", a.keepdims);
         break;
       }
       case Op::reshape: {
-        out.inputs.push_back(operand(node, "shape", int64_tensor(node.shape)));
+        out.inputs.push_back(operand(node, "shape", int64_vector(node.shape)));
         const bool has_zero = std::find(node.shape.begin(), node.shape.end(), 0) != node.shape.end();
         if (has_zero) out.attrs.emplace_back("allowzero", std::int64_t{1});
         break;
       }
       case Op::squeeze: case Op::unsqueeze:
-        out.inputs.push_back(operand(node, "axes", int64_tensor(axes_attr(node))));
+        out.inputs.push_back(operand(node, "axes", int64_vector(axes_attr(node))));
         break;
       case Op::transpose: ints("perm", perm_attr(node)); break;
       case Op::slice: write_slice(node, out); break;
       case Op::pad: {
         const PadAttrs a = pad_attrs(node);
-        out.inputs.push_back(operand(node, "pads", int64_tensor(a.pads)));
+        out.inputs.push_back(operand(node, "pads", int64_vector(a.pads)));
         out.inputs.push_back(operand(node, "value", float_scalar(a.value)));
         const char* mode = a.mode == PadAttrs::Mode::reflect ? "reflect" : a.mode == PadAttrs::Mode::edge ? "edge" : "constant";
         out.attrs.emplace_back("mode", std::string(mode));
@@ -178,10 +164,10 @@ class Writer {
       ends.push_back(end);
       axes.push_back(static_cast<std::int64_t>(d));
     }
-    out.inputs.push_back(operand(node, "starts", int64_tensor(starts)));
-    out.inputs.push_back(operand(node, "ends", int64_tensor(ends)));
-    out.inputs.push_back(operand(node, "axes", int64_tensor(axes)));
-    out.inputs.push_back(operand(node, "steps", int64_tensor(steps)));
+    out.inputs.push_back(operand(node, "starts", int64_vector(starts)));
+    out.inputs.push_back(operand(node, "ends", int64_vector(ends)));
+    out.inputs.push_back(operand(node, "axes", int64_vector(axes)));
+    out.inputs.push_back(operand(node, "steps", int64_vector(steps)));
   }
 
   const Graph& graph_;
