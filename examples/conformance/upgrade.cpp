@@ -11,6 +11,8 @@
 
 #include <onnx/defs/schema.h>
 
+#include "onnx/definitions.hpp"
+
 namespace tc {
 
 namespace {
@@ -21,55 +23,27 @@ using collage::Error;
 using collage::ErrorCode;
 using Ints = std::vector<std::int64_t>;
 
-/// The opsets in 18..21 at which an operator's definition changed (ONNX's Changelog.md), and
-/// whether upgrade_model() rewrites it. Only the rewritten operators choose the target opsets; the
-/// others stop a model from crossing their change, since their new semantics are not rewritten.
-struct OpChange {
-  const char* op;
-  Ints versions;
-  bool rewritten;
-};
-
-const std::vector<OpChange>& op_changes() {
-  static const std::vector<OpChange> changes = {
+/// The operators whose opset-18 to 21 definitions upgrade_model() writes. Another operator that
+/// changed in those opsets (detail::later_definitions) stops a model from crossing its change,
+/// since its new semantics are not rewritten.
+bool rewritten(const std::string& op) {
+  static const std::set<std::string> kRewritten = {
       // axes attribute -> optional input (18); bool added (20)
-      {"ReduceL1", {18}, true}, {"ReduceL2", {18}, true}, {"ReduceLogSum", {18}, true},
-      {"ReduceLogSumExp", {18}, true}, {"ReduceMax", {18, 20}, true}, {"ReduceMean", {18}, true},
-      {"ReduceMin", {18, 20}, true}, {"ReduceProd", {18}, true}, {"ReduceSumSquare", {18}, true},
-      {"Split", {18}, true},         // num_outputs
-      {"Pad", {18, 19, 21}, true},   // axes input (18), wrap mode (19), int4 (21)
-      {"Resize", {18, 19}, true},    // antialias, axes, keep_aspect_ratio_policy (18), half_pixel_symmetric (19)
-      {"AveragePool", {19}, true},   // dilations
+      "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd",
+      "ReduceSumSquare",
+      "Split",        // num_outputs
+      "Pad",          // axes input (18), wrap mode (19), int4 (21)
+      "Resize",       // antialias, axes, keep_aspect_ratio_policy (18), half_pixel_symmetric (19)
+      "AveragePool",  // dilations
       // element types only
-      {"Cast", {19, 21}, true}, {"CastLike", {19, 21}, true}, {"Constant", {19, 21}, true},
-      {"Identity", {19, 21}, true}, {"Reshape", {19, 21}, true}, {"Shape", {19, 21}, true},
-      {"Size", {19, 21}, true}, {"Equal", {19}, true}, {"ConstantOfShape", {20, 21}, true},
-      {"Flatten", {21}, true}, {"Squeeze", {21}, true}, {"Transpose", {21}, true}, {"Unsqueeze", {21}, true},
-      // changed, not rewritten
-      {"CenterCropPad", {18}, false}, {"Col2Im", {18}, false}, {"GroupNormalization", {18, 21}, false},
-      {"LpPool", {18}, false}, {"Mish", {18}, false}, {"OptionalGetElement", {18}, false},
-      {"OptionalHasElement", {18}, false}, {"ScatterElements", {18}, false}, {"ScatterND", {18}, false},
-      {"BitwiseAnd", {18}, false}, {"BitwiseNot", {18}, false}, {"BitwiseOr", {18}, false},
-      {"BitwiseXor", {18}, false}, {"DeformConv", {19}, false}, {"DequantizeLinear", {19, 21}, false},
-      {"QuantizeLinear", {19, 21}, false}, {"If", {19, 21}, false}, {"Loop", {19, 21}, false},
-      {"Scan", {19, 21}, false}, {"AffineGrid", {20}, false}, {"DFT", {20}, false}, {"Gelu", {20}, false},
-      {"GridSample", {20}, false}, {"ImageDecoder", {20}, false}, {"IsInf", {20}, false},
-      {"IsNaN", {20}, false}, {"RegexFullMatch", {20}, false}, {"StringConcat", {20}, false},
-      {"StringSplit", {20}, false}, {"QLinearMatMul", {21}, false},
-  };
-  return changes;
-}
-
-const OpChange* change_of(const std::string& op) {
-  for (const OpChange& c : op_changes()) {
-    if (op == c.op) return &c;
-  }
-  return nullptr;
+      "Cast", "CastLike", "Constant", "Identity", "Reshape", "Shape", "Size", "Equal", "ConstantOfShape", "Flatten",
+      "Squeeze", "Transpose", "Unsqueeze"};
+  return kRewritten.count(op) != 0;
 }
 
 /// The reductions whose axes became an input at opset 18 (ReduceSum's did at 13).
 bool is_reduction_with_axes_attribute(const std::string& op) {
-  return op.rfind("Reduce", 0) == 0 && op != "ReduceSum" && change_of(op) != nullptr;
+  return op.rfind("Reduce", 0) == 0 && op != "ReduceSum" && !detail::later_definitions(op).empty();
 }
 
 /// A name no value of `model` has, from `base`.
@@ -117,9 +91,8 @@ std::string model_refusal(const OnnxModel& model, int target) {
       return node_label(node) + ": " + node.op_type + "-" + std::to_string(at_model->SinceVersion()) + " of opset " +
              std::to_string(model.opset) + " is not " + node.op_type + "-" + std::to_string(at_17->SinceVersion()) + " of opset 17";
     }
-    const OpChange* change = change_of(node.op_type);
-    if (change == nullptr || change->rewritten) continue;
-    for (std::int64_t v : change->versions) {
+    if (rewritten(node.op_type)) continue;
+    for (int v : detail::later_definitions(node.op_type)) {
       if (v <= target) return node_label(node) + ": " + node.op_type + "-" + std::to_string(v) + " is not rewritten";
     }
   }
@@ -242,9 +215,8 @@ int ir_version_for_opset(int opset) { return opset >= 21 ? 10 : opset >= 19 ? 9 
 std::vector<int> upgrade_targets(const OnnxModel& model) {
   std::set<int> targets;
   for (const OnnxNode& node : model.nodes) {
-    const OpChange* change = change_of(node.op_type);
-    if (change == nullptr || !change->rewritten) continue;
-    for (std::int64_t v : change->versions) targets.insert(static_cast<int>(v));
+    if (!rewritten(node.op_type)) continue;
+    for (int v : detail::later_definitions(node.op_type)) targets.insert(v);
   }
   return {targets.begin(), targets.end()};
 }

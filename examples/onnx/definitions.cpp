@@ -14,7 +14,7 @@ using collage::Error;
 using collage::ErrorCode;
 using Definition = std::pair<std::string_view, int>;
 
-/// The operator versions introduced in opsets 18 to 21 (ONNX's changelog), for a libonnx whose
+/// The operator versions introduced in opsets 18 to 21 (ONNX's changelog, by opset), for a libonnx whose
 /// schemas stop earlier (Debian 12's 1.12 stops at 17).
 constexpr Definition kLaterDefinitions[] = {
     {"BitwiseAnd", 18}, {"BitwiseNot", 18}, {"BitwiseOr", 18}, {"BitwiseXor", 18}, {"CenterCropPad", 18},
@@ -60,8 +60,16 @@ int schema_opset() {
 
 }  // namespace
 
+std::vector<int> later_definitions(const std::string& op_type) {
+  std::vector<int> versions;
+  for (const auto& [op, since] : kLaterDefinitions) {
+    if (op == op_type) versions.push_back(since);
+  }
+  return versions;
+}
+
 collage::Result<int> definition_version(const std::string& op_type, int opset) {
-  const int known = schema_opset();
+  static const int known = schema_opset();
   int version = 0;
   if (opset > known) {
     for (const auto& [op, since] : kLaterDefinitions) {

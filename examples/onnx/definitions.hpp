@@ -9,6 +9,7 @@
 /// table when the installed libonnx predates them.
 
 #include <string>
+#include <vector>
 
 #include <collage/support/result.hpp>
 
@@ -21,6 +22,10 @@ constexpr int kMaxOpset = 21;
 /// no definition is known or the reader does not read that version. `opset` is at most
 /// kMaxOpset.
 collage::Result<int> definition_version(const std::string& op_type, int opset);
+
+/// The opsets after 17, up to kMaxOpset, that introduced a definition of `op_type` (ONNX's
+/// changelog), in order; empty for an operator unchanged since 17.
+std::vector<int> later_definitions(const std::string& op_type);
 
 /// Whether reduction `op_type` at definition `version` takes its axes as input 1 (ReduceSum from
 /// version 13, the other reductions from 18) rather than as an attribute.
