@@ -9,7 +9,9 @@
 #                                     writes why to DIR/skipped and exits 0 (ctest's fixture)
 #   throwaway-postgres.sh stop DIR    stops it and removes DIR
 #
-# A server left in DIR by an earlier start is stopped first.
+# A server left in DIR by an earlier start is stopped first. As root, when the server's user cannot
+# reach DIR (a directory above it is private, as `mktemp -d` makes them), the server's data and
+# socket go to a private directory under /tmp named in DIR/server-home, removed by stop.
 #
 # The server needs Debian's postgresql package (initdb and pg_ctl in /usr/lib/postgresql/*/bin or
 # on PATH). It refuses to run as root, so as root it runs as user `postgres` (the package makes
@@ -58,7 +60,10 @@ if [[ $(id -u) -eq 0 ]]; then
 fi
 
 stop() {
-  [[ -d $dir/data ]] && "${as_user[@]}" "$pg_ctl" -D "$dir/data" -m immediate -w stop >/dev/null 2>&1 || true
+  local home=$dir
+  [[ -f $dir/server-home ]] && home=$(<"$dir/server-home")
+  [[ -d $home/data ]] && "${as_user[@]}" "$pg_ctl" -D "$home/data" -m immediate -w stop >/dev/null 2>&1 || true
+  [[ $home == "$dir" ]] || rm -rf "$home"
   rm -rf "$dir"
 }
 
@@ -67,26 +72,29 @@ case $command in
     stop
     mkdir -p "$dir"
     dir=$(cd "$dir" && pwd)
+    home=$dir  # where the server's data and socket live
     [[ ${#as_user[@]} -eq 0 ]] || chown "$user" "$dir"
     chmod 700 "$dir"
     if ! "${as_user[@]}" test -w "$dir"; then
-      echo "$dir is out of reach of user $user (a directory above it is not searchable); use one under /tmp" >&2
-      exit 1
+      [[ ${#as_user[@]} -gt 0 ]] || { echo "$dir is not writable" >&2; exit 1; }
+      home=$(mktemp -d /tmp/collage-postgres.XXXXXX)
+      chown "$user" "$home"
+      echo "$home" >"$dir/server-home"
     fi
-    "${as_user[@]}" "$initdb" -D "$dir/data" -U collage --auth=trust -E UTF8 --no-locale --no-sync >"$dir/initdb.log" 2>&1 || {
-      cat "$dir/initdb.log" >&2
+    "${as_user[@]}" "$initdb" -D "$home/data" -U collage --auth=trust -E UTF8 --no-locale --no-sync >"$home/initdb.log" 2>&1 || {
+      cat "$home/initdb.log" >&2
       exit 1
     }
     for _ in 1 2 3; do
       # A port in 20000..59999 picked at random; taken, the start fails and another is tried.
       port=$((20000 + (RANDOM * 32768 + RANDOM) % 40000))
-      if "${as_user[@]}" "$pg_ctl" -D "$dir/data" -l "$dir/server.log" -w -t 60 \
-          -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100 ${TC_POSTGRES_SERVER_OPTIONS:-}" start >/dev/null; then
+      if "${as_user[@]}" "$pg_ctl" -D "$home/data" -l "$home/server.log" -w -t 60 \
+          -o "-p $port -k $home -c listen_addresses=127.0.0.1 -c fsync=off -c max_connections=100 ${TC_POSTGRES_SERVER_OPTIONS:-}" start >/dev/null; then
         echo "postgresql://collage@127.0.0.1:$port/postgres" | tee "$dir/url"
         exit 0
       fi
     done
-    cat "$dir/server.log" >&2
+    cat "$home/server.log" >&2
     exit 1
     ;;
   stop) stop ;;
