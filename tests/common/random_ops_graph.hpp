@@ -13,11 +13,15 @@ namespace testing_ir {
 
 /// A random expression graph of `ops` steps: operators of every kind over earlier values, tensor
 /// constants and scalars, splits read through some of their projections, and tuples concatenated.
-/// Two inputs; the last value and about a fifth of the others are results.
-inline ExprGraph random_ops_graph(std::mt19937_64& rng, std::size_t ops) {
+/// Two inputs; the last value and about a fifth of the others are results. Operands are drawn
+/// from the `window` latest values (0: from any earlier value).
+inline ExprGraph random_ops_graph(std::mt19937_64& rng, std::size_t ops, std::size_t window = 5) {
   ExprGraph ir;
   std::vector<const Expr*> values = {ir.var("x"), ir.var("y")};
-  auto pick = [&] { return values[values.size() - 1 - rng() % std::min<std::size_t>(values.size(), 5)]; };
+  auto pick = [&] {
+    const std::size_t span = window == 0 ? values.size() : std::min<std::size_t>(values.size(), window);
+    return values[values.size() - 1 - rng() % span];
+  };
   static const char* const kUnary[] = {"relu", "tanh", "reshape", "transpose", "sum", "softmax"};
   static const char* const kBinary[] = {"add", "multiply", "dense", "conv2d"};
   for (std::size_t k = 0; k < ops; ++k) {

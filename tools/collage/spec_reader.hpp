@@ -171,17 +171,21 @@ class SpecParser {
       return union_of<G>(std::move(rules));
     }
     if (r == "combine") {
-      if (!in_.expect_object(j, path, {"rule", "sub", "combiners", "max_depth", "max_candidates", "name"})) {
+      if (!in_.expect_object(j, path,
+                             {"rule", "sub", "combiners", "max_depth", "max_candidates", "max_tuple_joins", "name"})) {
         return std::nullopt;
       }
       std::optional<std::vector<Combiner<G>>> cs = combiners(j, path);
       std::optional<std::size_t> max_depth = optional_size(j, "max_depth", path, 0);
       std::optional<std::size_t> max_candidates = optional_size(j, "max_candidates", path, CombineLimits{}.max_candidates);
+      std::optional<std::size_t> max_tuple_joins =
+          optional_size(j, "max_tuple_joins", path, CombineLimits{}.max_tuple_joins);
       std::optional<std::string> rule_name = optional_string(j, "name", path, "combine");
-      if (!cs || !max_depth || !max_candidates || !rule_name) return std::nullopt;
+      if (!cs || !max_depth || !max_candidates || !max_tuple_joins || !rule_name) return std::nullopt;
       std::optional<PartitionRule<G>> sub = sub_rule(j, path, depth);
       if (!sub) return std::nullopt;
       CombineLimits limits = combine_limits(*max_depth, *max_candidates);
+      limits.max_tuple_joins = *max_tuple_joins;
       return combine<G>(std::move(*sub), std::move(*cs), std::move(limits), *rule_name);
     }
     if (r == "combine_split_bounded") {

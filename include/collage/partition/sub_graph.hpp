@@ -256,6 +256,21 @@ std::size_t depth_value(const DataflowGraph<G>& graph, const IndexSet& inside, s
   return best != 0 || entry || !inside_input ? best + 1 : 0;
 }
 
+/// Whether the depth of an inside set never drops when nodes are added to it: true unless some
+/// operator reads only constants and inlinable nodes (once such constants are inside, depth_value
+/// gives the operator 0 and stops counting the paths through it).
+template <class G>
+bool depth_grows_with_inside(const DataflowGraph<G>& graph) {
+  for (std::size_t i = 0; i < graph.size(); ++i) {
+    if (graph.is_constant(i) || graph.is_inlinable(i) || graph.inputs(i).empty()) continue;
+    const IndexSpan inputs = graph.inputs(i);
+    if (std::all_of(inputs.begin(), inputs.end(), [&](std::size_t j) { return graph.is_constant(j) || graph.is_inlinable(j); })) {
+      return false;
+    }
+  }
+  return true;
+}
+
 /// The depth values (depth_value()) of the nodes of an inside set, visited in ascending index
 /// order.
 class DepthScan {

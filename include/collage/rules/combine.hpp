@@ -102,6 +102,9 @@ struct CombineStats {
   bool truncated = false;
   /// The limit it stopped at, e.g. "max_candidates_per_rule (250000)" (empty when not truncated).
   std::string stopped_by;
+  /// Tuples around which tuple_arg offered CombineLimits::max_tuple_joins joins and dropped the
+  /// other choices of producers.
+  std::size_t tuple_joins_capped = 0;
 };
 
 /// Limits on `combine`.
@@ -116,6 +119,13 @@ struct CombineLimits {
   /// collection's CandidateBudget applies too. A run that stops at either says so in
   /// CombineStats and in a warning of its RuleContext.
   std::size_t max_candidates = 1000000;
+  /// Most joins tuple_arg offers around one tuple in one run, all its consumers and rounds
+  /// together (0: unlimited). A tuple of n fields with k producers each has k^n such joins for
+  /// each consumer (TVM's rule offers them all): a wide join (Inception, DenseNet, attention
+  /// heads) would otherwise fill the budget with them. The joins are chosen field by field, each
+  /// field's producers in the order they were found (its own node first); a run that drops some
+  /// says so in CombineStats and in a warning of its RuleContext.
+  std::size_t max_tuple_joins = 4096;
   /// When set, called at the end of every run with what it did (for benchmarks, tuning and
   /// warning about truncated runs).
   std::function<void(const CombineStats&)> report = nullptr;
@@ -204,6 +214,45 @@ class NodeIndex {
 /// All candidates of one combine run: de-duplicated sub-graphs with ids in the order they were
 /// added (the sub-rule's candidates first), and indexes from node to the ids having that node as
 /// an entry or an exit.
+/// Where a sub-graph meets another in a pairwise join, for the depth of their union without
+/// visiting it (pair_depth): the depth value of each exit that counts (the longest path inside
+/// ending there) and the height of each entry (the longest path inside starting there).
+struct DepthEnds {
+  boost::container::small_vector<std::pair<std::size_t, std::uint32_t>, 2> exits;
+  boost::container::small_vector<std::pair<std::size_t, std::uint32_t>, 2> entries;
+};
+
+/// The DepthEnds of `s`, where depths grow with the inside set (depth_grows_with_inside): there a
+/// node that is neither a constant nor inlinable counts 1 on every path through it.
+template <class G>
+DepthEnds depth_ends(const DataflowGraph<G>& graph, const SubGraph& s) {
+  const boost::container::small_vector<std::size_t, 16> nodes(s.inside().begin(), s.inside().end());
+  boost::container::small_vector<std::uint32_t, 16> value(nodes.size(), 0);
+  boost::container::small_vector<std::uint32_t, 16> height(nodes.size(), 0);
+  auto at = [&](std::size_t i) { return static_cast<std::size_t>(std::lower_bound(nodes.begin(), nodes.end(), i) - nodes.begin()); };
+  auto counts = [&](std::size_t i) -> std::uint32_t { return graph.is_constant(i) || graph.is_inlinable(i) ? 0 : 1; };
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    std::uint32_t best = 0;
+    for (std::size_t j : graph.inputs(nodes[k])) {
+      if (s.inside().contains(j)) best = std::max(best, value[at(j)]);
+    }
+    value[k] = best + counts(nodes[k]);
+  }
+  for (std::size_t k = nodes.size(); k-- > 0;) {
+    std::uint32_t best = 0;
+    for (std::size_t o : graph.outputs(nodes[k])) {
+      if (s.inside().contains(o)) best = std::max(best, height[at(o)]);
+    }
+    height[k] = best + counts(nodes[k]);
+  }
+  DepthEnds ends;
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    if (counts(nodes[k]) != 0 && s.exit().contains(nodes[k])) ends.exits.emplace_back(nodes[k], value[k]);
+    if (s.entry().contains(nodes[k])) ends.entries.emplace_back(nodes[k], height[k]);
+  }
+  return ends;
+}
+
 class CandidatePool {
  public:
   explicit CandidatePool(std::size_t nodes) : by_entry_(nodes), by_exit_(nodes) {}
@@ -351,6 +400,12 @@ class CombineRule final : public RuleImpl<G> {
                     std::to_string(run.stats.joins_built) + " joins; the joins not found by then are dropped, so " +
                     "larger candidates of this rule may be missing");
     }
+    if (run.stats.tuple_joins_capped != 0) {
+      ctx.run->warn("target '" + target + "', rule '" + name_ + "' (combine): tuple_arg offered at most " +
+                    std::to_string(limits_.max_tuple_joins) + " joins around a tuple (max_tuple_joins) and dropped " +
+                    "the other choices of producers at " + std::to_string(run.stats.tuple_joins_capped) +
+                    " tuples, so some joins of a wide tuple's producers are missing");
+    }
     if (limits_.report) limits_.report(run.stats);
     return result;
   }
@@ -371,7 +426,8 @@ class CombineRule final : public RuleImpl<G> {
           ctx(c),
           join_depth(c.max_depth),
           pair_depth(c.within_depth(r.limits_.max_depth).max_depth),
-          pool(g.size()) {}
+          pool(g.size()),
+          depth_grows(detail::depth_grows_with_inside(g)) {}
 
     const CombineRule& rule;
     const DataflowGraph<G>& graph;
@@ -381,15 +437,20 @@ class CombineRule final : public RuleImpl<G> {
     std::size_t join_depth;
     std::size_t pair_depth;
     CandidatePool pool;
+    bool depth_grows;  // detail::depth_grows_with_inside(graph)
     /// This round's new joins, and their index (ids are positions in `found`).
     std::vector<SubGraph> found;
     IdentityIndex found_index;
     std::vector<std::size_t> found_hashes;
     CombineStats stats;
+    std::vector<DepthEnds> ends;        // by pool id, where depth_grows (pair_depth): filled on first use
+    std::vector<bool> has_ends;         // by pool id: whether ends[id] is filled
     std::vector<std::size_t> partners;  // scratch: the partners of one candidate, each once
     EpochMarks partner_marks;  // by pool id: in `partners`
     bool has_tuples = true;           // whether the graph has a tuple node (join_tuple_args)
     std::vector<std::size_t> tuples;  // scratch of join_tuple_args(): the tuples to look at
+    std::vector<std::size_t> tuple_offered;  // by node: joins tuple_arg offered around it
+    std::vector<bool> tuple_capped;          // by node: whether those reached max_tuple_joins
     EpochMarks tuple_marks;           // by node: in `tuples`
     JoinKey key;                      // scratch
 
@@ -477,18 +538,21 @@ class CombineRule final : public RuleImpl<G> {
       for (std::size_t o : me.output()) {
         pool.for_each_with_entry(o, [&](std::size_t id) { add_partner(id); });
       }
-      for (std::size_t id : partners) try_pair(me, pool[id]);
+      for (std::size_t id : partners) try_pair(new_id, id);
       start_partners();
       for (std::size_t i : me.input()) {
         pool.for_each_with_exit(i, [&](std::size_t id) {
           if (id < first_new) add_partner(id);  // pairs of two new candidates were tried above
         });
       }
-      for (std::size_t id : partners) try_pair(pool[id], me);
+      for (std::size_t id : partners) try_pair(id, new_id);
     }
 
-    /// Offers the union of `up` and `down` (which it feeds) when some pairwise combiner accepts it.
-    void try_pair(const SubGraph& up, const SubGraph& down) {
+    /// Offers the union of pool[up_id] and pool[down_id] (which it feeds) when some pairwise
+    /// combiner accepts it.
+    void try_pair(std::size_t up_id, std::size_t down_id) {
+      const SubGraph& up = pool[up_id];
+      const SubGraph& down = pool[down_id];
       if (up.inside().intersects(down.inside())) return;
       bool accepted = false;
       for (std::size_t c : rule.pairwise_) {
@@ -503,15 +567,56 @@ class CombineRule final : public RuleImpl<G> {
         ++stats.joins_tried;  // offer() would refuse it: spare the union and the nested groups' copy
         return;
       }
+      // Without an edge from down back into up, a path through the union runs through up,
+      // then through down: at most up.depth() + down.depth() nodes, and exactly the longest of
+      // the paths within each and those that cross between them, where depths grow.
+      const bool one_way = !down.output().intersects(up.inside());
+      std::size_t depth_known = one_way ? up.depth() + down.depth() : npos;
+      if (one_way && depth_grows && max_depth != 0 && depth_known > max_depth) {
+        depth_known = union_depth(up_id, down_id);
+        if (depth_known > max_depth) {
+          ++stats.joins_tried;
+          return;
+        }
+      }
       key.inside = up.inside();
       key.inside |= down.inside();
       key.nested.clear();
       key.add_nested(up);
       key.add_nested(down);
-      // Without an edge from down back into up, a path through the union runs through up,
-      // then through down: at most up.depth() + down.depth() nodes.
-      const bool one_way = !down.output().intersects(up.inside());
-      offer(max_depth, std::max(up.depth(), down.depth()), one_way ? up.depth() + down.depth() : npos, {&up, &down});
+      offer(max_depth, std::max(up.depth(), down.depth()), depth_known, {&up, &down});
+    }
+
+    /// The depth of the union of pool[up_id] and pool[down_id] when no edge runs from the second
+    /// back into the first and depths grow with the inside set: the deeper of the two, or of a
+    /// path ending at an exit of the first continued from an entry of the second.
+    std::size_t union_depth(std::size_t up_id, std::size_t down_id) {
+      if (ends.size() < pool.size()) {  // before taking references into it
+        ends.resize(pool.size());
+        has_ends.resize(pool.size(), false);
+      }
+      const DepthEnds& from = depth_ends_of(up_id);
+      const DepthEnds& to = depth_ends_of(down_id);
+      const SubGraph& down = pool[down_id];
+      std::size_t depth = std::max(pool[up_id].depth(), down.depth());
+      for (const auto& [exit, value] : from.exits) {
+        for (std::size_t o : graph.outputs(exit)) {
+          if (!down.inside().contains(o)) continue;
+          for (const auto& [entry, height] : to.entries) {
+            if (entry == o) depth = std::max<std::size_t>(depth, value + height);
+          }
+        }
+      }
+      return depth;
+    }
+
+    /// ends[id], filled when it was not (`ends` holds an element for it).
+    const DepthEnds& depth_ends_of(std::size_t id) {
+      if (!has_ends[id]) {
+        ends[id] = detail::depth_ends(graph, pool[id]);
+        has_ends[id] = true;
+      }
+      return ends[id];
     }
 
     /// Empties `partners` for a new list. add_partner() drops repeats in constant time and keeps
@@ -585,34 +690,118 @@ class CombineRule final : public RuleImpl<G> {
         });
         if (choices.empty()) return;  // nothing produces this field
       }
-      std::vector<std::size_t> at(options.size(), 0);  // the choice per field: an odometer
-      boost::container::small_vector<std::size_t, 4> parts;
+      TupleJoin join;
+      join.t = t;
+      join.first_new = first_new;
+      join.most = rule.limits_.max_tuple_joins == 0 ? npos : rule.limits_.max_tuple_joins;
+      if (tuple_offered.empty()) {
+        tuple_offered.assign(graph.size(), 0);
+        tuple_capped.assign(graph.size(), false);
+      }
+      join.offered = &tuple_offered[t];
+      if (join.capped()) return;
       for (std::size_t c : consumers) {
-        const SubGraph& consumer = pool[c];
-        std::fill(at.begin(), at.end(), 0);
-        while (!stats.truncated) {
-          if (ctx.run->out_of_time()) {
-            stop(ctx.run->stop_reason(stats.joins_built));
-            break;
-          }
-          parts.clear();
-          bool any_new = c >= first_new;
-          for (std::size_t k = 0; k < options.size(); ++k) {
-            const std::size_t id = options[k][at[k]];
-            if (id == kOutside || std::find(parts.begin(), parts.end(), id) != parts.end()) continue;
-            parts.push_back(id);
-            any_new = any_new || id >= first_new;
-          }
-          if (any_new) offer_tuple_join(consumer, t, parts);
-          std::size_t k = 0;
-          while (k < at.size() && ++at[k] == options[k].size()) at[k++] = 0;
-          if (k == at.size()) break;
-        }
+        join.consumer = &pool[c];
+        if (!usable_choices(join, options)) continue;
+        join.parts.clear();
+        choose_field(join, 0, c >= first_new);
+        if (stats.truncated || join.capped()) break;
+      }
+      if (join.capped() && !tuple_capped[t]) {
+        tuple_capped[t] = true;
+        ++stats.tuple_joins_capped;
       }
     }
 
-    /// Offers the union of `consumer`, tuple node t and the producers `parts`, when they are
-    /// disjoint.
+    /// One tuple_arg join being chosen: the consumer, tuple node t, the usable choices per
+    /// distinct field and the producers taken so far.
+    struct TupleJoin {
+      std::size_t t = npos;
+      std::size_t first_new = 0;
+      const SubGraph* consumer = nullptr;
+      std::vector<std::vector<std::size_t>> options;
+      std::vector<bool> new_from;  // [k]: whether a choice for a field from the k-th on is new
+      boost::container::small_vector<std::size_t, 4> parts;
+      std::size_t* offered = nullptr;  // joins offered around t so far (tuple_offered[t])
+      std::size_t most = 0;            // CombineLimits::max_tuple_joins, npos for no limit
+      /// Whether the joins around t reached their limit.
+      bool capped() const { return *offered >= most; }
+    };
+
+    /// Fills join.options with the choices of `options` (per distinct field) that can join
+    /// join.consumer: a field left outside, or a producer disjoint from the consumer and t whose
+    /// union with them is not deeper than the bound (where depths grow with the inside set, a
+    /// union with more producers is at least as deep). False when some field has none.
+    bool usable_choices(TupleJoin& join, const std::vector<std::vector<std::size_t>>& options) {
+      const SubGraph& consumer = *join.consumer;
+      join.options.resize(options.size());
+      join.new_from.assign(options.size() + 1, false);
+      for (std::size_t k = 0; k < options.size(); ++k) {
+        std::vector<std::size_t>& usable = join.options[k];
+        usable.clear();
+        for (std::size_t id : options[k]) {
+          if (id != npos) {
+            const SubGraph& p = pool[id];
+            if (p.inside().contains(join.t) || p.inside().intersects(consumer.inside())) continue;
+            if (join_depth != 0 && depth_grows) {
+              key.inside = consumer.inside();
+              key.inside.add(join.t);
+              key.inside |= p.inside();
+              if (detail::inside_depth(graph, key.inside, join_depth) > join_depth) continue;
+            }
+          }
+          usable.push_back(id);
+        }
+        if (usable.empty()) return false;
+      }
+      for (std::size_t k = options.size(); k-- > 0;) {
+        const std::vector<std::size_t>& usable = join.options[k];
+        join.new_from[k] = join.new_from[k + 1] || std::any_of(usable.begin(), usable.end(), [&](std::size_t id) {
+                             return id != npos && id >= join.first_new;
+                           });
+      }
+      return true;
+    }
+
+    /// Chooses the producer of the k-th distinct field and those after it, depth first: a choice
+    /// that overlaps the consumer, t or a producer taken for an earlier field is dropped with
+    /// every choice after it, and so is a branch in which no part can be new in this round. Each
+    /// complete choice is offered (offer_tuple_join).
+    void choose_field(TupleJoin& join, std::size_t k, bool any_new) {
+      const std::vector<std::vector<std::size_t>>& options = join.options;
+      if (stats.truncated || join.capped() || (!any_new && !join.new_from[k])) return;
+      if (k == options.size()) {
+        if (ctx.run->out_of_time()) {
+          stop(ctx.run->stop_reason(stats.joins_built));
+          return;
+        }
+        ++*join.offered;
+        offer_tuple_join(*join.consumer, join.t, join.parts);
+        return;
+      }
+      for (std::size_t id : options[k]) {
+        const bool taken = id == npos || std::find(join.parts.begin(), join.parts.end(), id) != join.parts.end();
+        if (taken) {  // a field left outside, or one more field of a producer taken already
+          choose_field(join, k + 1, any_new);
+          continue;
+        }
+        if (overlaps_join(join, pool[id])) continue;
+        join.parts.push_back(id);
+        choose_field(join, k + 1, any_new || id >= join.first_new);
+        join.parts.pop_back();
+        if (stats.truncated || join.capped()) return;
+      }
+    }
+
+    /// Whether producer `p` shares a node with a producer taken already.
+    bool overlaps_join(const TupleJoin& join, const SubGraph& p) const {
+      for (std::size_t id : join.parts) {
+        if (p.inside().intersects(pool[id].inside())) return true;
+      }
+      return false;
+    }
+
+    /// Offers the union of `consumer`, tuple node t and the disjoint producers `parts`.
     void offer_tuple_join(const SubGraph& consumer, std::size_t t,
                           const boost::container::small_vector<std::size_t, 4>& parts) {
       key.inside = consumer.inside();
@@ -621,7 +810,6 @@ class CombineRule final : public RuleImpl<G> {
       key.add_nested(consumer);
       for (std::size_t id : parts) {
         const SubGraph& p = pool[id];
-        if (p.inside().intersects(key.inside)) return;
         key.inside |= p.inside();
         key.add_nested(p);
       }
