@@ -1,6 +1,7 @@
 // The partitioner's sweep: candidate generation and search, under the default budgets, on random
 // DAGs (operands from the 5 latest values, or from any earlier value) and on parallel chains
-// joined by one wide tuple, of 20 to 20,000 nodes, with the ready-made specs of four targets (and
+// joined by one wide tuple (chains with a dense in every five operators, or elementwise only), of
+// 20 to 20,000 nodes, with the ready-made specs of four targets (and
 // native fusion alone on the parallel chains), for each searcher. Each benchmark runs every graph
 // of its size once and reports the worst case over them: time, peak memory, candidates, and how
 // many answers a budget cut.
@@ -29,8 +30,8 @@ namespace {
 using testing_ir::ExprGraph;
 using Graph = collage::DataflowGraph<ExprGraph>;
 
-enum Family { kRandomLocal, kRandomAny, kParallel4, kParallel8, kParallel16 };
-const char* const kFamilyNames[] = {"random_local", "random_any", "parallel4", "parallel8", "parallel16"};
+enum Family { kRandomLocal, kRandomAny, kParallel4, kParallel8, kParallel16, kElementwise16 };
+const char* const kFamilyNames[] = {"random_local", "random_any", "parallel4", "parallel8", "parallel16", "elementwise16"};
 enum Specs { kNativeOnly, kReadyMade };
 const char* const kSpecsNames[] = {"native", "ready4"};
 
@@ -54,9 +55,9 @@ void reset_peak_rss() {
 /// small ones), a parallel family the one graph of its size.
 std::deque<ExprGraph> graphs_of(Family family, std::size_t nodes) {
   std::deque<ExprGraph> out;
-  if (family == kParallel4 || family == kParallel8 || family == kParallel16) {
+  if (family >= kParallel4) {
     const std::size_t branches = family == kParallel4 ? 4 : family == kParallel8 ? 8 : 16;
-    out.push_back(testing_ir::sweep::parallel_chains(branches, nodes));
+    out.push_back(testing_ir::sweep::parallel_chains(branches, nodes, family == kElementwise16));
     return out;
   }
   const std::size_t count = nodes <= 200 ? 20 : nodes <= 2000 ? 4 : 2;
@@ -127,13 +128,16 @@ constexpr int kBeam = static_cast<int>(collage::SearchAlgorithm::beam);
 constexpr int kGreedy = static_cast<int>(collage::SearchAlgorithm::greedy);
 
 BENCHMARK(BM_Sweep)
-    ->ArgsProduct({{kRandomLocal, kRandomAny, kParallel4, kParallel8, kParallel16},
+    ->ArgsProduct({{kRandomLocal, kRandomAny, kParallel4, kParallel8, kParallel16, kElementwise16},
                    {20, 200, 2000, 20000},
                    {kReadyMade},
                    {kExact, kBeam, kGreedy}})
-    ->ArgsProduct({{kParallel4, kParallel8, kParallel16}, {20, 200, 2000, 20000}, {kNativeOnly}, {kExact, kBeam, kGreedy}})
+    ->ArgsProduct({{kParallel4, kParallel8, kParallel16, kElementwise16},
+                   {20, 200, 2000, 20000},
+                   {kNativeOnly},
+                   {kExact, kBeam, kGreedy}})
     // The wide join: 16 blocks of about 17 nodes and one 16-field tuple, native alone.
-    ->ArgsProduct({{kParallel16}, {290}, {kNativeOnly}, {kExact, kBeam, kGreedy}})
+    ->ArgsProduct({{kParallel16, kElementwise16}, {290}, {kNativeOnly}, {kExact, kBeam, kGreedy}})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 

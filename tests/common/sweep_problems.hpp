@@ -20,8 +20,9 @@ namespace testing_ir::sweep {
 
 /// `branches` chains from one input, joined by concat(tuple(ends)) (a DenseNet / Inception /
 /// per-head join), about `nodes` nodes in all. Each chain repeats dense(., W), add(., b), relu,
-/// multiply(., scalar), tanh: 7 nodes a round with the constants.
-inline ExprGraph parallel_chains(std::size_t branches, std::size_t nodes) {
+/// multiply(., scalar), tanh: 7 nodes a round with the constants; with `elementwise`, exp in
+/// place of the dense, so every chain end has several fusible producers.
+inline ExprGraph parallel_chains(std::size_t branches, std::size_t nodes, bool elementwise = false) {
   ExprGraph ir;
   const Expr* x = ir.var("x");
   const std::size_t per_branch = std::max<std::size_t>(1, nodes > 3 ? (nodes - 3) / branches : 1);
@@ -32,7 +33,10 @@ inline ExprGraph parallel_chains(std::size_t branches, std::size_t nodes) {
     for (std::size_t step = 0; made < per_branch; ++step) {
       const std::string name = std::to_string(b) + "." + std::to_string(step);
       switch (step % 5) {
-        case 0: h = ir.call("dense", {h, ir.constant("w" + name)}); made += 2; break;
+        case 0:
+          h = elementwise ? ir.call("exp", {h}) : ir.call("dense", {h, ir.constant("w" + name)});
+          made += elementwise ? 1 : 2;
+          break;
         case 1: h = ir.call("add", {h, ir.constant("b" + name)}); made += 2; break;
         case 2: h = ir.call("relu", {h}); made += 1; break;
         case 3: h = ir.call("multiply", {h, ir.scalar()}); made += 2; break;

@@ -14,6 +14,7 @@
 #include "common/expr_ir.hpp"
 #include "common/random_ops_graph.hpp"
 #include "common/rules_fixture.hpp"
+#include "common/sweep_problems.hpp"
 #include "common/tvm_combine.hpp"
 
 namespace collage {
@@ -304,6 +305,39 @@ TEST(Combine, OnlyValidBoundsEveryJoinByItsDepth) {
   for (const Candidate& c : filtered) {
     EXPECT_TRUE(std::find(valid.begin(), valid.end(), c) != valid.end()) << c.to_string(*f.graph);
   }
+}
+
+TEST(Combine, TupleArgStopsAtMaxTupleJoinsAroundOneTuple) {
+  // 12 elementwise chains joined by concat(tuple(...)): each end has two fusible producers (itself
+  // and the pair ending there), so the joins of the concat, the tuple and one producer per field
+  // number 2^12. Pairwise joins stop at depth 2, so no pairwise join grows a tuple join (depth 3
+  // or more) into another.
+  RulesFixture f;
+  f.ir = testing_ir::sweep::parallel_chains(12, 12 * 6, true);
+  f.build();
+  auto run = [&](std::size_t max_tuple_joins, CombineStats& stats) {
+    CombineLimits limits;
+    limits.max_depth = 2;
+    limits.max_tuple_joins = max_tuple_joins;
+    limits.report = [&](const CombineStats& s) { stats = s; };
+    CandidateRun candidate_run;
+    const auto rule = only_valid(combine(op_kind<ExprGraph>(OpKind::opaque), fuse_ops_combiners(), limits),
+                                 SubGraphConfig{1, false, 4});
+    const std::size_t found = rule.all_candidates(*f.graph, "t", RuleContext{&candidate_run}).size();
+    return std::make_pair(found, candidate_run.take_warnings());
+  };
+  CombineStats all_stats, capped_stats;
+  const auto [all, all_warnings] = run(0, all_stats);
+  const auto [capped, capped_warnings] = run(100, capped_stats);
+  EXPECT_EQ(all_stats.tuple_joins_capped, 0u);
+  EXPECT_TRUE(all_warnings.empty());
+  EXPECT_GT(all, 4000u);  // 2^12 joins around the tuple alone
+  EXPECT_EQ(capped_stats.tuple_joins_capped, 1u);
+  EXPECT_LT(capped, all);
+  ASSERT_EQ(capped_warnings.size(), 1u);
+  EXPECT_NE(capped_warnings[0].find("tuple_arg offered at most 100 joins around a tuple (max_tuple_joins)"),
+            std::string::npos)
+      << capped_warnings[0];
 }
 
 TEST(Combine, CustomPairwiseCombinerAndDescribe) {

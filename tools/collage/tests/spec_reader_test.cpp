@@ -32,7 +32,7 @@ TEST(SpecReader, ReadsEveryRuleAndCombiner) {
       {"rule": "primitive", "compiler": false, "sub": {"rule": "op_kind", "max_kind": "anchor"}},
       {"rule": "composite", "name": "lib.dense_bias", "sub": {"rule": "pattern", "name": "db", "pattern": "add(dense(*, const), *)"}},
       {"rule": "only_valid", "config": {"max_exits": 1, "allow_taps": true, "max_depth": 4},
-       "sub": {"rule": "combine", "max_depth": 4, "max_candidates": 1000, "name": "grow",
+       "sub": {"rule": "combine", "max_depth": 4, "max_candidates": 1000, "max_tuple_joins": 16, "name": "grow",
                "combiners": [{"by_kind": ["anchor", "broadcast"]}, "all", "tuple_arg", "tuple_proj", "constant"],
                "sub": {"rule": "op_predicate", "name": "lib", "ops": ["add", "relu"], "constants": true}}},
       {"rule": "max_coalesce", "config": {"max_depth": 5}, "sub": {"rule": "op_kind", "max_kind": "injective"}},
