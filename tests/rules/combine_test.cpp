@@ -340,6 +340,44 @@ TEST(Combine, TupleArgStopsAtMaxTupleJoinsAroundOneTuple) {
       << capped_warnings[0];
 }
 
+TEST(Combine, KeepsAtMostMaxJoinsPerExitWithTheSameExits) {
+  // 8 elementwise chains joined by concat(tuple(...)): a join rooted at the concat may take in the
+  // tail of any subset of the chains at the same depth, all with the concat as their one exit.
+  RulesFixture f;
+  f.ir = testing_ir::sweep::parallel_chains(8, 8 * 6, true);
+  f.build();
+  auto run = [&](std::size_t max_joins_per_exit, CombineStats& stats) {
+    CombineLimits limits;
+    limits.max_depth = 4;
+    limits.max_joins_per_exit = max_joins_per_exit;
+    limits.max_tuple_joins = 0;
+    limits.report = [&](const CombineStats& s) { stats = s; };
+    CandidateRun candidate_run;
+    const auto rule = only_valid(combine(op_kind<ExprGraph>(OpKind::opaque), fuse_ops_combiners(), limits),
+                                 SubGraphConfig{1, false, 4});
+    std::map<std::string, std::size_t> per_exit;
+    for (const Candidate& c : rule.all_candidates(*f.graph, "t", RuleContext{&candidate_run})) {
+      ++per_exit[c.sub_graph.exit().to_string()];
+    }
+    std::size_t most = 0;
+    for (const auto& [exits, count] : per_exit) most = std::max(most, count);
+    return std::make_pair(most, candidate_run.take_warnings());
+  };
+  CombineStats all_stats, capped_stats;
+  const auto [all_most, all_warnings] = run(0, all_stats);
+  const auto [capped_most, capped_warnings] = run(40, capped_stats);
+  EXPECT_EQ(all_stats.exits_capped, 0u);
+  EXPECT_TRUE(all_warnings.empty());
+  EXPECT_GT(all_most, 200u);
+  EXPECT_GE(capped_stats.exits_capped, 1u);
+  EXPECT_LE(capped_most, 40u + 1);  // the joins kept and the seed with those exits
+  EXPECT_LT(capped_stats.joins_built, all_stats.joins_built);
+  ASSERT_EQ(capped_warnings.size(), 1u);
+  EXPECT_NE(capped_warnings[0].find("kept at most 40 joins with the same exit nodes (max_joins_per_exit)"),
+            std::string::npos)
+      << capped_warnings[0];
+}
+
 TEST(Combine, CustomPairwiseCombinerAndDescribe) {
   RulesFixture f;
   auto x = f.ir.var("x");

@@ -172,7 +172,8 @@ class SpecParser {
     }
     if (r == "combine") {
       if (!in_.expect_object(j, path,
-                             {"rule", "sub", "combiners", "max_depth", "max_candidates", "max_tuple_joins", "name"})) {
+                             {"rule", "sub", "combiners", "max_depth", "max_candidates", "max_tuple_joins",
+                              "max_joins_per_exit", "name"})) {
         return std::nullopt;
       }
       std::optional<std::vector<Combiner<G>>> cs = combiners(j, path);
@@ -180,12 +181,17 @@ class SpecParser {
       std::optional<std::size_t> max_candidates = optional_size(j, "max_candidates", path, CombineLimits{}.max_candidates);
       std::optional<std::size_t> max_tuple_joins =
           optional_size(j, "max_tuple_joins", path, CombineLimits{}.max_tuple_joins);
+      std::optional<std::size_t> max_joins_per_exit =
+          optional_size(j, "max_joins_per_exit", path, CombineLimits{}.max_joins_per_exit);
       std::optional<std::string> rule_name = optional_string(j, "name", path, "combine");
-      if (!cs || !max_depth || !max_candidates || !max_tuple_joins || !rule_name) return std::nullopt;
+      if (!cs || !max_depth || !max_candidates || !max_tuple_joins || !max_joins_per_exit || !rule_name) {
+        return std::nullopt;
+      }
       std::optional<PartitionRule<G>> sub = sub_rule(j, path, depth);
       if (!sub) return std::nullopt;
       CombineLimits limits = combine_limits(*max_depth, *max_candidates);
       limits.max_tuple_joins = *max_tuple_joins;
+      limits.max_joins_per_exit = *max_joins_per_exit;
       return combine<G>(std::move(*sub), std::move(*cs), std::move(limits), *rule_name);
     }
     if (r == "combine_split_bounded") {

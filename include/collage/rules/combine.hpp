@@ -105,6 +105,9 @@ struct CombineStats {
   /// Tuples around which tuple_arg offered CombineLimits::max_tuple_joins joins and dropped the
   /// other choices of producers.
   std::size_t tuple_joins_capped = 0;
+  /// Exit sets with CombineLimits::max_joins_per_exit joins, after which joins with those exits
+  /// were dropped.
+  std::size_t exits_capped = 0;
 };
 
 /// Limits on `combine`.
@@ -126,6 +129,13 @@ struct CombineLimits {
   /// field's producers in the order they were found (its own node first); a run that drops some
   /// says so in CombineStats and in a warning of its RuleContext.
   std::size_t max_tuple_joins = 4096;
+  /// Most joins built with the same exit nodes in one run (0: unlimited). Candidates that differ
+  /// only in which side branches they take in (the tails of n parallel chains feeding one
+  /// concatenation: 2^n sets, each as deep as the deepest tail) all share their exits; this keeps
+  /// the joins found first (smaller ones, in earlier rounds), so the rule's result stays within
+  /// this many candidates per exit set. A run that drops some says so in CombineStats and in a
+  /// warning of its RuleContext.
+  std::size_t max_joins_per_exit = 4096;
   /// When set, called at the end of every run with what it did (for benchmarks, tuning and
   /// warning about truncated runs).
   std::function<void(const CombineStats&)> report = nullptr;
@@ -406,6 +416,12 @@ class CombineRule final : public RuleImpl<G> {
                     "the other choices of producers at " + std::to_string(run.stats.tuple_joins_capped) +
                     " tuples, so some joins of a wide tuple's producers are missing");
     }
+    if (run.stats.exits_capped != 0) {
+      ctx.run->warn("target '" + target + "', rule '" + name_ + "' (combine): kept at most " +
+                    std::to_string(limits_.max_joins_per_exit) + " joins with the same exit nodes (max_joins_per_exit) " +
+                    "and dropped the later ones for " + std::to_string(run.stats.exits_capped) +
+                    " exit sets, so some candidates that take in more side branches are missing");
+    }
     if (limits_.report) limits_.report(run.stats);
     return result;
   }
@@ -449,6 +465,7 @@ class CombineRule final : public RuleImpl<G> {
     EpochMarks partner_marks;  // by pool id: in `partners`
     bool has_tuples = true;           // whether the graph has a tuple node (join_tuple_args)
     std::vector<std::size_t> tuples;  // scratch of join_tuple_args(): the tuples to look at
+    std::unordered_map<IndexSet, std::size_t> joins_per_exit;  // joins built with each exit set
     std::vector<std::size_t> tuple_offered;  // by node: joins tuple_arg offered around it
     std::vector<bool> tuple_capped;          // by node: whether those reached max_tuple_joins
     EpochMarks tuple_marks;           // by node: in `tuples`
@@ -516,8 +533,17 @@ class CombineRule final : public RuleImpl<G> {
         stop(std::move(reason));
         return;
       }
+      SubGraph joined(graph, std::move(key.inside), key.nested_groups());
+      if (rule.limits_.max_joins_per_exit != 0) {
+        std::size_t& same_exits = joins_per_exit[joined.exit()];
+        if (same_exits >= rule.limits_.max_joins_per_exit) {
+          if (same_exits++ == rule.limits_.max_joins_per_exit) ++stats.exits_capped;
+          return;
+        }
+        ++same_exits;
+      }
       ++stats.joins_built;
-      found.push_back(SubGraph(graph, std::move(key.inside), key.nested_groups()));
+      found.push_back(std::move(joined));
       found_hashes.push_back(key.hash);
       found_index.push(key.hash);
       ctx.run->add_join(found.back().heap_bytes() + sizeof(Candidate));
