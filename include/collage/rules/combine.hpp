@@ -225,7 +225,7 @@ class NodeIndex {
 /// added (the sub-rule's candidates first), and indexes from node to the ids having that node as
 /// an entry or an exit.
 /// Where a sub-graph meets another in a pairwise join, for the depth of their union without
-/// visiting it (pair_depth): the depth value of each exit that counts (the longest path inside
+/// visiting it (CombineRule's union_depth): the depth value of each exit that counts (the longest path inside
 /// ending there) and the height of each entry (the longest path inside starting there).
 struct DepthEnds {
   boost::container::small_vector<std::pair<std::size_t, std::uint32_t>, 2> exits;
@@ -459,7 +459,7 @@ class CombineRule final : public RuleImpl<G> {
     IdentityIndex found_index;
     std::vector<std::size_t> found_hashes;
     CombineStats stats;
-    std::vector<DepthEnds> ends;        // by pool id, where depth_grows (pair_depth): filled on first use
+    std::vector<DepthEnds> ends;        // by pool id, where depth_grows (union_depth): filled on first use
     std::vector<bool> has_ends;         // by pool id: whether ends[id] is filled
     std::vector<std::size_t> partners;  // scratch: the partners of one candidate, each once
     EpochMarks partner_marks;  // by pool id: in `partners`
@@ -692,7 +692,6 @@ class CombineRule final : public RuleImpl<G> {
 
     /// join_tuple_args for tuple node t.
     void join_tuple(std::size_t t, std::size_t first_new) {
-      constexpr std::size_t kOutside = npos;  // a field left outside
       start_partners();
       for (std::size_t e : graph.outputs(t)) pool.for_each_with_entry(e, [&](std::size_t id) { add_partner(id); });
       std::vector<std::size_t> consumers;
@@ -739,6 +738,9 @@ class CombineRule final : public RuleImpl<G> {
       }
     }
 
+    /// A field's choice that leaves the field outside the join.
+    static constexpr std::size_t kOutside = npos;
+
     /// One tuple_arg join being chosen: the consumer, tuple node t, the usable choices per
     /// distinct field and the producers taken so far.
     struct TupleJoin {
@@ -766,7 +768,7 @@ class CombineRule final : public RuleImpl<G> {
         std::vector<std::size_t>& usable = join.options[k];
         usable.clear();
         for (std::size_t id : options[k]) {
-          if (id != npos) {
+          if (id != kOutside) {
             const SubGraph& p = pool[id];
             if (p.inside().contains(join.t) || p.inside().intersects(consumer.inside())) continue;
             if (join_depth != 0 && depth_grows) {
@@ -783,7 +785,7 @@ class CombineRule final : public RuleImpl<G> {
       for (std::size_t k = options.size(); k-- > 0;) {
         const std::vector<std::size_t>& usable = join.options[k];
         join.new_from[k] = join.new_from[k + 1] || std::any_of(usable.begin(), usable.end(), [&](std::size_t id) {
-                             return id != npos && id >= join.first_new;
+                             return id != kOutside && id >= join.first_new;
                            });
       }
       return true;
@@ -806,7 +808,7 @@ class CombineRule final : public RuleImpl<G> {
         return;
       }
       for (std::size_t id : options[k]) {
-        const bool taken = id == npos || std::find(join.parts.begin(), join.parts.end(), id) != join.parts.end();
+        const bool taken = id == kOutside || std::find(join.parts.begin(), join.parts.end(), id) != join.parts.end();
         if (taken) {  // a field left outside, or one more field of a producer taken already
           choose_field(join, k + 1, any_new);
           continue;

@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Markdown table of sweep_bench's JSON output (--benchmark_out): one row per graph family, spec
+set and size; per searcher the worst partition() time over the size's graphs, the largest peak
+memory increase, and how many graphs a budget cut.
+
+    python3 bench/sweep_table.py sweep.json
+"""
+import json
+import sys
+
+FAMILIES = ["random_local", "random_any", "parallel4", "parallel8", "parallel16", "elementwise16"]
+SEARCHERS = ["exact", "beam", "greedy"]
+
+
+def seconds(s):
+    return f"{s * 1000:.1f} ms" if s < 1 else f"{s:.2f} s"
+
+
+def main(path):
+    rows = {}
+    for b in json.load(open(path))["benchmarks"]:
+        family, specs, searcher = b["label"].split("/")
+        size = int(b["name"].split("/")[2])
+        row = rows.setdefault((specs, FAMILIES.index(family), size), {"family": family})
+        row[searcher] = b
+    print("| specs | family | nodes (largest) | graphs | max candidates | "
+          + " | ".join(f"{s}: worst, peak MiB, cut" for s in SEARCHERS) + " |")
+    print("|---|---|---:|---:|---:|" + "---|" * len(SEARCHERS))
+    for key in sorted(rows):
+        row = rows[key]
+        first = row[SEARCHERS[0]]
+        cells = []
+        for s in SEARCHERS:
+            b = row.get(s)
+            if b is None:
+                cells.append("")
+                continue
+            unsound = int(b["unsound"])
+            cell = f"{seconds(b['worst_s'])}, {b['peak_rss_mib']:.0f}, {int(b['budget_cut'])}"
+            cells.append(cell + (f" (**{unsound} unsound**)" if unsound else ""))
+        print(f"| {key[0]} | {row['family']} | {int(first['nodes']):,} | {int(first['graphs'])} | "
+              f"{int(first['max_candidates']):,} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
