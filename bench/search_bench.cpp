@@ -8,7 +8,6 @@
 
 #include <benchmark/benchmark.h>
 
-#include <fstream>
 #include <memory>
 #include <string>
 
@@ -17,6 +16,7 @@
 #include "collage/partitioner.hpp"
 #include "collage/rules/pattern_rule.hpp"
 #include "common/models.hpp"
+#include "common/process_memory.hpp"
 
 namespace {
 
@@ -79,20 +79,6 @@ std::vector<Spec> make_specs(std::size_t n) {
   return specs;
 }
 
-std::size_t peak_rss_kib() {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  while (std::getline(status, line)) {
-    if (line.rfind("VmHWM:", 0) == 0) return std::stoul(line.substr(6));
-  }
-  return 0;
-}
-
-void reset_peak_rss() {
-  std::ofstream clear("/proc/self/clear_refs");
-  clear << "5";
-}
-
 /// BM_Partition, and with `across_devices` the same with cudnn, cutlass, ew and trt on a second
 /// device and 0.2 for each value that moves between the devices (the mock's operators cost 0.7 to 1).
 void partition_benchmark(benchmark::State& state, bool across_devices) {
@@ -100,7 +86,7 @@ void partition_benchmark(benchmark::State& state, bool across_devices) {
   const auto size = static_cast<std::size_t>(state.range(1));
   const auto targets = static_cast<std::size_t>(state.range(2));
   const auto algorithm = static_cast<collage::SearchAlgorithm>(state.range(3));
-  reset_peak_rss();
+  testing_ir::reset_peak_rss();
   ExprGraph ir;
   build_model(ir, shape, size);
   auto graph = Graph::build(ir);
@@ -146,7 +132,7 @@ void partition_benchmark(benchmark::State& state, bool across_devices) {
   state.counters["search_s"] = last.seconds.search;
   state.counters["candidates_s"] = last.seconds.candidates;
   state.counters["exact_gave_up"] = last.partitioning.stats.algorithm.find("gave up") != std::string::npos ? 1 : 0;
-  state.counters["peak_rss_mib"] = static_cast<double>(peak_rss_kib()) / 1024.0;
+  state.counters["peak_rss_mib"] = testing_ir::peak_rss_mib();
 }
 
 void BM_Partition(benchmark::State& state) { partition_benchmark(state, false); }

@@ -1,27 +1,28 @@
 // The partitioner's sweep: candidate generation and search, under the default budgets, on random
 // DAGs (operands from the 5 latest values, or from any earlier value) and on parallel chains
 // joined by one wide tuple (chains with a dense in every five operators, or elementwise only), of
-// 20 to 20,000 nodes, with the ready-made specs of four targets (and
-// native fusion alone on the parallel chains), for each searcher. Each benchmark runs every graph
-// of its size once and reports the worst case over them: time, peak memory, candidates, and how
-// many answers a budget cut.
+// 20 to 20,000 nodes, with the ready-made specs of four targets (and native fusion alone on the
+// parallel chains), for each searcher. Each benchmark runs every graph of its size once and
+// reports the worst case over them: time, peak memory, candidates, and how many answers a budget
+// cut.
 //
 // Arguments: {family, nodes, specs, algorithm}. Counters: graphs, nodes (the largest), worst_s,
 // median_s, worst_candidates_s, worst_search_s, max_candidates, peak_rss_mib (the process's peak
 // resident memory over one graph, VmHWM reset before it where the kernel allows: an upper bound,
-// as it includes the heap the process kept from the graphs before), budget_cut (graphs whose result carries a warning: a rule stopped by the candidate
-// budget, or a searcher by its time or state budget), unsound (answers that are not a disjoint,
+// as it includes the heap the process kept from the graphs before), budget_cut (graphs whose
+// result carries a warning: a rule stopped by the candidate budget, or a searcher by its time or
+// state budget), unsound (answers that are not a disjoint,
 // covering, acyclic partitioning: must be 0).
 
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
 #include <deque>
-#include <fstream>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "common/process_memory.hpp"
 #include "common/random_ops_graph.hpp"
 #include "common/sweep_problems.hpp"
 
@@ -35,25 +36,9 @@ const char* const kFamilyNames[] = {"random_local", "random_any", "parallel4", "
 enum Specs { kNativeOnly, kReadyMade };
 const char* const kSpecsNames[] = {"native", "ready4"};
 
-/// A field of /proc/self/status in KiB, e.g. "VmHWM".
-std::size_t rss_kib(const std::string& field) {
-  std::ifstream status("/proc/self/status");
-  std::string line;
-  const std::string key = field + ":";
-  while (std::getline(status, line)) {
-    if (line.rfind(key, 0) == 0) return std::stoul(line.substr(key.size()));
-  }
-  return 0;
-}
-
-void reset_peak_rss() {
-  std::ofstream clear("/proc/self/clear_refs");
-  clear << "5";
-}
-
-/// a parallel family the one graph of its size. (A deque: an ExprGraph's nodes point at each other,
-/// and a vector would copy them as it grows.)
-/// small ones), a parallel family the one graph of its size.
+/// The graphs of one benchmark: a random family gets several seeded graphs per size (more of the
+/// small ones), a parallel family the one graph of its size. (A deque: an ExprGraph's nodes point
+/// at each other, and a vector would copy them as it grows.)
 std::deque<ExprGraph> graphs_of(Family family, std::size_t nodes) {
   std::deque<ExprGraph> out;
   if (family >= kParallel4) {
@@ -91,9 +76,8 @@ void BM_Sweep(benchmark::State& state) {
         return;
       }
       auto oracle = testing_ir::sweep::sweep_oracle();
-      reset_peak_rss();
+      testing_ir::reset_peak_rss();
       auto r = collage::partition(*graph, specs, oracle, options);
-      const std::size_t peak_kib = rss_kib("VmHWM");
       if (!r.ok()) {
         state.SkipWithError(r.error().message.c_str());
         return;
@@ -103,7 +87,7 @@ void BM_Sweep(benchmark::State& state) {
       worst_candidates = std::max(worst_candidates, r->seconds.candidates);
       worst_search = std::max(worst_search, r->seconds.search);
       max_candidates = std::max(max_candidates, r->candidates.size());
-      peak_mib = std::max(peak_mib, static_cast<double>(peak_kib) / 1024.0);
+      peak_mib = std::max(peak_mib, testing_ir::peak_rss_mib());
       if (!r->warnings.empty()) ++cut;
       if (!testing_ir::sweep::unsound(*graph, r->partitioning).empty()) ++unsound;
     }

@@ -2,7 +2,6 @@
 // bounded memory (nothing n²), and cyclic input reported as an error rather than looped on.
 
 #include <cstddef>
-#include <fstream>
 #include <random>
 #include <string>
 #include <utility>
@@ -14,6 +13,7 @@
 #include "collage/partition/convexity.hpp"
 #include "collage/support/index_set.hpp"
 #include "common/adjacency_ir.hpp"
+#include "common/process_memory.hpp"
 #include "common/random_dag.hpp"
 
 namespace {
@@ -22,24 +22,8 @@ using collage::DataflowGraph;
 using collage::IndexSet;
 using collage::npos;
 using testing_ir::AdjacencyGraph;
-
-/// A field of /proc/self/status in KiB ("VmHWM", "VmRSS"), or -1 where there is none.
-long proc_status_kib(const std::string& field) {
-  std::ifstream in("/proc/self/status");
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.compare(0, field.size() + 1, field + ":") == 0) return std::stol(line.substr(field.size() + 1));
-  }
-  return -1;
-}
-
-/// Resets the peak resident set size to the current one (Linux >= 4.0); false where unsupported.
-bool reset_peak_rss() {
-  std::ofstream out("/proc/self/clear_refs");
-  out << "5";
-  out.flush();
-  return static_cast<bool>(out);
-}
+using testing_ir::proc_status_kib;
+using testing_ir::reset_peak_rss;
 
 TEST(LargeGraph, Chain200k) {
   constexpr std::size_t n = 200000;

@@ -307,6 +307,24 @@ TEST(Combine, OnlyValidBoundsEveryJoinByItsDepth) {
   }
 }
 
+/// What FuseOps' combiners under only_valid({1 exit, no taps, depth 4}) return on f's graph with
+/// `limits`: the candidates, the run's warnings and its CombineStats.
+struct LimitedRun {
+  std::vector<Candidate> candidates;
+  std::vector<std::string> warnings;
+  CombineStats stats;
+};
+LimitedRun fuse_ops_within(const RulesFixture& f, CombineLimits limits) {
+  LimitedRun out;
+  limits.report = [&](const CombineStats& s) { out.stats = s; };
+  CandidateRun candidate_run;
+  const auto rule = only_valid(combine(op_kind<ExprGraph>(OpKind::opaque), fuse_ops_combiners(), limits),
+                               SubGraphConfig{1, false, 4});
+  out.candidates = rule.all_candidates(*f.graph, "t", RuleContext{&candidate_run});
+  out.warnings = candidate_run.take_warnings();
+  return out;
+}
+
 TEST(Combine, TupleArgStopsAtMaxTupleJoinsAroundOneTuple) {
   // 12 elementwise chains joined by concat(tuple(...)): each end has two fusible producers (itself
   // and the pair ending there), so the joins of the concat, the tuple and one producer per field
@@ -315,29 +333,30 @@ TEST(Combine, TupleArgStopsAtMaxTupleJoinsAroundOneTuple) {
   RulesFixture f;
   f.ir = testing_ir::sweep::parallel_chains(12, 12 * 6, true);
   f.build();
-  auto run = [&](std::size_t max_tuple_joins, CombineStats& stats) {
-    CombineLimits limits;
-    limits.max_depth = 2;
-    limits.max_tuple_joins = max_tuple_joins;
-    limits.report = [&](const CombineStats& s) { stats = s; };
-    CandidateRun candidate_run;
-    const auto rule = only_valid(combine(op_kind<ExprGraph>(OpKind::opaque), fuse_ops_combiners(), limits),
-                                 SubGraphConfig{1, false, 4});
-    const std::size_t found = rule.all_candidates(*f.graph, "t", RuleContext{&candidate_run}).size();
-    return std::make_pair(found, candidate_run.take_warnings());
-  };
-  CombineStats all_stats, capped_stats;
-  const auto [all, all_warnings] = run(0, all_stats);
-  const auto [capped, capped_warnings] = run(100, capped_stats);
-  EXPECT_EQ(all_stats.tuple_joins_capped, 0u);
-  EXPECT_TRUE(all_warnings.empty());
-  EXPECT_GT(all, 4000u);  // 2^12 joins around the tuple alone
-  EXPECT_EQ(capped_stats.tuple_joins_capped, 1u);
-  EXPECT_LT(capped, all);
-  ASSERT_EQ(capped_warnings.size(), 1u);
-  EXPECT_NE(capped_warnings[0].find("tuple_arg offered at most 100 joins around a tuple (max_tuple_joins)"),
+  CombineLimits limits;
+  limits.max_depth = 2;
+  limits.max_tuple_joins = 0;
+  const LimitedRun all = fuse_ops_within(f, limits);
+  limits.max_tuple_joins = 100;
+  const LimitedRun capped = fuse_ops_within(f, limits);
+  EXPECT_EQ(all.stats.tuple_joins_capped, 0u);
+  EXPECT_TRUE(all.warnings.empty());
+  EXPECT_GT(all.candidates.size(), 4000u);  // 2^12 joins around the tuple alone
+  EXPECT_EQ(capped.stats.tuple_joins_capped, 1u);
+  EXPECT_LT(capped.candidates.size(), all.candidates.size());
+  ASSERT_EQ(capped.warnings.size(), 1u);
+  EXPECT_NE(capped.warnings[0].find("tuple_arg offered at most 100 joins around a tuple (max_tuple_joins)"),
             std::string::npos)
-      << capped_warnings[0];
+      << capped.warnings[0];
+}
+
+/// The most candidates of `candidates` with one exit set.
+std::size_t most_with_one_exit_set(const std::vector<Candidate>& candidates) {
+  std::map<std::string, std::size_t> per_exit;
+  for (const Candidate& c : candidates) ++per_exit[c.sub_graph.exit().to_string()];
+  std::size_t most = 0;
+  for (const auto& [exits, count] : per_exit) most = std::max(most, count);
+  return most;
 }
 
 TEST(Combine, KeepsAtMostMaxJoinsPerExitWithTheSameExits) {
@@ -346,36 +365,23 @@ TEST(Combine, KeepsAtMostMaxJoinsPerExitWithTheSameExits) {
   RulesFixture f;
   f.ir = testing_ir::sweep::parallel_chains(8, 8 * 6, true);
   f.build();
-  auto run = [&](std::size_t max_joins_per_exit, CombineStats& stats) {
-    CombineLimits limits;
-    limits.max_depth = 4;
-    limits.max_joins_per_exit = max_joins_per_exit;
-    limits.max_tuple_joins = 0;
-    limits.report = [&](const CombineStats& s) { stats = s; };
-    CandidateRun candidate_run;
-    const auto rule = only_valid(combine(op_kind<ExprGraph>(OpKind::opaque), fuse_ops_combiners(), limits),
-                                 SubGraphConfig{1, false, 4});
-    std::map<std::string, std::size_t> per_exit;
-    for (const Candidate& c : rule.all_candidates(*f.graph, "t", RuleContext{&candidate_run})) {
-      ++per_exit[c.sub_graph.exit().to_string()];
-    }
-    std::size_t most = 0;
-    for (const auto& [exits, count] : per_exit) most = std::max(most, count);
-    return std::make_pair(most, candidate_run.take_warnings());
-  };
-  CombineStats all_stats, capped_stats;
-  const auto [all_most, all_warnings] = run(0, all_stats);
-  const auto [capped_most, capped_warnings] = run(40, capped_stats);
-  EXPECT_EQ(all_stats.exits_capped, 0u);
-  EXPECT_TRUE(all_warnings.empty());
-  EXPECT_GT(all_most, 200u);
-  EXPECT_GE(capped_stats.exits_capped, 1u);
-  EXPECT_LE(capped_most, 40u + 1);  // the joins kept and the seed with those exits
-  EXPECT_LT(capped_stats.joins_built, all_stats.joins_built);
-  ASSERT_EQ(capped_warnings.size(), 1u);
-  EXPECT_NE(capped_warnings[0].find("kept at most 40 joins with the same exit nodes (max_joins_per_exit)"),
+  CombineLimits limits;
+  limits.max_depth = 4;
+  limits.max_tuple_joins = 0;
+  limits.max_joins_per_exit = 0;
+  const LimitedRun all = fuse_ops_within(f, limits);
+  limits.max_joins_per_exit = 40;
+  const LimitedRun capped = fuse_ops_within(f, limits);
+  EXPECT_EQ(all.stats.exits_capped, 0u);
+  EXPECT_TRUE(all.warnings.empty());
+  EXPECT_GT(most_with_one_exit_set(all.candidates), 200u);
+  EXPECT_GE(capped.stats.exits_capped, 1u);
+  EXPECT_LE(most_with_one_exit_set(capped.candidates), 40u + 1);  // the joins kept and the seed with those exits
+  EXPECT_LT(capped.stats.joins_built, all.stats.joins_built);
+  ASSERT_EQ(capped.warnings.size(), 1u);
+  EXPECT_NE(capped.warnings[0].find("kept at most 40 joins with the same exit nodes (max_joins_per_exit)"),
             std::string::npos)
-      << capped_warnings[0];
+      << capped.warnings[0];
 }
 
 TEST(Combine, CustomPairwiseCombinerAndDescribe) {

@@ -459,15 +459,13 @@ class CombineRule final : public RuleImpl<G> {
     IdentityIndex found_index;
     std::vector<std::size_t> found_hashes;
     CombineStats stats;
-    std::vector<DepthEnds> ends;        // by pool id, where depth_grows (union_depth): filled on first use
-    std::vector<bool> has_ends;         // by pool id: whether ends[id] is filled
+    std::vector<std::optional<DepthEnds>> ends;  // by pool id, where depth_grows (union_depth): on first use
     std::vector<std::size_t> partners;  // scratch: the partners of one candidate, each once
     EpochMarks partner_marks;  // by pool id: in `partners`
     bool has_tuples = true;           // whether the graph has a tuple node (join_tuple_args)
     std::vector<std::size_t> tuples;  // scratch of join_tuple_args(): the tuples to look at
     std::unordered_map<IndexSet, std::size_t> joins_per_exit;  // joins built with each exit set
     std::vector<std::size_t> tuple_offered;  // by node: joins tuple_arg offered around it
-    std::vector<bool> tuple_capped;          // by node: whether those reached max_tuple_joins
     EpochMarks tuple_marks;           // by node: in `tuples`
     JoinKey key;                      // scratch
 
@@ -617,10 +615,7 @@ class CombineRule final : public RuleImpl<G> {
     /// back into the first and depths grow with the inside set: the deeper of the two, or of a
     /// path ending at an exit of the first continued from an entry of the second.
     std::size_t union_depth(std::size_t up_id, std::size_t down_id) {
-      if (ends.size() < pool.size()) {  // before taking references into it
-        ends.resize(pool.size());
-        has_ends.resize(pool.size(), false);
-      }
+      if (ends.size() < pool.size()) ends.resize(pool.size());  // before taking references into it
       const DepthEnds& from = depth_ends_of(up_id);
       const DepthEnds& to = depth_ends_of(down_id);
       const SubGraph& down = pool[down_id];
@@ -638,11 +633,8 @@ class CombineRule final : public RuleImpl<G> {
 
     /// ends[id], filled when it was not (`ends` holds an element for it).
     const DepthEnds& depth_ends_of(std::size_t id) {
-      if (!has_ends[id]) {
-        ends[id] = detail::depth_ends(graph, pool[id]);
-        has_ends[id] = true;
-      }
-      return ends[id];
+      if (!ends[id]) ends[id] = detail::depth_ends(graph, pool[id]);
+      return *ends[id];
     }
 
     /// Empties `partners` for a new list. add_partner() drops repeats in constant time and keeps
@@ -719,10 +711,7 @@ class CombineRule final : public RuleImpl<G> {
       join.t = t;
       join.first_new = first_new;
       join.most = rule.limits_.max_tuple_joins == 0 ? npos : rule.limits_.max_tuple_joins;
-      if (tuple_offered.empty()) {
-        tuple_offered.assign(graph.size(), 0);
-        tuple_capped.assign(graph.size(), false);
-      }
+      if (tuple_offered.empty()) tuple_offered.assign(graph.size(), 0);
       join.offered = &tuple_offered[t];
       if (join.capped()) return;
       for (std::size_t c : consumers) {
@@ -731,10 +720,6 @@ class CombineRule final : public RuleImpl<G> {
         join.parts.clear();
         choose_field(join, 0, c >= first_new);
         if (stats.truncated || join.capped()) break;
-      }
-      if (join.capped() && !tuple_capped[t]) {
-        tuple_capped[t] = true;
-        ++stats.tuple_joins_capped;
       }
     }
 
@@ -803,7 +788,7 @@ class CombineRule final : public RuleImpl<G> {
           stop(ctx.run->stop_reason(stats.joins_built));
           return;
         }
-        ++*join.offered;
+        if (++*join.offered == join.most) ++stats.tuple_joins_capped;  // once per tuple: no more after this
         offer_tuple_join(*join.consumer, join.t, join.parts);
         return;
       }
