@@ -109,7 +109,7 @@ Result<Partitioning> exact_search(const SearchProblem<G>& problem, const ExactSe
       return false;
     };
     auto add = [&](std::size_t item, detail::SearchState next, double) {
-      bytes += kStateOverhead + next.covered.beyond.heap_bytes() + next.ready_heap_bytes() +
+      bytes += kStateOverhead + next.covered.settled.heap_bytes() + next.ready_heap_bytes() +
                next.covered.placement.heap_bytes();
       const bool too_many = options.max_states != 0 && records.size() >= options.max_states;
       if (too_many || (max_bytes != 0 && bytes > max_bytes)) {

@@ -16,6 +16,7 @@
 
 #include "collage/graph/dataflow_graph.hpp"
 #include "collage/partition/candidate.hpp"
+#include "collage/search/settled_set.hpp"
 #include "collage/search/transfers.hpp"
 #include "collage/support/cost.hpp"
 #include "collage/support/numbers.hpp"
@@ -294,21 +295,21 @@ class SearchProblem {
 
 /// The nodes a partial partitioning has settled: kernel nodes covered by chosen candidates, nodes
 /// that need no kernel but were placed inside a chosen candidate, and such nodes fixed to the
-/// host because a chosen candidate consumes them. Stored as (the first unsettled node, the settled
-/// nodes after it): nodes before it are settled or always with the host, so the memory of a state
-/// is proportional to the search frontier, not to the graph. With transfers (SearchCosts::transfers),
-/// also where the settled values that unsettled nodes still read are, by node: two partial
-/// partitionings are the same state only when their futures cost the same.
+/// host because a chosen candidate consumes them. Stored as a SettledSet, whose size follows the
+/// words of the graph's bitset that still have unsettled nodes, not the graph; `first_open`, the
+/// first unsettled node that does not always stay with the host, follows from it. With transfers
+/// (SearchCosts::transfers), also where the settled values that unsettled nodes still read are, by
+/// node: two partial partitionings are the same state only when their futures cost the same.
 struct CoveredSet {
   std::size_t first_open = 0;
-  IndexSet beyond;  // settled nodes with index > first_open
+  SettledSet settled;
   detail::PlacementList placement;  // empty without transfers
 
   friend bool operator==(const CoveredSet& a, const CoveredSet& b) {
-    return a.first_open == b.first_open && a.beyond == b.beyond && a.placement == b.placement;
+    return a.settled == b.settled && a.placement == b.placement;
   }
   std::size_t hash() const {
-    std::size_t h = beyond.hash() * 1000003u ^ first_open;
+    std::size_t h = settled.hash();
     for (const detail::Placement& p : placement) {
       h = h * 1000003u ^ (std::size_t{p.node} << 16 | std::size_t{p.home} << 8 | p.on);
     }

@@ -73,13 +73,16 @@ template <class G>
 class StateSpace {
  public:
   explicit StateSpace(const SearchProblem<G>& problem)
-      : problem_(problem), graph_(problem.graph()), transfers_(problem.transfers().enabled()) {}
+      : problem_(problem),
+        graph_(problem.graph()),
+        transfers_(problem.transfers().enabled()),
+        universe_(graph_.size(), [this](std::size_t i) { return always_host(i); }) {}
 
   /// The state before anything is chosen.
   SearchState start(SearchScratch& scratch) const {
     SearchState s;
-    s.covered.beyond = IndexSet(graph_.size());
-    s.covered.first_open = advance(s.covered, 0);
+    s.covered.settled = universe_.none();
+    s.covered.first_open = universe_.first_unsettled(s.covered.settled);
     for (std::size_t i = 0; i < graph_.size(); ++i) {
       if (graph_.needs_kernel(i) && inputs_available(s.covered, i, scratch)) s.ready.push_back(static_cast<std::uint32_t>(i));
     }
@@ -93,7 +96,7 @@ class StateSpace {
   bool settled(const CoveredSet& c, std::size_t i) const {
     if (i < c.first_open) return true;
     if (i == c.first_open) return false;
-    return c.beyond.contains(i) || always_host(i);
+    return universe_.contains(c.settled, i) || always_host(i);
   }
 
   /// The state after choosing candidate `item` in `s`, or nothing when it does not apply.
@@ -428,30 +431,17 @@ class StateSpace {
     return true;
   }
 
-  /// The first unsettled index at or after `from`.
-  std::size_t advance(const CoveredSet& c, std::size_t from) const {
-    std::size_t p = from;
-    while (p < graph_.size() && (c.beyond.contains(p) || always_host(p))) ++p;
-    return p;
-  }
-
-  /// `c` with `added` settled, in canonical form.
+  /// `c` with `added` settled.
   CoveredSet settle(const CoveredSet& c, const IndexSet& added) const {
-    CoveredSet next{c.first_open, c.beyond | added, {}};
-    if (added.contains(c.first_open)) {
-      next.first_open = advance(next, c.first_open);
-      while (true) {
-        std::size_t low = next.beyond.first_inside();
-        if (low == npos || low > next.first_open) break;
-        next.beyond.remove(low);
-      }
-    }
+    CoveredSet next{0, universe_.with(c.settled, added), {}};
+    next.first_open = universe_.first_unsettled(next.settled);
     return next;
   }
 
   const SearchProblem<G>& problem_;
   const DataflowGraph<G>& graph_;
   const bool transfers_;  // whether moves between devices are charged
+  const SettledUniverse universe_;  // of the states' settled sets: the nodes always with the host preset
 };
 
 }  // namespace detail

@@ -1,0 +1,144 @@
+#pragma once
+
+/// \file
+/// SettledSet: the nodes a search state has settled, stored by the bitset words that still have
+/// a hole, so that a state's size follows its holes and not the distance between them.
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include <boost/container/small_vector.hpp>
+
+#include "collage/support/index_set.hpp"
+
+namespace collage {
+
+/// A set of nodes that searches fill roughly front to back, as the bitset words of a universe
+/// [0, n): each word below `top` is whole (every bit settled) unless listed in `holes` with its
+/// bits, and words from `top` on are empty. Bits that count as settled from the start (a
+/// detail::SettledUniverse's preset: nodes that always stay with the host, and the bits past n
+/// in the last word) are stored as set, so whole words need no entry. A search on parallel
+/// branches leaves a few unsettled nodes far behind its frontier (the ends of branches waiting
+/// for their join): a window of the bitset from the first of them would grow with the graph,
+/// while `holes` holds only the words around them. Canonical (`top` is the least such bound and
+/// `holes` lists exactly the words below it that are not whole), so equal sets compare and hash
+/// equal. Built and read through a detail::SettledUniverse.
+struct SettledSet {
+  struct Word {
+    std::uint32_t index;   // word index in the universe
+    IndexSet::Word bits;   // its settled (or preset) bits: not all set
+    friend bool operator==(const Word& a, const Word& b) { return a.index == b.index && a.bits == b.bits; }
+  };
+  std::uint32_t top = 0;
+  boost::container::small_vector<Word, 2> holes;  // ascending index, all below top
+
+  friend bool operator==(const SettledSet& a, const SettledSet& b) { return a.top == b.top && a.holes == b.holes; }
+  friend bool operator!=(const SettledSet& a, const SettledSet& b) { return !(a == b); }
+  std::size_t hash() const {
+    std::uint64_t h = 0xcbf29ce484222325ULL ^ top;
+    for (const Word& w : holes) {
+      h = (h ^ w.index) * 0x100000001b3ULL;
+      h ^= w.bits + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+      h *= 0x100000001b3ULL;
+    }
+    return static_cast<std::size_t>(h);
+  }
+  /// Bytes held on the heap.
+  std::size_t heap_bytes() const {
+    return holes.capacity() > holes.static_capacity ? holes.capacity() * sizeof(Word) : 0;
+  }
+};
+
+namespace detail {
+
+/// The universe of the SettledSets of one search: its size and preset bits.
+class SettledUniverse {
+ public:
+  using Word = IndexSet::Word;
+  static constexpr std::size_t kBits = IndexSet::kWordBits;
+
+  /// The universe [0, n) in which the nodes for which preset(i) is true count as settled from the
+  /// start.
+  template <class Preset>
+  SettledUniverse(std::size_t n, Preset preset) : n_(n), preset_((n + kBits - 1) / kBits, 0) {
+    for (std::size_t i = 0; i < n; ++i) {
+      if (preset(i)) preset_[i / kBits] |= Word{1} << (i % kBits);
+    }
+    if (n % kBits != 0) preset_.back() |= ~Word{0} << (n % kBits);
+  }
+
+  /// The set of the preset nodes alone.
+  SettledSet none() const { return {}; }
+
+  /// Whether i is in `s` (preset nodes are in it only where their word is listed or below top:
+  /// callers test them apart).
+  bool contains(const SettledSet& s, std::size_t i) const {
+    const std::size_t w = i / kBits;
+    if (w >= s.top) return false;
+    for (const SettledSet::Word& h : s.holes) {  // a few, on most graphs
+      if (h.index >= w) return h.index != w || ((h.bits >> (i % kBits)) & 1U) != 0;
+    }
+    return true;
+  }
+
+  /// `s` with the nodes of `added` (a set over this universe) settled too.
+  SettledSet with(const SettledSet& s, const IndexSet& added) const {
+    SettledSet out;  // the one object returned, so that it is built in place
+    if (added.empty()) {
+      out = s;
+      return out;
+    }
+    out.top = static_cast<std::uint32_t>(std::max<std::size_t>(s.top, added.last_inside() / kBits + 1));
+    std::size_t i = added.first_inside();
+    // Adds the bits of `added` in word w to `bits`, and lists the word unless it is whole.
+    auto put = [&](std::size_t w, Word bits) {
+      for (; i != npos && i / kBits == w; i = added.next_inside(i)) bits |= Word{1} << (i % kBits);
+      if (bits != ~Word{0}) out.holes.push_back(SettledSet::Word{static_cast<std::uint32_t>(w), bits});
+    };
+    // Below s.top: the words listed in s, and whole words that `added` reaches (already whole).
+    auto old = s.holes.begin();
+    while (old != s.holes.end() || (i != npos && i / kBits < s.top)) {
+      const std::size_t w = std::min(old != s.holes.end() ? std::size_t{old->index} : npos,
+                                     i != npos && i / kBits < s.top ? i / kBits : npos);
+      put(w, old != s.holes.end() && old->index == w ? (old++)->bits : ~Word{0});
+    }
+    // From s.top up: empty but for the preset bits.
+    for (std::size_t w = s.top; w < out.top; ++w) put(w, preset_[w]);
+    canonicalize(out);
+    return out;
+  }
+
+  /// The first index not in `s` and not preset (n when there is none).
+  std::size_t first_unsettled(const SettledSet& s) const {
+    if (!s.holes.empty()) return s.holes.front().index * kBits + static_cast<std::size_t>(ctz(~s.holes.front().bits));
+    for (std::size_t w = s.top; w < preset_.size(); ++w) {
+      if (preset_[w] != ~Word{0}) return w * kBits + static_cast<std::size_t>(ctz(~preset_[w]));
+    }
+    return n_;
+  }
+
+ private:
+  static int ctz(Word w) { return __builtin_ctzll(w); }
+
+  /// Lowers `top` past words that hold nothing but preset bits (dropping their entries).
+  void canonicalize(SettledSet& s) const {
+    while (s.top > 0) {
+      const std::size_t w = s.top - 1;
+      if (!s.holes.empty() && s.holes.back().index == w) {
+        if (s.holes.back().bits != preset_[w]) break;
+        s.holes.pop_back();
+      } else if (preset_[w] != ~Word{0}) {
+        break;
+      }
+      --s.top;
+    }
+  }
+
+  std::size_t n_;
+  std::vector<Word> preset_;
+};
+
+}  // namespace detail
+}  // namespace collage
