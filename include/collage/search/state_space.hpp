@@ -76,7 +76,9 @@ class StateSpace {
       : problem_(problem),
         graph_(problem.graph()),
         transfers_(problem.transfers().enabled()),
-        universe_(graph_.size(), [this](std::size_t i) { return always_host(i); }) {}
+        universe_(graph_.size(), [this](std::size_t i) { return always_host(i); }) {
+    link_lines();
+  }
 
   /// The state before anything is chosen.
   SearchState start(SearchScratch& scratch) const {
@@ -345,10 +347,13 @@ class StateSpace {
   }
 
   /// A ready kernel node behind `input`, an unavailable input of some candidate: found by
-  /// following unavailable inputs back until a kernel node's inputs are all available.
+  /// following unavailable inputs back until a kernel node's inputs are all available. Along a
+  /// line (see link_lines()) it jumps, so that the end of a long branch waiting for its join
+  /// does not cost a walk down the branch in every state.
   std::size_t ready_behind(const CoveredSet& c, std::size_t input, SearchScratch& scratch) const {
     std::size_t n = input;
     while (true) {
+      if (line_up_[n] != kNoLine) n = first_unsettled_on_line(c, n);
       std::size_t next = npos;
       for (std::size_t j : graph_.inputs(n)) {
         if (!available(c, j, nullptr, scratch)) {
@@ -359,6 +364,54 @@ class StateSpace {
       if (next == npos) return n;  // a kernel node: an unavailable node without kernel has an unavailable input
       n = next;
     }
+  }
+
+  /// Links the lines of the graph: kernel node n continues a line from its input p when p is a
+  /// kernel node and n's other inputs are always available (inlinable, or without kernel and with
+  /// no kernel node behind them), so that p is the one input n can wait on.
+  /// Along a line the settled nodes are a prefix (a candidate that settles n settles p too, or
+  /// needs it available, which for a kernel node is settled), so the first unsettled node behind
+  /// one is found by jumping: jump_[n] is a skew-binary jump pointer up the line (Myers, "An
+  /// applicative random-access stack", 1983), whose walks take logarithmic steps.
+  void link_lines() {
+    const std::size_t n = graph_.size();
+    line_up_.assign(n, kNoLine);
+    jump_.assign(n, kNoLine);
+    line_depth_.assign(n, 0);
+    std::vector<bool> always_available(n);
+    auto kernel = [&](std::size_t i) { return graph_.needs_kernel(i) && !graph_.is_inlinable(i); };
+    for (std::size_t i = 0; i < n; ++i) {
+      std::size_t up = npos;
+      bool one = true;  // at most one input may be unavailable, a kernel node
+      for (std::size_t j : graph_.inputs(i)) {
+        if (always_available[j]) continue;
+        if (up != npos || !kernel(j)) one = false;
+        up = j;
+      }
+      always_available[i] = graph_.is_inlinable(i) || (!graph_.needs_kernel(i) && up == npos);
+      if (!kernel(i) || !one || up == npos) continue;
+      line_up_[i] = static_cast<std::uint32_t>(up);
+      line_depth_[i] = line_depth_[up] + 1;
+      const std::uint32_t j1 = jump_[up];
+      const bool skew = j1 != kNoLine && jump_[j1] != kNoLine &&
+                        line_depth_[up] - line_depth_[j1] == line_depth_[j1] - line_depth_[jump_[j1]];
+      jump_[i] = skew ? jump_[j1] : static_cast<std::uint32_t>(up);
+    }
+  }
+
+  /// The first unsettled node of the line through n, an unsettled kernel node on a line, going
+  /// back from n.
+  std::size_t first_unsettled_on_line(const CoveredSet& c, std::size_t n) const {
+    while (line_up_[n] != kNoLine) {
+      if (!settled(c, jump_[n])) {
+        n = jump_[n];
+      } else if (!settled(c, line_up_[n])) {
+        n = line_up_[n];
+      } else {
+        break;
+      }
+    }
+    return n;
   }
 
   /// Settles the contested nodes without kernels next to `inside` (its inlinable inputs and its
@@ -442,6 +495,12 @@ class StateSpace {
   const DataflowGraph<G>& graph_;
   const bool transfers_;  // whether moves between devices are charged
   const SettledUniverse universe_;  // of the states' settled sets: the nodes always with the host preset
+  /// The lines of link_lines(), by node: the input a node continues its line from, a jump pointer
+  /// up the line, and the node's depth on it (kNoLine where a node continues none).
+  static constexpr std::uint32_t kNoLine = static_cast<std::uint32_t>(-1);
+  std::vector<std::uint32_t> line_up_;
+  std::vector<std::uint32_t> jump_;
+  std::vector<std::uint32_t> line_depth_;
 };
 
 }  // namespace detail
