@@ -134,6 +134,11 @@ class SearchProblem {
   std::pair<const std::uint32_t*, const std::uint32_t*> covering(std::size_t node) const {
     return {covering_ids_.data() + covering_first_[node], covering_ids_.data() + covering_first_[node + 1]};
   }
+  /// The nodes candidate `id` holds, ascending: its inside set as a list, which a sparse set (a
+  /// join of the ends of distant branches) walks without visiting the empty words between them.
+  std::pair<const std::uint32_t*, const std::uint32_t*> nodes(std::size_t id) const {
+    return {node_ids_.data() + node_first_[id], node_ids_.data() + node_first_[id + 1]};
+  }
   /// The cheapest cost share per kernel node (0 for other nodes): an admissible bound.
   double min_share(std::size_t node) const { return min_share_[node] < 0 ? 0.0 : min_share_[node]; }
   std::size_t kernel_nodes() const { return kernel_nodes_; }
@@ -265,11 +270,18 @@ class SearchProblem {
     }
   }
 
-  /// covering(): the candidate ids of every node, one run per node (counting sort by node).
+  /// covering(): the candidate ids of every node, one run per node (counting sort by node); and
+  /// nodes(): the nodes of every candidate.
   void index_covering() {
     covering_first_.assign(graph_->size() + 1, 0);
+    node_first_.assign(1, 0);
+    node_ids_.clear();
     for (const Item& item : items_) {
-      for (std::size_t i : item.inside) ++covering_first_[i + 1];
+      for (std::size_t i : item.inside) {
+        ++covering_first_[i + 1];
+        node_ids_.push_back(static_cast<std::uint32_t>(i));
+      }
+      node_first_.push_back(node_ids_.size());
     }
     for (std::size_t i = 0; i < graph_->size(); ++i) covering_first_[i + 1] += covering_first_[i];
     covering_ids_.resize(covering_first_.back());
@@ -284,6 +296,8 @@ class SearchProblem {
   std::vector<Item> items_;
   std::vector<std::size_t> covering_first_;
   std::vector<std::uint32_t> covering_ids_;
+  std::vector<std::size_t> node_first_;
+  std::vector<std::uint32_t> node_ids_;
   std::vector<std::size_t> by_first_;
   std::vector<double> min_share_;
   std::vector<bool> contested_;

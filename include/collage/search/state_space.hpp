@@ -440,8 +440,9 @@ class StateSpace {
   }
 
   bool touches_settled(const CoveredSet& c, std::size_t item) const {
-    for (std::size_t i : problem_[item].inside) {
-      if (settled(c, i)) return true;
+    auto [first, last] = problem_.nodes(item);
+    for (const std::uint32_t* i = first; i != last; ++i) {
+      if (settled(c, *i)) return true;
     }
     return false;
   }
