@@ -9,7 +9,6 @@
 #include <functional>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -464,7 +463,11 @@ class CombineRule final : public RuleImpl<G> {
     EpochMarks partner_marks;  // by pool id: in `partners`
     bool has_tuples = true;           // whether the graph has a tuple node (join_tuple_args)
     std::vector<std::size_t> tuples;  // scratch of join_tuple_args(): the tuples to look at
-    std::unordered_map<IndexSet, std::size_t> joins_per_exit;  // joins built with each exit set
+    /// Joins built with each exit set, by the set's hash: an exit set is told apart by its hash
+    /// alone (64 bits: two sets that share one would only count together toward the cap, which
+    /// warns when it drops a join), so no set is copied. Positions in `joins_per_exit`.
+    IdentityIndex exit_ids;
+    std::vector<std::size_t> joins_per_exit;
     std::vector<std::size_t> tuple_offered;  // by node: joins tuple_arg offered around it
     EpochMarks tuple_marks;           // by node: in `tuples`
     JoinKey key;                      // scratch
@@ -533,7 +536,14 @@ class CombineRule final : public RuleImpl<G> {
       }
       SubGraph joined(graph, std::move(key.inside), key.nested_groups());
       if (rule.limits_.max_joins_per_exit != 0) {
-        std::size_t& same_exits = joins_per_exit[joined.exit()];
+        const std::size_t exit_hash = joined.exit().hash();
+        std::size_t exit_id = exit_ids.find(exit_hash, [](std::size_t) { return true; });
+        if (exit_id == npos) {
+          exit_id = joins_per_exit.size();
+          exit_ids.push(exit_hash);
+          joins_per_exit.push_back(0);
+        }
+        std::size_t& same_exits = joins_per_exit[exit_id];
         if (same_exits >= rule.limits_.max_joins_per_exit) {
           if (same_exits++ == rule.limits_.max_joins_per_exit) ++stats.exits_capped;
           return;

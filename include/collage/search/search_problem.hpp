@@ -274,14 +274,15 @@ class SearchProblem {
   /// nodes(): the nodes of every candidate.
   void index_covering() {
     covering_first_.assign(graph_->size() + 1, 0);
-    node_first_.assign(1, 0);
-    node_ids_.clear();
-    for (const Item& item : items_) {
-      for (std::size_t i : item.inside) {
-        ++covering_first_[i + 1];
-        node_ids_.push_back(static_cast<std::uint32_t>(i));
-      }
-      node_first_.push_back(node_ids_.size());
+    node_first_.assign(items_.size() + 1, 0);
+    for (std::size_t id = 0; id < items_.size(); ++id) {
+      for (std::size_t i : items_[id].inside) ++covering_first_[i + 1];
+      node_first_[id + 1] = node_first_[id] + items_[id].inside.count();
+    }
+    node_ids_.resize(node_first_.back());
+    for (std::size_t id = 0; id < items_.size(); ++id) {
+      std::uint32_t* out = node_ids_.data() + node_first_[id];
+      for (std::size_t i : items_[id].inside) *out++ = static_cast<std::uint32_t>(i);
     }
     for (std::size_t i = 0; i < graph_->size(); ++i) covering_first_[i + 1] += covering_first_[i];
     covering_ids_.resize(covering_first_.back());

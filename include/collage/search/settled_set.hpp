@@ -9,8 +9,6 @@
 #include <cstdint>
 #include <vector>
 
-#include <boost/container/small_vector.hpp>
-
 #include "collage/support/index_set.hpp"
 
 namespace collage {
@@ -31,8 +29,91 @@ struct SettledSet {
     IndexSet::Word bits;   // its settled (or preset) bits: not all set
     friend bool operator==(const Word& a, const Word& b) { return a.index == b.index && a.bits == b.bits; }
   };
+
+  /// The listed words: one inline (the common case on chain-like graphs), more on the heap. A
+  /// search state is moved and copied often, so a move is a copy of three fields.
+  class Holes {
+   public:
+    Holes() = default;
+    Holes(const Holes& that) { assign(that); }
+    Holes(Holes&& that) noexcept { steal(that); }
+    Holes& operator=(const Holes& that) {
+      if (this != &that) {
+        release();
+        assign(that);
+      }
+      return *this;
+    }
+    Holes& operator=(Holes&& that) noexcept {
+      if (this != &that) {
+        release();
+        steal(that);
+      }
+      return *this;
+    }
+    ~Holes() { release(); }
+
+    std::size_t size() const { return size_; }
+    bool empty() const { return size_ == 0; }
+    const Word* begin() const { return on_heap() ? heap_ : &one_; }
+    const Word* end() const { return begin() + size_; }
+    const Word& operator[](std::size_t k) const { return begin()[k]; }
+    const Word& front() const { return begin()[0]; }
+    const Word& back() const { return begin()[size_ - 1]; }
+    void pop_back() { --size_; }  // the storage stays where it is
+    void push_back(Word w) {
+      if (size_ == capacity_) grow();
+      (on_heap() ? heap_ : &one_)[size_++] = w;
+    }
+    /// Bytes held on the heap.
+    std::size_t heap_bytes() const { return on_heap() ? capacity_ * sizeof(Word) : 0; }
+
+    friend bool operator==(const Holes& a, const Holes& b) {
+      return a.size_ == b.size_ && std::equal(a.begin(), a.end(), b.begin());
+    }
+
+   private:
+    bool on_heap() const { return capacity_ > 1; }
+    void grow() {
+      const std::uint32_t capacity = capacity_ * 2;
+      Word* heap = new Word[capacity];
+      std::copy(begin(), end(), heap);
+      release();
+      heap_ = heap;
+      capacity_ = capacity;
+    }
+    void assign(const Holes& that) {
+      size_ = that.size_;
+      capacity_ = std::max<std::uint32_t>(1, that.size_);
+      if (on_heap()) heap_ = new Word[capacity_];
+      std::copy(that.begin(), that.end(), on_heap() ? heap_ : &one_);
+    }
+    void steal(Holes& that) {
+      size_ = that.size_;
+      capacity_ = that.capacity_;
+      if (on_heap()) {
+        heap_ = that.heap_;
+      } else {
+        one_ = that.one_;
+      }
+      that.size_ = 0;
+      that.capacity_ = 1;
+    }
+    void release() {
+      if (on_heap()) delete[] heap_;
+      capacity_ = 1;
+    }
+
+    std::uint32_t size_ = 0;
+    std::uint32_t capacity_ = 1;  // 1: the word is inline
+    union {
+      Word one_{0, 0};
+      Word* heap_;
+    };
+  };
+
   std::uint32_t top = 0;
-  boost::container::small_vector<Word, 2> holes;  // ascending index, all below top
+  Holes holes;  // ascending index, all below top
 
   friend bool operator==(const SettledSet& a, const SettledSet& b) { return a.top == b.top && a.holes == b.holes; }
   friend bool operator!=(const SettledSet& a, const SettledSet& b) { return !(a == b); }
@@ -46,9 +127,7 @@ struct SettledSet {
     return static_cast<std::size_t>(h);
   }
   /// Bytes held on the heap.
-  std::size_t heap_bytes() const {
-    return holes.capacity() > holes.static_capacity ? holes.capacity() * sizeof(Word) : 0;
-  }
+  std::size_t heap_bytes() const { return holes.heap_bytes(); }
 };
 
 namespace detail {
