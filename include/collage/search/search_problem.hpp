@@ -134,10 +134,10 @@ class SearchProblem {
   std::pair<const std::uint32_t*, const std::uint32_t*> covering(std::size_t node) const {
     return {covering_ids_.data() + covering_first_[node], covering_ids_.data() + covering_first_[node + 1]};
   }
-  /// The nodes candidate `id` holds, ascending: its inside set as a list, which a sparse set (a
-  /// join of the ends of distant branches) walks without visiting the empty words between them.
-  std::pair<const std::uint32_t*, const std::uint32_t*> nodes(std::size_t id) const {
-    return {node_ids_.data() + node_first_[id], node_ids_.data() + node_first_[id + 1]};
+  /// The nodes candidate `id` holds as the non-empty words of its inside set, ascending: a sparse
+  /// set (a join of the ends of distant branches) without the empty words between them.
+  std::pair<const SettledSet::Word*, const SettledSet::Word*> words(std::size_t id) const {
+    return {words_.data() + words_first_[id], words_.data() + words_first_[id + 1]};
   }
   /// The cheapest cost share per kernel node (0 for other nodes): an admissible bound.
   double min_share(std::size_t node) const { return min_share_[node] < 0 ? 0.0 : min_share_[node]; }
@@ -271,18 +271,28 @@ class SearchProblem {
   }
 
   /// covering(): the candidate ids of every node, one run per node (counting sort by node); and
-  /// nodes(): the nodes of every candidate.
+  /// words(): the nodes of every candidate.
   void index_covering() {
+    constexpr std::size_t kBits = IndexSet::kWordBits;
     covering_first_.assign(graph_->size() + 1, 0);
-    node_first_.assign(items_.size() + 1, 0);
+    words_first_.assign(items_.size() + 1, 0);
     for (std::size_t id = 0; id < items_.size(); ++id) {
-      for (std::size_t i : items_[id].inside) ++covering_first_[i + 1];
-      node_first_[id + 1] = node_first_[id] + items_[id].inside.count();
+      std::size_t words = 0, last = npos;
+      for (std::size_t i : items_[id].inside) {
+        ++covering_first_[i + 1];
+        if (i / kBits != last) ++words;
+        last = i / kBits;
+      }
+      words_first_[id + 1] = words_first_[id] + words;
     }
-    node_ids_.resize(node_first_.back());
+    words_.resize(words_first_.back());  // sized first: growing it cost large graphs page faults
     for (std::size_t id = 0; id < items_.size(); ++id) {
-      std::uint32_t* out = node_ids_.data() + node_first_[id];
-      for (std::size_t i : items_[id].inside) *out++ = static_cast<std::uint32_t>(i);
+      std::size_t next = words_first_[id];
+      for (std::size_t i : items_[id].inside) {
+        const auto w = static_cast<std::uint32_t>(i / kBits);
+        if (next == words_first_[id] || words_[next - 1].index != w) words_[next++] = SettledSet::Word{w, 0};
+        words_[next - 1].bits |= IndexSet::Word{1} << (i % kBits);
+      }
     }
     for (std::size_t i = 0; i < graph_->size(); ++i) covering_first_[i + 1] += covering_first_[i];
     covering_ids_.resize(covering_first_.back());
@@ -297,8 +307,8 @@ class SearchProblem {
   std::vector<Item> items_;
   std::vector<std::size_t> covering_first_;
   std::vector<std::uint32_t> covering_ids_;
-  std::vector<std::size_t> node_first_;
-  std::vector<std::uint32_t> node_ids_;
+  std::vector<std::size_t> words_first_;
+  std::vector<SettledSet::Word> words_;
   std::vector<std::size_t> by_first_;
   std::vector<double> min_share_;
   std::vector<bool> contested_;

@@ -162,6 +162,17 @@ class SettledUniverse {
     return true;
   }
 
+  /// Whether `s` holds a node of the words [first, last) (ascending, holding no preset bit).
+  bool meets(const SettledSet& s, const SettledSet::Word* first, const SettledSet::Word* last) const {
+    const SettledSet::Word* hole = s.holes.begin();
+    for (; first != last && first->index < s.top; ++first) {
+      while (hole != s.holes.end() && hole->index < first->index) ++hole;
+      if (hole == s.holes.end() || hole->index != first->index) return true;  // a whole word
+      if ((hole->bits & first->bits) != 0) return true;
+    }
+    return false;
+  }
+
   /// `s` with the nodes of `added` (a set over this universe) settled too.
   SettledSet with(const SettledSet& s, const IndexSet& added) const {
     SettledSet out;  // the one object returned, so that it is built in place

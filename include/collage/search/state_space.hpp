@@ -439,12 +439,10 @@ class StateSpace {
     if (!dead.empty()) c = settle(c, dead);
   }
 
+  /// Whether `item` holds a settled node (none of its nodes always stays with the host).
   bool touches_settled(const CoveredSet& c, std::size_t item) const {
-    auto [first, last] = problem_.nodes(item);
-    for (const std::uint32_t* i = first; i != last; ++i) {
-      if (settled(c, *i)) return true;
-    }
-    return false;
+    auto [first, last] = problem_.words(item);
+    return universe_.meets(c.settled, first, last);
   }
 
   bool always_host(std::size_t i) const { return !graph_.needs_kernel(i) && !problem_.contested(i); }
