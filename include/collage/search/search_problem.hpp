@@ -136,7 +136,7 @@ class SearchProblem {
   }
   /// The nodes candidate `id` holds as the non-empty words of its inside set, ascending: a sparse
   /// set (a join of the ends of distant branches) without the empty words between them.
-  std::pair<const SettledSet::Word*, const SettledSet::Word*> words(std::size_t id) const {
+  std::pair<const BitsetWord*, const BitsetWord*> words(std::size_t id) const {
     return {words_.data() + words_first_[id], words_.data() + words_first_[id + 1]};
   }
   /// The cheapest cost share per kernel node (0 for other nodes): an admissible bound.
@@ -290,7 +290,7 @@ class SearchProblem {
       std::size_t next = words_first_[id];
       for (std::size_t i : items_[id].inside) {
         const auto w = static_cast<std::uint32_t>(i / kBits);
-        if (next == words_first_[id] || words_[next - 1].index != w) words_[next++] = SettledSet::Word{w, 0};
+        if (next == words_first_[id] || words_[next - 1].index != w) words_[next++] = BitsetWord{w, 0};
         words_[next - 1].bits |= IndexSet::Word{1} << (i % kBits);
       }
     }
@@ -308,7 +308,7 @@ class SearchProblem {
   std::vector<std::size_t> covering_first_;
   std::vector<std::uint32_t> covering_ids_;
   std::vector<std::size_t> words_first_;
-  std::vector<SettledSet::Word> words_;
+  std::vector<BitsetWord> words_;
   std::vector<std::size_t> by_first_;
   std::vector<double> min_share_;
   std::vector<bool> contested_;

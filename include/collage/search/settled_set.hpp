@@ -13,6 +13,14 @@
 
 namespace collage {
 
+/// One word of a bitset over a universe of nodes, with its place: nodes 64 * index + k for the
+/// bits k that are set.
+struct BitsetWord {
+  std::uint32_t index;
+  IndexSet::Word bits;
+  friend bool operator==(const BitsetWord& a, const BitsetWord& b) { return a.index == b.index && a.bits == b.bits; }
+};
+
 /// A set of nodes that searches fill roughly front to back, as the bitset words of a universe
 /// [0, n): each word below `top` is whole (every bit settled) unless listed in `holes` with its
 /// bits, and words from `top` on are empty. Bits that count as settled from the start (a
@@ -24,12 +32,6 @@ namespace collage {
 /// `holes` lists exactly the words below it that are not whole), so equal sets compare and hash
 /// equal. Built and read through a detail::SettledUniverse.
 struct SettledSet {
-  struct Word {
-    std::uint32_t index;   // word index in the universe
-    IndexSet::Word bits;   // its settled (or preset) bits: not all set
-    friend bool operator==(const Word& a, const Word& b) { return a.index == b.index && a.bits == b.bits; }
-  };
-
   /// The listed words: one inline (the common case on chain-like graphs), more on the heap. A
   /// search state is moved and copied often, so a move is a copy of three fields.
   class Holes {
@@ -55,18 +57,18 @@ struct SettledSet {
 
     std::size_t size() const { return size_; }
     bool empty() const { return size_ == 0; }
-    const Word* begin() const { return on_heap() ? heap_ : &one_; }
-    const Word* end() const { return begin() + size_; }
-    const Word& operator[](std::size_t k) const { return begin()[k]; }
-    const Word& front() const { return begin()[0]; }
-    const Word& back() const { return begin()[size_ - 1]; }
+    const BitsetWord* begin() const { return on_heap() ? heap_ : &one_; }
+    const BitsetWord* end() const { return begin() + size_; }
+    const BitsetWord& operator[](std::size_t k) const { return begin()[k]; }
+    const BitsetWord& front() const { return begin()[0]; }
+    const BitsetWord& back() const { return begin()[size_ - 1]; }
     void pop_back() { --size_; }  // the storage stays where it is
-    void push_back(Word w) {
+    void push_back(BitsetWord w) {
       if (size_ == capacity_) grow();
       (on_heap() ? heap_ : &one_)[size_++] = w;
     }
     /// Bytes held on the heap.
-    std::size_t heap_bytes() const { return on_heap() ? capacity_ * sizeof(Word) : 0; }
+    std::size_t heap_bytes() const { return on_heap() ? capacity_ * sizeof(BitsetWord) : 0; }
 
     friend bool operator==(const Holes& a, const Holes& b) {
       return a.size_ == b.size_ && std::equal(a.begin(), a.end(), b.begin());
@@ -76,7 +78,7 @@ struct SettledSet {
     bool on_heap() const { return capacity_ > 1; }
     void grow() {
       const std::uint32_t capacity = capacity_ * 2;
-      Word* heap = new Word[capacity];
+      BitsetWord* heap = new BitsetWord[capacity];
       std::copy(begin(), end(), heap);
       release();
       heap_ = heap;
@@ -85,7 +87,7 @@ struct SettledSet {
     void assign(const Holes& that) {
       size_ = that.size_;
       capacity_ = std::max<std::uint32_t>(1, that.size_);
-      if (on_heap()) heap_ = new Word[capacity_];
+      if (on_heap()) heap_ = new BitsetWord[capacity_];
       std::copy(that.begin(), that.end(), on_heap() ? heap_ : &one_);
     }
     void steal(Holes& that) {
@@ -107,8 +109,8 @@ struct SettledSet {
     std::uint32_t size_ = 0;
     std::uint32_t capacity_ = 1;  // 1: the word is inline
     union {
-      Word one_{0, 0};
-      Word* heap_;
+      BitsetWord one_{0, 0};
+      BitsetWord* heap_;
     };
   };
 
@@ -119,7 +121,7 @@ struct SettledSet {
   friend bool operator!=(const SettledSet& a, const SettledSet& b) { return !(a == b); }
   std::size_t hash() const {
     std::uint64_t h = 0xcbf29ce484222325ULL ^ top;
-    for (const Word& w : holes) {
+    for (const BitsetWord& w : holes) {
       h = (h ^ w.index) * 0x100000001b3ULL;
       h ^= w.bits + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
       h *= 0x100000001b3ULL;
@@ -156,15 +158,15 @@ class SettledUniverse {
   bool contains(const SettledSet& s, std::size_t i) const {
     const std::size_t w = i / kBits;
     if (w >= s.top) return false;
-    for (const SettledSet::Word& h : s.holes) {  // a few, on most graphs
+    for (const BitsetWord& h : s.holes) {  // a few, on most graphs
       if (h.index >= w) return h.index != w || ((h.bits >> (i % kBits)) & 1U) != 0;
     }
     return true;
   }
 
   /// Whether `s` holds a node of the words [first, last) (ascending, holding no preset bit).
-  bool meets(const SettledSet& s, const SettledSet::Word* first, const SettledSet::Word* last) const {
-    const SettledSet::Word* hole = s.holes.begin();
+  bool meets(const SettledSet& s, const BitsetWord* first, const BitsetWord* last) const {
+    const BitsetWord* hole = s.holes.begin();
     for (; first != last && first->index < s.top; ++first) {
       while (hole != s.holes.end() && hole->index < first->index) ++hole;
       if (hole == s.holes.end() || hole->index != first->index) return true;  // a whole word
@@ -185,7 +187,7 @@ class SettledUniverse {
     // Adds the bits of `added` in word w to `bits`, and lists the word unless it is whole.
     auto put = [&](std::size_t w, Word bits) {
       for (; i != npos && i / kBits == w; i = added.next_inside(i)) bits |= Word{1} << (i % kBits);
-      if (bits != ~Word{0}) out.holes.push_back(SettledSet::Word{static_cast<std::uint32_t>(w), bits});
+      if (bits != ~Word{0}) out.holes.push_back(BitsetWord{static_cast<std::uint32_t>(w), bits});
     };
     // Below s.top: the words listed in s, and whole words that `added` reaches (already whole).
     auto old = s.holes.begin();
