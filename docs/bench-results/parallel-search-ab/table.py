@@ -1,9 +1,12 @@
+# The before/after table of docs/benchmarks.md "Search on parallel branches":
+#   python3 table.py before-2f6ded7 after-c2a982e
+# reads NAME-round1.json and NAME-round2.json of each build and prints the median of the two rounds.
 import json,statistics,sys
-pre, a_name, b_name = sys.argv[1], sys.argv[2], sys.argv[3]
+a_name, b_name = sys.argv[1], sys.argv[2]
 def load(t):
     out={}
     for r in (1,2):
-        for b in json.load(open(f'{pre}-{t}-{r}.json'))['benchmarks']:
+        for b in json.load(open(f'{t}-round{r}.json'))['benchmarks']:
             out.setdefault((b['label'],int(b['nodes'])),[]).append(b)
     return out
 a=load(a_name); b=load(b_name)
