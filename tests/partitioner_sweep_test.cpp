@@ -49,9 +49,11 @@ TEST(PartitionerSweep, RandomGraphsOf20To200NodesAnswerSoundlyWithinTheBudgets) 
   std::size_t largest = 0;
   for (int trial = 0; trial < 300; ++trial) {
     // Operands from the 5 or 8 latest values, as in the random DAGs (tuples of two or three
-    // fields, splits read through projections, constants, every operator kind).
+    // fields, splits read through projections, constants, every operator kind), or from any
+    // earlier value (dense: nodes feed nodes far down the graph).
     const std::size_t steps = 18 + rng() % 168;
-    const ExprGraph ir = testing_ir::random_ops_graph(rng, steps, trial % 2 == 0 ? 5 : 8);
+    const std::size_t windows[] = {5, 8, 0};
+    const ExprGraph ir = testing_ir::random_ops_graph(rng, steps, windows[trial % 3]);
     auto graph = DataflowGraph<ExprGraph>::build(ir);
     ASSERT_TRUE(graph.ok()) << graph.error().message;
     largest = std::max(largest, graph->size());

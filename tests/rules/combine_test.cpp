@@ -307,6 +307,48 @@ TEST(Combine, OnlyValidBoundsEveryJoinByItsDepth) {
   }
 }
 
+TEST(Combine, UnderOnlyValidLeavesOutOnlyJoinsNoValidSubGraphContains) {
+  // Under only_valid, combine leaves out the joins that no sub-graph valid under its config
+  // contains (ValidSupersetTest), and so everything grown from them: what it returns must be what
+  // filtering the whole run returns. Random graphs with operands from any earlier value (dense)
+  // or the latest five, random configs and depth bounds, with and without the constant combiner.
+  std::mt19937_64 rng(261);
+  std::size_t compared = 0;
+  std::size_t ruled_out = 0;
+  for (int trial = 0; trial < 1000; ++trial) {
+    RulesFixture f;
+    f.ir = testing_ir::random_ops_graph(rng, 8 + rng() % 30, trial % 2 == 0 ? 0 : 5);
+    f.build();
+    const SubGraphConfig config{rng() % 3, rng() % 4 == 0, rng() % 5};
+    CombineLimits limits;
+    limits.max_depth = 1 + rng() % 4;
+    limits.max_candidates = 20000;
+    CombineStats pruned;
+    limits.report = [&](const CombineStats& s) { pruned = s; };
+    std::vector<C> combiners = fuse_ops_combiners();
+    if (rng() % 2 == 0) combiners.push_back(C::constant());
+    const auto rule = combine(op_kind<ExprGraph>(OpKind::opaque), combiners, limits);
+    const std::vector<std::string> kept = f.describe(only_valid(rule, config), "t");
+    CombineLimits whole_limits = limits;
+    CombineStats whole;
+    whole_limits.report = [&](const CombineStats& s) { whole = s; };
+    CandidateRun run;
+    std::vector<std::string> filtered;
+    for (const Candidate& c : combine(op_kind<ExprGraph>(OpKind::opaque), combiners, whole_limits)
+                                  .all_candidates(*f.graph, "t", RuleContext{&run}.within_depth(config.max_depth))) {
+      if (c.sub_graph.is_valid(*f.graph, config)) filtered.push_back(c.to_string(*f.graph));
+    }
+    if (whole.truncated || whole.tuple_joins_capped != 0 || whole.exits_capped != 0) continue;
+    ASSERT_EQ(kept, filtered) << "trial " << trial << ", config " << to_string(config);
+    EXPECT_EQ(whole.joins_ruled_out, 0u);
+    ++compared;
+    ruled_out += pruned.joins_ruled_out;
+  }
+  RecordProperty("joins_ruled_out", std::to_string(ruled_out));
+  EXPECT_GT(compared, 900u);
+  EXPECT_GT(ruled_out, 3000u);
+}
+
 /// What FuseOps' combiners under only_valid({1 exit, no taps, depth 4}) return on f's graph with
 /// `limits`: the candidates, the run's warnings and its CombineStats.
 struct LimitedRun {

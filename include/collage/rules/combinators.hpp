@@ -87,11 +87,11 @@ class OnlyValidRule final : public RuleImpl<G> {
  public:
   OnlyValidRule(PartitionRule<G> sub, SubGraphConfig config) : sub_(std::move(sub)), config_(config) {}
 
-  /// The sub-rule runs within the config's depth bound: whatever it would propose deeper is
+  /// The sub-rule runs within the config: whatever it would propose that is not valid under it is
   /// dropped here anyway.
   std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target,
                                     const RuleContext& ctx) const override {
-    std::vector<Candidate> result = sub_.all_candidates(graph, target, ctx.within_depth(config_.max_depth));
+    std::vector<Candidate> result = sub_.all_candidates(graph, target, ctx.within(config_));
     result.erase(std::remove_if(result.begin(), result.end(),
                                 [&](const Candidate& c) { return !c.sub_graph.is_valid(graph, config_); }),
                  result.end());

@@ -14,6 +14,7 @@
 
 #include <boost/container/small_vector.hpp>
 
+#include "collage/partition/valid_superset.hpp"
 #include "collage/rules/partition_rule.hpp"
 #include "collage/rules/rule_context.hpp"
 #include "collage/support/epoch_marks.hpp"
@@ -94,6 +95,10 @@ struct CombineStats {
   /// Proposed joins that were new, convex and (pairwise joins) within max_depth: built as
   /// sub-graphs.
   std::size_t joins_built = 0;
+  /// Joins left out because no sub-graph valid under the enclosing only_valid's config can
+  /// contain them (RuleContext::valid_under, ValidSupersetTest): neither they nor anything grown
+  /// from them would be kept. Not counted in joins_built.
+  std::size_t joins_ruled_out = 0;
   /// Candidates the run returned (seeds and joins).
   std::size_t candidates = 0;
   /// Whether the run stopped at a limit with joins left to find (so larger candidates may be
@@ -442,7 +447,12 @@ class CombineRule final : public RuleImpl<G> {
           join_depth(c.max_depth),
           pair_depth(c.within_depth(r.limits_.max_depth).max_depth),
           pool(g.size()),
-          depth_grows(detail::depth_grows_with_inside(g)) {}
+          depth_grows(detail::depth_grows_with_inside(g)) {
+      if (c.valid_under) {
+        superset_test.emplace(g, *c.valid_under);
+        if (!superset_test->can_rule_out()) superset_test.reset();
+      }
+    }
 
     const CombineRule& rule;
     const DataflowGraph<G>& graph;
@@ -453,6 +463,9 @@ class CombineRule final : public RuleImpl<G> {
     std::size_t pair_depth;
     CandidatePool pool;
     bool depth_grows;  // detail::depth_grows_with_inside(graph)
+    /// Rules out joins that the enclosing only_valid would drop with all they grow into (none
+    /// without one, or when its config rules nothing out).
+    std::optional<ValidSupersetTest<G>> superset_test;
     /// This round's new joins, and their index (ids are positions in `found`).
     std::vector<SubGraph> found;
     IdentityIndex found_index;
@@ -523,6 +536,10 @@ class CombineRule final : public RuleImpl<G> {
       key.seal();
       if (pool.find(key) != npos) return;
       if (found_index.find(key.hash, [&](std::size_t k) { return key.same_as(found[k]); }) != npos) return;
+      if (superset_test && !superset_test->may_grow_valid(key.inside)) {
+        ++stats.joins_ruled_out;
+        return;
+      }
       const bool convex = pair.first != nullptr ? is_convex_union(graph, key.inside, *pair.first, *pair.second)
                                                 : is_convex(graph, key.inside);
       if (!convex) return;
@@ -700,7 +717,13 @@ class CombineRule final : public RuleImpl<G> {
       for (std::size_t id : partners) {
         const SubGraph& c = pool[id];
         if (join_depth != 0 && c.depth() > join_depth) continue;
-        if (c.kind() <= OpKind::injective && !c.inside().contains(t)) consumers.push_back(id);
+        if (c.kind() > OpKind::injective || c.inside().contains(t)) continue;
+        if (superset_test) {  // a join around the consumer holds it and t
+          key.inside = c.inside();
+          key.inside.add(t);
+          if (!superset_test->may_grow_valid(key.inside)) continue;
+        }
+        consumers.push_back(id);
       }
       if (consumers.empty()) return;
       // options[k]: the choices for the k-th distinct field.
@@ -766,11 +789,13 @@ class CombineRule final : public RuleImpl<G> {
           if (id != kOutside) {
             const SubGraph& p = pool[id];
             if (p.inside().contains(join.t) || p.inside().intersects(consumer.inside())) continue;
-            if (join_depth != 0 && depth_grows) {
+            const bool bound_depth = join_depth != 0 && depth_grows;
+            if (bound_depth || superset_test) {
               key.inside = consumer.inside();
               key.inside.add(join.t);
               key.inside |= p.inside();
-              if (detail::inside_depth(graph, key.inside, join_depth) > join_depth) continue;
+              if (bound_depth && detail::inside_depth(graph, key.inside, join_depth) > join_depth) continue;
+              if (superset_test && !superset_test->may_grow_valid(key.inside)) continue;
             }
           }
           usable.push_back(id);
@@ -788,8 +813,9 @@ class CombineRule final : public RuleImpl<G> {
 
     /// Chooses the producer of the k-th distinct field and those after it, depth first: a choice
     /// that overlaps the consumer, t or a producer taken for an earlier field is dropped with
-    /// every choice after it, and so is a branch in which no part can be new in this round. Each
-    /// complete choice is offered (offer_tuple_join).
+    /// every choice after it, and so is a branch in which no part can be new in this round or
+    /// whose parts no valid sub-graph contains (under only_valid). Each complete choice is offered
+    /// (offer_tuple_join).
     void choose_field(TupleJoin& join, std::size_t k, bool any_new) {
       const std::vector<std::vector<std::size_t>>& options = join.options;
       if (stats.truncated || join.capped() || (!any_new && !join.new_from[k])) return;
@@ -810,10 +836,19 @@ class CombineRule final : public RuleImpl<G> {
         }
         if (overlaps_join(join, pool[id])) continue;
         join.parts.push_back(id);
-        choose_field(join, k + 1, any_new || id >= join.first_new);
+        if (!superset_test || may_grow_valid(join)) choose_field(join, k + 1, any_new || id >= join.first_new);
         join.parts.pop_back();
         if (stats.truncated || join.capped()) return;
       }
+    }
+
+    /// Whether the consumer, t and the producers taken so far may lie in a sub-graph valid under
+    /// the enclosing only_valid's config (so may every join that adds more producers).
+    bool may_grow_valid(const TupleJoin& join) {
+      key.inside = join.consumer->inside();
+      key.inside.add(join.t);
+      for (std::size_t id : join.parts) key.inside |= pool[id].inside();
+      return superset_test->may_grow_valid(key.inside);
     }
 
     /// Whether producer `p` shares a node with a producer taken already.

@@ -279,7 +279,7 @@ class MaxCoalesceRule final : public RuleImpl<G> {
                                     const RuleContext& ctx) const override {
     std::vector<Candidate> all;
     for (const PartitionRule<G>& sub : subs_) {
-      std::vector<Candidate> some = sub.all_candidates(graph, target, ctx);
+      std::vector<Candidate> some = sub.all_candidates(graph, target, ctx.for_parts());
       all.insert(all.end(), std::make_move_iterator(some.begin()), std::make_move_iterator(some.end()));
     }
     DisjointPick pick = pick_disjoint(std::move(all), graph.size());

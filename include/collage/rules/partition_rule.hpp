@@ -67,7 +67,9 @@ class RuleImpl {
   virtual ~RuleImpl() = default;
   /// Every candidate this rule proposes for `target` over `graph`, canonical (see canonicalize),
   /// within the budget of `ctx` (a rule that stops early says so through ctx.run->warn()). May
-  /// leave out candidates deeper than ctx.max_depth.
+  /// leave out candidates deeper than ctx.max_depth, and those that no sub-graph valid under
+  /// ctx.valid_under contains. A rule whose candidates are not unions of its sub-rule's (parts of
+  /// them, or regions chosen among them) asks its sub-rule within ctx.for_parts().
   virtual std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target,
                                             const RuleContext& ctx) const = 0;
   /// The rule written out as a tree, e.g. "only_valid(combine(op_kind(anchor), [all], 3), ...)".
@@ -93,7 +95,7 @@ class PartitionRule {
     CandidateRun run;
     return impl_->candidates(graph, target, RuleContext{&run});
   }
-  /// all_candidates() within `ctx` (its budget, warnings and depth bound).
+  /// all_candidates() within `ctx` (its budget, warnings, depth bound and config).
   std::vector<Candidate> all_candidates(const DataflowGraph<G>& graph, const Name& target,
                                         const RuleContext& ctx) const {
     return impl_->candidates(graph, target, ctx);

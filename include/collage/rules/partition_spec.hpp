@@ -175,7 +175,7 @@ class ByocRule final : public RuleImpl<G> {
     found.reserve(seeds_.size());
     std::vector<PartitionRule<G>> stand_ins;
     for (const PartitionRule<G>& seed : seeds_) {
-      found.push_back(seed.all_candidates(graph, target, ctx));
+      found.push_back(seed.all_candidates(graph, target, ctx.for_parts()));
       stand_ins.push_back(make_rule<G, FoundSeedsRule<G>>(found.back(), seed));
     }
     return byoc_tree(std::move(stand_ins), config_).all_candidates(graph, target, ctx);

@@ -1,16 +1,19 @@
 #pragma once
 
 /// \file
-/// RuleContext: what a rule's candidates() call gets besides the graph and the target: a depth
-/// bound an enclosing rule will apply anyway, and the budget shared by every rule of one
-/// collection of candidates (with the warnings of the rules it stopped).
+/// RuleContext: what a rule's candidates() call gets besides the graph and the target: the
+/// depth bound and config an enclosing rule will apply anyway, and the budget shared by every rule
+/// of one collection of candidates (with the warnings of the rules it stopped).
 
 #include <algorithm>
 #include <chrono>
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "collage/partition/sub_graph_config.hpp"
 
 namespace collage {
 
@@ -107,6 +110,10 @@ class CandidateRun {
 
 /// What a rule's candidates() call gets besides the graph and the target.
 struct RuleContext {
+  RuleContext() = default;
+  /// A context of collection `collection`, with no depth bound and no config.
+  explicit RuleContext(CandidateRun* collection) : run(collection) {}
+
   /// The collection this call belongs to (its budget and warnings); never null inside a rule.
   CandidateRun* run = nullptr;
   /// Candidates deeper than this (SubGraph::depth) will be dropped by an enclosing rule (an
@@ -114,11 +121,30 @@ struct RuleContext {
   /// at least as deep as each part it was joined from, so a growing rule that never builds a join
   /// deeper than this loses none of the candidates that survive.
   std::size_t max_depth = 0;
+  /// Candidates not valid under this config (SubGraph::is_valid) will be dropped by an enclosing
+  /// only_valid; none when empty. A growing rule may leave out a join that no valid sub-graph can
+  /// contain (every candidate it would have grown from that join contains it too).
+  std::optional<SubGraphConfig> valid_under;
 
   /// This context with the depth bound tightened to `depth` (0 leaves it as it is).
   RuleContext within_depth(std::size_t depth) const {
     RuleContext c = *this;
     if (depth != 0 && (c.max_depth == 0 || depth < c.max_depth)) c.max_depth = depth;
+    return c;
+  }
+  /// This context for the sub-rule of a filter that keeps only candidates valid under `config`.
+  RuleContext within(const SubGraphConfig& config) const {
+    RuleContext c = within_depth(config.max_depth);
+    c.valid_under = config;
+    return c;
+  }
+  /// This context for the sub-rule of a rule whose candidates are not unions of its sub-rule's
+  /// (they may be parts of them), where neither the depth bound nor the config says what the
+  /// sub-rule may leave out.
+  RuleContext for_parts() const {
+    RuleContext c = *this;
+    c.max_depth = 0;
+    c.valid_under.reset();
     return c;
   }
 };

@@ -76,7 +76,7 @@ class SplitBoundRule final : public RuleImpl<G> {
 
   std::vector<Candidate> candidates(const DataflowGraph<G>& graph, const Name& target,
                                     const RuleContext& ctx) const override {
-    std::vector<Candidate> result = sub_.all_candidates(graph, target, ctx);
+    std::vector<Candidate> result = sub_.all_candidates(graph, target, ctx.for_parts());
     std::unordered_set<SubGraph> seen;  // membership only; the order comes from canonicalize
     for (const Candidate& c : result) seen.insert(c.sub_graph);
     std::vector<Candidate> regions = fusible_regions(graph, result);
