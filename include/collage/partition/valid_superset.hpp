@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "collage/graph/dataflow_graph.hpp"
-#include "collage/partition/sub_graph.hpp"
 #include "collage/partition/sub_graph_config.hpp"
 #include "collage/support/index_set.hpp"
 
