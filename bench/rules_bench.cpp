@@ -2,7 +2,9 @@
 // (TVM FuseOps style) at max depth 3 and 6 on a 12-layer BERT-like graph and on a 100,000-node chain
 // of elementwise / broadcast ops, operator-predicate BYOC on the BERT-like graph, and combiner
 // `all` at depth 3 on dense random DAGs (every node takes up to 2 inputs from the 32 before it),
-// where touching candidates are many and reach each other through many nodes.
+// where touching candidates are many and reach each other through many nodes; and native fusion
+// at depth 4 on random model-like DAGs whose operands come from any earlier value, where most
+// joins no valid kernel contains (ValidSupersetTest) and combine under only_valid leaves them out.
 //
 // Timed: one all_candidates call over a prebuilt DataflowGraph (the IR and the graph are built
 // outside the timing). Counters:
@@ -12,11 +14,14 @@
 //   rounds      combine rounds (the last one finds nothing new)
 //   joins_tried joins the combiners proposed (a touching pair once, however many combiners accept it)
 //   joins_built proposed joins that were new, convex and within the depth bound, so got a SubGraph
-// (the last four measured once, outside the timing, through CombineLimits::report).
+//   joins_ruled_out  proposed joins left out because no valid kernel contains them (only where the
+//               measured combine runs under only_valid: BM_NativeFusionDenseOps)
+// (the last five measured once, outside the timing, through CombineLimits::report).
 
 #include <cstddef>
 #include <memory>
 #include <optional>
+#include <random>
 #include <set>
 #include <string>
 #include <vector>
@@ -28,6 +33,7 @@
 #include "common/expr_ir.hpp"
 #include "common/models.hpp"
 #include "common/random_dag.hpp"
+#include "common/random_ops_graph.hpp"
 
 namespace {
 
@@ -90,6 +96,7 @@ void run(benchmark::State& state, const DataflowGraph<G>& graph, const Partition
   state.counters["rounds"] = static_cast<double>(stats.rounds);
   state.counters["joins_tried"] = static_cast<double>(stats.joins_tried);
   state.counters["joins_built"] = static_cast<double>(stats.joins_built);
+  state.counters["joins_ruled_out"] = static_cast<double>(stats.joins_ruled_out);
 }
 
 void BM_NativeFusion(benchmark::State& state, Model model) {
@@ -122,9 +129,22 @@ void BM_CombineAllDense(benchmark::State& state) {
   run(state, graph, rule, rule, stats);  // the rule is its combine step: `combined` equals `candidates`
 }
 
+void BM_NativeFusionDenseOps(benchmark::State& state) {
+  std::mt19937_64 rng(2026);
+  const ExprGraph ir = testing_ir::random_ops_graph(rng, static_cast<std::size_t>(state.range(0)), 0);
+  const auto graph = Graph::build(ir).value();
+  collage::CombineStats stats;  // of the measured rule, whose combine runs under only_valid
+  collage::CombineStats whole;
+  run(state, graph, collage::native_fusion_rule<ExprGraph>(counting_limits(4, stats)),
+      collage::combine(collage::op_kind<ExprGraph>(collage::OpKind::opaque), collage::fuse_ops_combiners<ExprGraph>(),
+                       counting_limits(4, whole)),
+      stats);
+}
+
 BENCHMARK_CAPTURE(BM_NativeFusion, bert12, kBert12)->Arg(3)->Arg(6)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_NativeFusion, chain100k, kChain100k)->Arg(3)->Arg(6)->Unit(benchmark::kMillisecond);
 BENCHMARK_CAPTURE(BM_OpPredicateByoc, bert12, kBert12)->Arg(3)->Arg(6)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_CombineAllDense)->Arg(40)->Arg(60)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_NativeFusionDenseOps)->Arg(100)->Arg(160)->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "collage/partition/sub_graph.hpp"
 #include "common/expr_ir.hpp"
 #include "common/random_ops_graph.hpp"
 
