@@ -95,9 +95,10 @@ struct CombineStats {
   /// Proposed joins that were new, convex and (pairwise joins) within max_depth: built as
   /// sub-graphs.
   std::size_t joins_built = 0;
-  /// Joins left out because no sub-graph valid under the enclosing only_valid's config can
-  /// contain them (RuleContext::valid_under, ValidSupersetTest): neither they nor anything grown
-  /// from them would be kept. Not counted in joins_built.
+  /// Proposed joins left out because no sub-graph valid under the enclosing only_valid's config
+  /// can contain them (RuleContext::valid_under, ValidSupersetTest): neither they nor anything
+  /// grown from them would be kept. Not counted in joins_built. (tuple_arg drops such choices of
+  /// producers before it proposes them; those are not counted.)
   std::size_t joins_ruled_out = 0;
   /// Candidates the run returned (seeds and joins).
   std::size_t candidates = 0;
