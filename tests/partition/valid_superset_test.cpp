@@ -4,7 +4,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -12,6 +11,7 @@
 #include "collage/partition/sub_graph.hpp"
 #include "common/expr_ir.hpp"
 #include "common/random_ops_graph.hpp"
+#include "common/rules_fixture.hpp"
 
 namespace collage {
 namespace {
@@ -20,21 +20,8 @@ using testing_ir::Expr;
 using testing_ir::ExprGraph;
 using Graph = DataflowGraph<ExprGraph>;
 
-struct Fixture {
-  ExprGraph ir;
-  std::optional<Graph> graph;
-
-  const Graph& build() {
-    auto r = Graph::build(ir);
-    EXPECT_TRUE(r.ok());
-    graph.emplace(std::move(r).value());
-    return *graph;
-  }
-  IndexSet set(std::initializer_list<const Expr*> nodes) const {
-    IndexSet s(graph->size());
-    for (const Expr* e : nodes) s.add(graph->index_of(e));
-    return s;
-  }
+/// The rules' fixture (an IR, its graph) with the two questions these tests ask of a set of nodes.
+struct Fixture : testing_ir::RulesFixture {
   bool may_grow_valid(std::initializer_list<const Expr*> nodes, const SubGraphConfig& config) const {
     return ValidSupersetTest<ExprGraph>(*graph, config).may_grow_valid(set(nodes));
   }
@@ -78,7 +65,7 @@ TEST(ValidSuperset, AResultStaysAnExit) {
   f.ir.output(f.ir.call("add", {b, p}));
   f.ir.output(a);
   f.build();
-  ASSERT_LT(f.graph->index_of(p), f.graph->index_of(b));
+  ASSERT_LT(f.at(p), f.at(b));
   // a is a result that feeds b: without taps no kernel holds both, at any depth.
   EXPECT_FALSE(f.may_grow_valid({a, b}, kernel(0)));
   EXPECT_TRUE(f.may_grow_valid({a, b}, SubGraphConfig{2, true, 0}));
@@ -102,8 +89,8 @@ TEST(ValidSuperset, OtherExitsFeedOnlyTheKernel) {
   auto r = f.ir.call("concat", {t});
   f.ir.output(r);
   f.build();
-  const auto pi = f.graph->index_of(p);
-  const auto qi = f.graph->index_of(q);
+  const auto pi = f.at(p);
+  const auto qi = f.at(q);
   ASSERT_LT(pi, qi);  // p is not the last node of {p, q}
   // A kernel with p and q holds s and the tuple (p is not its exit): p, s, tuple is 3 deep.
   EXPECT_FALSE(f.may_grow_valid({p, q}, kernel(2)));
