@@ -259,5 +259,39 @@ TEST(BudgetedOracle, UnderACacheTheBudgetCountsOnlyMisses) {
   EXPECT_EQ(budgeted.wrapped(), &inner);
 }
 
+TEST(BudgetedOracle, ASpentBudgetStillServesWhatTheCacheBelowKnows) {
+  // As partition() stacks it over a caller's cache or database: once the budget is spent, the
+  // answers below it that cost no measurement still come back, and only the rest are Unknown.
+  Chain f(6);
+  CountingOracle inner;
+  CachingOracle<ExprGraph> cache(inner);
+  const std::vector<const Candidate*> all = f.pointers();
+  const std::vector<const Candidate*> first_three(all.begin(), all.begin() + 3);
+  for (const SafeEstimate& e : safe_estimate_batch(cache, *f.graph, first_three)) EXPECT_TRUE(e.cost.is_known());
+  BudgetedOracle<ExprGraph> budgeted(cache, OracleBudget{1, 0});
+  budgeted.set_chunk_size(1);
+  // Candidate 3 is measured (the one call allowed); then 0-2 come from the cache, 4-5 are refused.
+  std::vector<const Candidate*> order{&f.candidates[3], &f.candidates[0], &f.candidates[4], &f.candidates[1],
+                                      &f.candidates[5], &f.candidates[2]};
+  std::vector<SafeEstimate> out = safe_estimate_batch(budgeted, *f.graph, order);
+  ASSERT_EQ(out.size(), 6u);
+  const std::vector<bool> known{true, true, false, true, false, true};
+  for (std::size_t k = 0; k < out.size(); ++k) {
+    EXPECT_EQ(out[k].cost.is_known(), known[k]) << k;
+    if (known[k]) {
+      EXPECT_EQ(out[k].cost.raw(), 1.0 + static_cast<double>(order[k]->sub_graph.first_inside())) << k;
+    }
+  }
+  EXPECT_EQ(inner.calls, 4u);
+  EXPECT_EQ(budgeted.stats().budget_refusals, 2u);
+  // Without a cache below, a spent budget knows nothing.
+  CountingOracle bare;
+  BudgetedOracle<ExprGraph> alone(bare, OracleBudget{1, 0});
+  std::vector<SafeEstimate> cold = safe_estimate_batch(alone, *f.graph, all);
+  EXPECT_TRUE(cold[0].cost.is_known());
+  for (std::size_t k = 1; k < cold.size(); ++k) EXPECT_TRUE(cold[k].cost.is_unknown()) << k;
+  EXPECT_EQ(bare.calls, 1u);
+}
+
 }  // namespace
 }  // namespace collage

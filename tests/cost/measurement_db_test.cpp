@@ -465,6 +465,28 @@ TEST(PersistentOracle, ServesOnlyTheEntriesOfItsOwnOracleAndVersion) {
   EXPECT_EQ(mock.calls(), 2u);
 }
 
+TEST(PersistentOracle, ABudgetSpentAboveItStillServesTheDatabase) {
+  Layers f;
+  MeasurementDb db;
+  MockOracle<ExprGraph> mock({{"tvm", 1.0}, {"cutlass", 2.0}});
+  PersistentOracle<ExprGraph> persistent(mock, db, "1");
+  EXPECT_EQ(safe_estimate(persistent, *f.graph, f.candidates[1]).cost, Cost::value(1));  // the relu, stored
+  BudgetedOracle<ExprGraph> budgeted(persistent, OracleBudget{1, 0});
+  budgeted.set_chunk_size(1);
+  const Candidate norm = f.candidate({f.norms[0]}, "tvm");
+  // The block is measured (the one call allowed); the relu and the next layer's block come from
+  // the database; the layer norm was never measured and is refused.
+  std::vector<SafeEstimate> out =
+      safe_estimate_batch(budgeted, *f.graph, {&f.candidates[0], &f.candidates[1], &f.candidates[2], &norm});
+  EXPECT_TRUE(out[0].cost.is_known());
+  EXPECT_EQ(out[1].cost, Cost::value(1));
+  EXPECT_EQ(out[2].cost, out[0].cost);
+  EXPECT_TRUE(out[3].cost.is_unknown());
+  EXPECT_EQ(mock.calls(), 2u);
+  EXPECT_EQ(budgeted.stats().budget_refusals, 1u);
+  EXPECT_EQ(budgeted.stats().db_hits, 2u);
+}
+
 /// A store of the user's own: counts its lookups and writes.
 class CountingStore final : public MeasurementStore {
  public:

@@ -25,17 +25,18 @@ struct OracleBudget {
   /// the wrapped oracle is itself a wrapper (a cache, a measurement database), the answers it gives
   /// without its backend do not count.
   std::size_t max_calls = 0;
-  /// Seconds from the first estimate after which the wrapped oracle is no longer asked.
+  /// Seconds from the first estimate after which the wrapped oracle is no longer asked to measure.
   double max_seconds = 0;
 };
 
 /// Told how far a long phase has got: `done` of `total` items of `phase` (e.g. "estimate").
 using ProgressCallback = std::function<void(std::string_view phase, std::size_t done, std::size_t total)>;
 
-/// Wraps an oracle under an OracleBudget. Once the budget is spent, answers are Cost::unknown()
-/// (0 samples) without asking the wrapped oracle (counted as budget_refusals), so the search
-/// still finishes, preferring candidates whose cost is known. The budget is checked before each
-/// chunk: a chunk that is running when time runs out finishes.
+/// Wraps an oracle under an OracleBudget. Once the budget is spent, the wrapped oracle is asked
+/// only for what it knows without measuring (known_batch(): a cache's or a database's answers),
+/// and the other answers are Cost::unknown() (0 samples, counted as budget_refusals), so the
+/// search still finishes, preferring candidates whose cost is known. The budget is checked before
+/// each chunk: a chunk that is running when time runs out finishes.
 ///
 /// A batch is passed on in chunks (set_chunk_size(); 1 by default, 0 for the whole batch at once),
 /// with the progress callback called with phase "estimate" before the first chunk (0 of total)
@@ -91,8 +92,16 @@ class BudgetedOracle final : public detail::OracleWrapper<G> {
     std::size_t done = 0;
     while (done < total) {
       if (exhausted()) {
-        this->own_.budget_refusals += total - done;
-        while (out.size() < total) out.push_back(refused());
+        // The rest costs no measurement where the oracles below already know it.
+        const auto rest = candidates.begin() + static_cast<std::ptrdiff_t>(done);
+        for (Result<Measurement>& known :
+             this->inner().known_batch(graph, std::vector<const Candidate*>(rest, candidates.end()))) {
+          if (known.ok() && known->cost.is_unknown()) {
+            ++this->own_.budget_refusals;
+            known = refused();
+          }
+          out.push_back(std::move(known));
+        }
         done = total;
         report(done, total);
         break;

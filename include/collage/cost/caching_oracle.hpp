@@ -56,6 +56,24 @@ class CachingOracle final : public detail::OracleWrapper<G> {
   std::vector<Result<Measurement>> do_measure_batch(const DataflowGraph<G>& graph,
                                                     const std::vector<const Candidate*>& candidates) override {
     this->own_.calls += candidates.size();
+    return answer(graph, candidates, [&](const std::vector<const Candidate*>& misses) {
+      this->own_.cache_misses += misses.size();
+      return this->forward_batch(graph, misses);
+    });
+  }
+
+  /// Cached keys from memory, what the wrapped oracle knows for the others.
+  std::vector<Result<Measurement>> do_known_batch(const DataflowGraph<G>& graph,
+                                                  const std::vector<const Candidate*>& candidates) override {
+    return answer(graph, candidates, [&](const std::vector<const Candidate*>& misses) {
+      return this->inner().known_batch(graph, misses);
+    });
+  }
+
+  /// Cached answers, and `ask(misses)` for the first candidate of every other key, cached.
+  template <class Ask>
+  std::vector<Result<Measurement>> answer(const DataflowGraph<G>& graph, const std::vector<const Candidate*>& candidates,
+                                          Ask&& ask) {
     KeyedBatch<Result<Measurement>> batch = split_by_key<Result<Measurement>>(
         graph, candidates, [&](const std::string& key) -> std::optional<Result<Measurement>> {
           auto hit = cache_.find(key);
@@ -63,9 +81,8 @@ class CachingOracle final : public detail::OracleWrapper<G> {
           return hit->second;
         });
     // Every candidate but the first of each missing key is a hit.
-    this->own_.cache_misses += batch.misses.size();
     this->own_.cache_hits += candidates.size() - batch.misses.size();
-    const std::vector<Result<Measurement>> answers = this->forward_batch(graph, batch.misses);
+    const std::vector<Result<Measurement>> answers = ask(batch.misses);
     for (std::size_t m = 0; m < answers.size(); ++m) {
       if (cacheable(answers[m])) cache_.emplace(std::move(batch.miss_keys[m]), answers[m]);
     }

@@ -121,8 +121,9 @@ struct OracleStats {
 ///
 /// An oracle implements one function, do_measure_batch(): one answer per candidate of a batch
 /// (measured at once, in parallel or on other machines, or one at a time through
-/// measure_each()). name(), stats() and wrapped() describe the oracle. Callers ask through the
-/// non-virtual members, which check what do_measure_batch() returns.
+/// measure_each()). name(), stats() and wrapped() describe the oracle. One that holds answers it
+/// gives without measuring (a cache, a database) also implements do_known_batch(). Callers ask
+/// through the non-virtual members, which check what these return.
 template <class G>
 class CostOracle {
  public:
@@ -136,32 +137,16 @@ class CostOracle {
   /// naming the value.
   std::vector<Result<Measurement>> measure_batch(const DataflowGraph<G>& graph,
                                                  const std::vector<const Candidate*>& candidates) {
-    if (candidates.empty()) return {};
-    std::vector<Result<Measurement>> answers;
-#if defined(__cpp_exceptions)
-    try {
-      answers = do_measure_batch(graph, candidates);
-    } catch (const std::exception& e) {
-      return failed_batch(candidates.size(), std::string("threw: ") + e.what());
-    } catch (...) {
-      return failed_batch(candidates.size(), "threw a non-standard exception");
-    }
-#else
-    answers = do_measure_batch(graph, candidates);
-#endif
-    if (answers.size() != candidates.size()) {
-      return failed_batch(candidates.size(), "returned " + std::to_string(answers.size()) + " answers for " +
-                                                 std::to_string(candidates.size()) + " candidates");
-    }
-    for (Result<Measurement>& answer : answers) {
-      if (!answer.ok()) continue;
-      if (std::optional<double> bad = answer->cost.not_a_cost()) {
-        answer = detail::bad_answer("cost", *bad, detail::kCostRule);
-      } else if (!(answer->spread >= 0.0)) {
-        answer = detail::bad_answer("spread", answer->spread, detail::kSpreadRule);
-      }
-    }
-    return answers;
+    return checked(candidates.size(), [&] { return do_measure_batch(graph, candidates); });
+  }
+
+  /// The answers this oracle gives without measuring anything: what a cache or a measurement
+  /// database along its stack already holds, one per candidate, in order; Cost::unknown() (0
+  /// samples) for the others. A spent budget (BudgetedOracle) still serves these. Checked as
+  /// measure_batch() checks its answers.
+  std::vector<Result<Measurement>> known_batch(const DataflowGraph<G>& graph,
+                                               const std::vector<const Candidate*>& candidates) {
+    return checked(candidates.size(), [&] { return do_known_batch(graph, candidates); });
   }
 
   /// measure_batch() for one candidate.
@@ -218,6 +203,44 @@ class CostOracle {
   virtual std::vector<Result<Measurement>> do_measure_batch(const DataflowGraph<G>& graph,
                                                             const std::vector<const Candidate*>& candidates) = 0;
 
+  /// What this oracle answers without measuring (known_batch()): nothing, unless it overrides this.
+  virtual std::vector<Result<Measurement>> do_known_batch(const DataflowGraph<G>& /*graph*/,
+                                                          const std::vector<const Candidate*>& candidates) {
+    return std::vector<Result<Measurement>>(candidates.size(), Measurement{Cost::unknown(), 0.0, 0});
+  }
+
+  /// The answers `ask()` gives for `expected` candidates (none, without asking, when there are
+  /// none), with what it throws, a wrong count and values that are no cost turned into Errors.
+  template <class Ask>
+  std::vector<Result<Measurement>> checked(std::size_t expected, Ask&& ask) {
+    if (expected == 0) return {};
+    std::vector<Result<Measurement>> answers;
+#if defined(__cpp_exceptions)
+    try {
+      answers = ask();
+    } catch (const std::exception& e) {
+      return failed_batch(expected, std::string("threw: ") + e.what());
+    } catch (...) {
+      return failed_batch(expected, "threw a non-standard exception");
+    }
+#else
+    answers = ask();
+#endif
+    if (answers.size() != expected) {
+      return failed_batch(expected, "returned " + std::to_string(answers.size()) + " answers for " +
+                                        std::to_string(expected) + " candidates");
+    }
+    for (Result<Measurement>& answer : answers) {
+      if (!answer.ok()) continue;
+      if (std::optional<double> bad = answer->cost.not_a_cost()) {
+        answer = detail::bad_answer("cost", *bad, detail::kCostRule);
+      } else if (!(answer->spread >= 0.0)) {
+        answer = detail::bad_answer("spread", answer->spread, detail::kSpreadRule);
+      }
+    }
+    return answers;
+  }
+
   /// `expected` copies of an Error that names this oracle and says `what` it did.
   std::vector<Result<Measurement>> failed_batch(std::size_t expected, const std::string& what) const {
     return std::vector<Result<Measurement>>(expected, Error{ErrorCode::oracle, "cost oracle '" + name() + "' " + what});
@@ -273,6 +296,12 @@ class OracleWrapper : public CostOracle<G> {
   OracleStats own_;
 
  private:
+  /// What the wrapped oracle knows; a wrapper that holds answers itself overrides this.
+  std::vector<Result<Measurement>> do_known_batch(const DataflowGraph<G>& graph,
+                                                  const std::vector<const Candidate*>& candidates) override {
+    return inner_->known_batch(graph, candidates);
+  }
+
   std::unique_ptr<CostOracle<G>> owned_;
   CostOracle<G>* inner_;
   std::size_t forwarded_ = 0;
