@@ -147,7 +147,7 @@ std::vector<ConfigurationResult> compare_configurations(const collage::DataflowG
                                                         const ComparisonOptions& options) {
   std::vector<std::size_t> order(configurations.size());
   for (std::size_t k = 0; k < order.size(); ++k) order[k] = k;
-  std::stable_partition(order.begin(), order.end(), [&](std::size_t k) { return configurations[k].name == "collage"; });
+  std::stable_partition(order.begin(), order.end(), [&](std::size_t k) { return configurations[k].name != "collage"; });
   std::vector<PreparedRun> prepared(configurations.size());
   std::vector<std::optional<collage::PartitionResult>> partitions(configurations.size());
   for (std::size_t k : order) {

@@ -77,16 +77,18 @@ struct ComparisonOptions {
   collage::TimingOptions refine_timing;
   std::uint64_t refine_seed = 1;
   /// Among the single-backend configurations, compile, check and time only the one whose
-  /// partitioning the search estimates cheapest (the others are partitioned, which costs no
-  /// measurement once collage has asked about every candidate, and left out of the results): what
+  /// partitioning the search estimates cheapest (the others are partitioned too, measuring what
+  /// collage then finds known, and left out of the results): what
   /// the guard needs when not every configuration is compared.
   bool time_cheapest_single_only = false;
 };
 
 /// Runs every configuration on `dataflow`'s model with `inputs`, checking the outputs against
-/// `expected` and timing the whole model. The configuration named "collage" is partitioned first
-/// (it asks the oracle about every candidate, so the others find their costs cached); results are
-/// in `configurations` order, with "collage+evo" after "collage" when options.refine_seconds > 0.
+/// `expected` and timing the whole model. The configuration named "collage" is partitioned last:
+/// its candidates include every other configuration's, so under a tuning budget each of those
+/// measures its own candidates first and collage finds them known, spending its budget on the
+/// candidates only it has (partitioned first, it would leave the nodes its budget did not reach
+/// with no measured candidate at all). Results are in `configurations` order, with "collage+evo" after "collage" when options.refine_seconds > 0.
 /// A configuration that cannot partition, compile or run reports why and the others go on.
 std::vector<ConfigurationResult> compare_configurations(const collage::DataflowGraph<Graph>& dataflow,
                                                         const std::vector<Tensor>& inputs,

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "backends/reference/reference_backend.hpp"
 #include "backends/registry.hpp"
 #include "costing/measurement_session.hpp"
+#include "driver/configurations.hpp"
 #include "collage_run/run_report.hpp"
 #include "tensor/reference.hpp"
 #include "tests/support/refusing_backend.hpp"
@@ -165,6 +167,34 @@ TEST_F(ComparisonFixture, AnExhaustedBudgetLeavesCandidatesUnknownAndEveryConfig
   report.results = results;
   EXPECT_NE(format_report(dataflow, report, false).find("tuning budget spent: "), std::string::npos);
   EXPECT_GT(nlohmann::json::parse(report_json(dataflow, report)).at("unmeasured_candidates").get<std::size_t>(), 0u);
+}
+
+TEST_F(ComparisonFixture, UnderABudgetCollageFindsTheSingleConfigurationsCandidatesMeasured) {
+  // A budget as large as the largest single configuration's candidate list, smaller than
+  // collage's (partitioned first, collage would leave the nodes its budget did not reach with no
+  // measured candidate): partitioned last, it finds every single configuration's candidates
+  // known, so no part it chooses is Unknown.
+  auto unit = collage::make_oracle<Graph>(
+      "unit", [](const collage::DataflowGraph<Graph>&, const collage::Candidate&, const auto&) { return 1.0; });
+  std::size_t largest_single = 0, collage_candidates = 0;
+  for (const Configuration& config : standard_configurations(backends)) {
+    auto r = partition_model(dataflow, backends, config, *unit);
+    ASSERT_TRUE(r.ok()) << r.error().message;
+    if (config.single) largest_single = std::max(largest_single, r->candidates.size());
+    if (config.name == "collage") collage_candidates = r->candidates.size();
+  }
+  ASSERT_LT(largest_single, collage_candidates);
+  auto measurements = session();
+  ComparisonOptions options = quick_comparison();
+  options.partitioner.budget.max_calls = largest_single;
+  std::vector<ConfigurationResult> results = compare(*measurements, options);
+  expect_all_ran_and_matched(results);
+  const ConfigurationResult& collage = results.back();
+  ASSERT_EQ(collage.name, "collage");
+  ASSERT_TRUE(collage.partition);
+  for (const collage::Candidate& part : collage.partition->partitioning.parts) {
+    EXPECT_TRUE(part.cost.is_known()) << part.target << ": " << part.sub_graph.label(dataflow);
+  }
 }
 
 TEST_F(ComparisonFixture, TheSearchsWarningsAreInTheReport) {
