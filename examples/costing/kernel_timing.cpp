@@ -1,6 +1,7 @@
 #include "costing/kernel_timing.hpp"
 
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <random>
 #include <vector>
@@ -34,24 +35,52 @@ struct AccumulatedClock {
   }
 };
 
-/// The device time per launch of `recording` (options.recorded_launches launches), in milliseconds.
-collage::Result<collage::Measurement> time_recording(Recording& recording, Device& device,
-                                                     const KernelTimingOptions& options) {
+/// Times `sample` (which runs work on the device and returns its device seconds) under
+/// options.timing, counting only the device seconds; in milliseconds.
+collage::Result<collage::Measurement> time_device_samples(const std::function<collage::Result<double>()>& sample,
+                                                          const KernelTimingOptions& options) {
   double device_seconds = 0;
   collage::Status failure;
-  auto replay = [&] {
+  auto run = [&] {
     if (!failure.ok()) return;
-    collage::Result<double> t = device.time_seconds([&] { return recording.replay(); });
+    collage::Result<double> t = sample();
     if (!t.ok()) {
       failure = t.error();
       return;
     }
-    device_seconds += *t / static_cast<double>(options.recorded_launches);
+    device_seconds += *t;
   };
-  collage::Measurement m = collage::time_run(replay, options.timing, AccumulatedClock{&device_seconds});
+  collage::Measurement m = collage::time_run(run, options.timing, AccumulatedClock{&device_seconds});
   if (!failure.ok()) return failure.error();
   m.cost = collage::Cost::value(cost_from_seconds(m.cost.raw()));
   return m;
+}
+
+/// The device time per launch of `recording` (options.recorded_launches launches).
+collage::Result<collage::Measurement> time_recording(Recording& recording, Device& device,
+                                                     const KernelTimingOptions& options) {
+  const auto launches = static_cast<double>(options.recorded_launches);
+  return time_device_samples(
+      [&]() -> collage::Result<double> {
+        collage::Result<double> t = device.time_seconds([&] { return recording.replay(); });
+        if (!t.ok()) return t.error();
+        return *t / launches;
+      },
+      options);
+}
+
+/// The device time of single launches of `kernel`, each after the device's caches were evicted
+/// (outside the timed region, so the host queues the launch while the eviction runs).
+collage::Result<collage::Measurement> time_cold_launches(Kernel& kernel, Device& device,
+                                                         const std::vector<const float*>& inputs,
+                                                         const std::vector<float*>& outputs,
+                                                         const KernelTimingOptions& options) {
+  return time_device_samples(
+      [&]() -> collage::Result<double> {
+        if (collage::Status st = device.evict_caches(); !st.ok()) return st.error();
+        return device.time_seconds([&] { return kernel.run(inputs, outputs); });
+      },
+      options);
 }
 
 }  // namespace
@@ -95,6 +124,9 @@ collage::Result<collage::Measurement> time_function(const Function& function, co
   };
   run();  // a first run outside the timer, so a failing kernel is not timed
   if (!failure.ok()) return failure.error();
+  if (options.cold_caches && device.kind() != DeviceKind::cpu) {
+    return time_cold_launches(**kernel, device, inputs, outputs, options);
+  }
   if (device.can_record() && options.recorded_launches > 0) {
     collage::Result<std::unique_ptr<Recording>> recorded = record_launches(**kernel, device, inputs, outputs,
                                                                            options.recorded_launches);

@@ -19,9 +19,10 @@ struct KernelTimingOptions {
   collage::TimingOptions timing;
   /// Seed of the random inputs.
   std::uint64_t seed = 1;
-  /// Evict the CPU caches before every run of a CPU kernel (evict_caches), so that its cost is
-  /// the cold one it has inside a model whose weights do not fit the caches, not the warm one of
-  /// running it alone over and over.
+  /// Evict the device's caches before every timed run of a kernel (Device::evict_caches), so that
+  /// its cost is the cold one it has inside a model whose weights do not fit the caches, not the
+  /// warm one of running it alone over and over. On a GPU each launch is then timed alone (device
+  /// time, CUDA events) after an eviction, rather than inside a recording.
   bool cold_caches = false;
   /// On a device that records (a GPU), the kernel's cost is what it adds inside a replayed
   /// recording: this many back-to-back launches are recorded once, and each timed replay's device

@@ -16,7 +16,7 @@ std::string measuring_oracle_version(const BackendSet& backends, const DeviceSet
     const Device* device = devices.find(kind);
     if (device == nullptr) continue;
     version += "|" + device->name();
-    if (device->can_record() && timing.recorded_launches > 0) version += " in recorded graphs";
+    if (device->can_record() && timing.recorded_launches > 0 && !timing.cold_caches) version += " in recorded graphs";
   }
   for (const auto& backend : backends.all()) {
     if (std::string c = backend->configuration(); !c.empty()) version += "|" + backend->name() + " " + c;

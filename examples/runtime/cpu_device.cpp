@@ -4,6 +4,8 @@
 #include <cstring>
 #include <fstream>
 
+#include "runtime/cpu_state.hpp"
+
 namespace tc {
 
 namespace {
@@ -41,6 +43,11 @@ collage::Result<Buffer> CpuDevice::allocate(std::size_t bytes) {
 }
 
 void CpuDevice::release(Buffer buffer) { std::free(buffer.data); }
+
+collage::Status CpuDevice::evict_caches() {
+  tc::evict_caches();
+  return collage::Status::success();
+}
 
 collage::Status CpuDevice::upload(const Buffer& dst, std::size_t offset, const void* src, std::size_t bytes) {
   if (offset > dst.bytes || bytes > dst.bytes - offset) return out_of_range("upload", offset, bytes, dst.bytes);

@@ -24,6 +24,8 @@ class CpuDevice final : public Device {
   collage::Status copy(const Buffer& dst, std::size_t dst_offset, const Buffer& src, std::size_t src_offset,
                        std::size_t bytes) override;
   collage::Status synchronize() override { return collage::Status::success(); }
+  /// tc::evict_caches() on the calling thread.
+  collage::Status evict_caches() override;
 
  private:
   std::string name_;

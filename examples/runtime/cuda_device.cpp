@@ -29,6 +29,9 @@ struct CudaDevice::State {
   cudaEvent_t stop = nullptr;
 #endif
   Buffer workspace;
+  /// Written over by evict_caches(): twice the L2 cache.
+  Buffer eviction;
+  std::size_t l2_bytes = 0;
   /// Bumped whenever the workspace moves, so recordings that baked in its address know.
   std::uint64_t workspace_generation = 0;
   std::map<std::string, std::shared_ptr<void>> contexts;
@@ -111,6 +114,7 @@ CudaDevice::CudaDevice(int ordinal) : state_(std::make_unique<State>()) {
     return;
   }
   s.capability = prop.major * 10 + prop.minor;
+  s.l2_bytes = static_cast<std::size_t>(prop.l2CacheSize);
   s.name = std::string("cuda: ") + prop.name + " (sm_" + std::to_string(s.capability) + ")";
 }
 
@@ -118,6 +122,7 @@ CudaDevice::~CudaDevice() {
   State& s = *state_;
   s.contexts.clear();
   if (s.workspace.data != nullptr) (void)cudaFree(s.workspace.data);
+  if (s.eviction.data != nullptr) (void)cudaFree(s.eviction.data);
   if (s.start != nullptr) (void)cudaEventDestroy(s.start);
   if (s.stop != nullptr) (void)cudaEventDestroy(s.stop);
   if (s.stream != nullptr) (void)cudaStreamDestroy(s.stream);
@@ -231,6 +236,17 @@ Result<double> CudaDevice::time_seconds(const std::function<Status()>& region) {
   return *ms * 1e-3;
 }
 
+Status CudaDevice::evict_caches() {
+  if (!available()) return state_->unavailable();
+  Buffer& b = state_->eviction;
+  if (b.data == nullptr) {
+    Result<Buffer> made = allocate(2 * std::max<std::size_t>(state_->l2_bytes, std::size_t{1} << 20));
+    if (!made.ok()) return Error{made.error().code, made.error().message + " (to evict the L2 cache)"};
+    b = *made;
+  }
+  return cuda_check(cudaMemsetAsync(b.data, 0, b.bytes, state_->stream), "evicting the L2 cache");
+}
+
 Status CudaDevice::begin_recording() {
   if (!available()) return state_->unavailable();
   return cuda_check(cudaStreamBeginCapture(state_->stream, cudaStreamCaptureModeThreadLocal), "beginning a stream capture");
@@ -270,6 +286,7 @@ Status CudaDevice::synchronize() { return state_->unavailable(); }
 Result<double> CudaDevice::time_ms(const std::function<Status()>&) { return state_->unavailable(); }
 Status CudaDevice::reserve_workspace(std::size_t) { return state_->unavailable(); }
 Result<double> CudaDevice::time_seconds(const std::function<Status()>&) { return state_->unavailable(); }
+Status CudaDevice::evict_caches() { return state_->unavailable(); }
 Status CudaDevice::begin_recording() { return state_->unavailable(); }
 Result<std::unique_ptr<Recording>> CudaDevice::end_recording() { return state_->unavailable(); }
 

@@ -54,6 +54,8 @@ class CudaDevice final : public Device {
   bool can_record() const override { return available(); }
   /// GPU time from events recorded on the stream around `region` (time_ms).
   collage::Result<double> time_seconds(const std::function<collage::Status()>& region) override;
+  /// A cudaMemsetAsync over a buffer twice the L2 cache's size (allocated at the first call).
+  collage::Status evict_caches() override;
   collage::Status begin_recording() override;
   collage::Result<std::unique_ptr<Recording>> end_recording() override;
 

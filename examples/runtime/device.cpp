@@ -19,6 +19,10 @@ collage::Result<double> Device::time_seconds(const std::function<collage::Status
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
+collage::Status Device::evict_caches() {
+  return collage::Error{collage::ErrorCode::invalid_argument, name() + ": cannot evict its caches"};
+}
+
 collage::Status Device::begin_recording() {
   return collage::Error{collage::ErrorCode::invalid_argument, name() + ": cannot record work"};
 }

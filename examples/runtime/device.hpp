@@ -70,6 +70,11 @@ class Device {
   /// counts only the time its work ran.
   virtual collage::Result<double> time_seconds(const std::function<collage::Status()>& region);
 
+  /// Evicts what earlier work left in the device's caches, queued like a kernel (on a GPU, a write
+  /// over a buffer twice the size of its L2 cache), so that the next work starts cold. An error
+  /// when the device cannot.
+  virtual collage::Status evict_caches();
+
   /// Whether the device can record the work launched on it and replay it (begin_recording).
   virtual bool can_record() const { return false; }
   /// From now on, kernels and copies launched on this device are recorded instead of run, until

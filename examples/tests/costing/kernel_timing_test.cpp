@@ -43,6 +43,20 @@ TEST(KernelTiming, WithoutRecordedLaunchesAKernelIsTimedOnTheHostClock) {
   EXPECT_LT(m->cost.raw(), 1e3);  // not the stand-in's device time
 }
 
+TEST(KernelTiming, WithColdCachesEachLaunchIsTimedAloneAfterAnEviction) {
+  const Function function = whole_model_function(testing::residual_block());
+  testing::TapeBackend backend("taped");
+  testing::TapeDevice device;
+  KernelTimingOptions options = quick();
+  options.cold_caches = true;
+  collage::Result<collage::Measurement> m = time_function(function, backend, device, options);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  EXPECT_EQ(device.begun, 0);
+  EXPECT_GE(device.timed, 4);  // the warm-up and at least three timed launches
+  EXPECT_EQ(device.evictions, device.timed);
+  EXPECT_GT(m->cost.raw(), 0.0);
+}
+
 TEST(KernelTiming, WhereRecordingFailsTheKernelIsTimedOnTheHostClock) {
   const Function function = whole_model_function(testing::residual_block());
   testing::TapeBackend backend("taped");

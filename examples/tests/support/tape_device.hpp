@@ -47,10 +47,16 @@ class TapeDevice final : public Device {
   /// Device time: `replay_seconds` per recording replayed inside `region` when set, else the
   /// default (wall clock).
   collage::Result<double> time_seconds(const std::function<collage::Status()>& region) override {
+    ++timed;
     if (replay_seconds <= 0) return Device::time_seconds(region);
     const int before = replays;
     if (collage::Status st = region(); !st.ok()) return st.error();
     return replay_seconds * (replays - before);
+  }
+
+  collage::Status evict_caches() override {
+    ++evictions;
+    return collage::Status::success();
   }
 
   bool can_record() const override { return true; }
@@ -79,6 +85,8 @@ class TapeDevice final : public Device {
   double replay_seconds = 0;
   int begun = 0;
   int replays = 0;
+  int timed = 0;
+  int evictions = 0;
 
  private:
   class Tape final : public Recording {
