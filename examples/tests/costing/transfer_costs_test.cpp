@@ -11,6 +11,7 @@
 
 #include "driver/configurations.hpp"
 #include "backends/registry.hpp"
+#include "runtime/cpu_device.hpp"
 #include "tests/support/tape_device.hpp"
 #include "tests/support/test_models.hpp"
 
@@ -36,14 +37,17 @@ class GpuPlacedBackend final : public Backend {
   bool every_op_ = false;
 };
 
+/// The host's backends and `gpu`, the same on a machine with a GPU as on one without.
 struct TransferCostsTest : ::testing::Test {
   Graph model = testing::residual_block();
   collage::DataflowGraph<Graph> dataflow = std::move(collage::DataflowGraph<Graph>::build(model)).value();
-  DefaultDevices devices = make_default_devices();
+  CpuDevice cpu;
+  DeviceSet host;
   BackendSet backends;
 
   TransferCostsTest() {
-    backends = make_default_backends(devices.set);
+    host.add(cpu);
+    backends = make_default_backends(host);
     backends.add(std::make_unique<GpuPlacedBackend>());
   }
 
@@ -77,7 +81,7 @@ TEST_F(TransferCostsTest, PlacesGpuBackendsOnDeviceOneAndChargesBytesOverTheLink
     EXPECT_DOUBLE_EQ(transfers.cost(i, 0, 1), cost_from_seconds(1e-5 + bytes / 1e10));
     EXPECT_DOUBLE_EQ(transfers.cost(i, 1, 0), transfers.cost(i, 0, 1));
   }
-  BackendSet cpu_only = make_default_backends(devices.set);
+  BackendSet cpu_only = make_default_backends(host);
   EXPECT_FALSE(uses_a_gpu(cpu_only));
   EXPECT_FALSE(transfer_model(dataflow, cpu_only, link).places_off_host());
 }
@@ -103,7 +107,7 @@ TEST_F(TransferCostsTest, MeasuresTheLaunchOfARecordedSegment) {
   ASSERT_TRUE(launch.ok()) << launch.error().message;
   EXPECT_GE(*launch, 0.0);
   EXPECT_GE(tape.replays, 4);
-  EXPECT_FALSE(measure_segment_launch(*devices.set.find(DeviceKind::cpu), timing).ok());  // the CPU does not record
+  EXPECT_FALSE(measure_segment_launch(cpu, timing).ok());  // the CPU does not record
 }
 
 TEST_F(TransferCostsTest, TheSearchKeepsWorkOnTheHostWhenTheLinkIsSlow) {
@@ -129,8 +133,10 @@ TEST_F(TransferCostsTest, TheSearchKeepsWorkOnTheHostWhenTheLinkIsSlow) {
 /// copies take 2 us (0.002 ms) each.
 collage::Result<collage::PartitionResult> partition_with_cheap_host_relus(const collage::DataflowGraph<Graph>& dataflow,
                                                                            double host_relu_ms) {
-  DefaultDevices devices = make_default_devices();
-  BackendSet backends = make_default_backends(devices.set);
+  CpuDevice cpu;
+  DeviceSet host;
+  host.add(cpu);
+  BackendSet backends = make_default_backends(host);
   backends.add(std::make_unique<GpuPlacedBackend>(/*every_op=*/true));
   auto oracle = collage::make_oracle<Graph>(
       "relus cheap on the host", kCostUnit,
@@ -194,7 +200,7 @@ TEST_F(TransferCostsTest, MeasuresTheLinkOfADevice) {
   timing.warmups = 1;
   timing.min_repeats = 3;
   timing.max_repeats = 5;
-  auto link = measure_link(*devices.set.find(DeviceKind::cpu), timing);
+  auto link = measure_link(cpu, timing);
   ASSERT_TRUE(link.ok()) << link.error().message;
   EXPECT_TRUE(std::isfinite(link->seconds_per_copy));
   EXPECT_GE(link->seconds_per_copy, 0.0);
