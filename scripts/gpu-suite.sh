@@ -14,7 +14,7 @@
 #   --out DIR         results (default build/gpu-suite-out)
 #   --node-tests DIR  the ONNX backend node tests (default /usr/share/libonnx-testdata/data/node; skipped
 #                     where missing)
-#   --budget SECONDS  tuning budget per model (default 15); measurements persist in OUT/measurements.db
+#   --budget SECONDS  tuning budget per search (default 15); measurements persist in OUT/measurements.db
 #   --step-timeout S  stop any one step (a model, the GPU tests, the node tests) after S seconds and say so
 #                     (default 300); the suite goes on with the next
 #   --skip-tests      leave out the GPU tests and the node tests (models only)
@@ -65,7 +65,7 @@ step() {  # LOG COMMAND...: runs COMMAND with its output in LOG, stopped after -
   local log=$1; shift
   timeout --kill-after=10 "$step_timeout" "$@" >"$log" 2>&1
   local rc=$?
-  [[ $rc == 124 || $rc == 137 ]] && echo "gpu-suite.sh: stopped after $step_timeout s: $(basename "$1") (log: $log)" | tee -a "$log"
+  [[ $rc == 124 || $rc == 137 ]] && echo "gpu-suite.sh: stopped after $step_timeout s: $(basename "$1") (log: $log)" >>"$log"
   return $rc
 }
 
@@ -82,6 +82,7 @@ if python3 -c 'import torch, torchvision, onnx' 2>/dev/null; then
   step "$out/logs/reference.log" python3 "$repo/scripts/gpu/reference.py" --out "$out"
   cat "$out/logs/reference.log"
   for model in "$out"/*.onnx; do
+    [[ -e $model ]] || continue
     name=$(basename "$model" .onnx)
     run_model "$name" "$model" --test-data "$out/${name}_data/test_data_set_0"
   done
