@@ -133,7 +133,9 @@ collage::Result<collage::Measurement> time_function(const Function& function, co
     if (recorded.ok()) return time_recording(**recorded, device, options);
   }
   collage::TimingOptions timing = options.timing;
-  if (options.cold_caches && device.kind() == DeviceKind::cpu) timing.before_each = [] { evict_caches(); };
+  if (options.cold_caches && device.kind() == DeviceKind::cpu) {
+    timing.before_each = [&device] { (void)device.evict_caches(); };
+  }
   collage::Measurement m = collage::time_run(run, timing);
   if (!failure.ok()) return failure.error();
   m.cost = collage::Cost::value(cost_from_seconds(m.cost.raw()));

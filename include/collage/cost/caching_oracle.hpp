@@ -56,24 +56,18 @@ class CachingOracle final : public detail::OracleWrapper<G> {
   std::vector<Result<Measurement>> do_measure_batch(const DataflowGraph<G>& graph,
                                                     const std::vector<const Candidate*>& candidates) override {
     this->own_.calls += candidates.size();
-    return answer(graph, candidates, [&](const std::vector<const Candidate*>& misses) {
-      this->own_.cache_misses += misses.size();
-      return this->forward_batch(graph, misses);
-    });
+    return answer(graph, candidates, true);
   }
 
   /// Cached keys from memory, what the wrapped oracle knows for the others.
   std::vector<Result<Measurement>> do_known_batch(const DataflowGraph<G>& graph,
                                                   const std::vector<const Candidate*>& candidates) override {
-    return answer(graph, candidates, [&](const std::vector<const Candidate*>& misses) {
-      return this->inner().known_batch(graph, misses);
-    });
+    return answer(graph, candidates, false);
   }
 
-  /// Cached answers, and `ask(misses)` for the first candidate of every other key, cached.
-  template <class Ask>
+  /// Cached answers; the first candidate of every other key asked below (ask_below()), cached.
   std::vector<Result<Measurement>> answer(const DataflowGraph<G>& graph, const std::vector<const Candidate*>& candidates,
-                                          Ask&& ask) {
+                                          bool measuring) {
     KeyedBatch<Result<Measurement>> batch = split_by_key<Result<Measurement>>(
         graph, candidates, [&](const std::string& key) -> std::optional<Result<Measurement>> {
           auto hit = cache_.find(key);
@@ -82,7 +76,8 @@ class CachingOracle final : public detail::OracleWrapper<G> {
         });
     // Every candidate but the first of each missing key is a hit.
     this->own_.cache_hits += candidates.size() - batch.misses.size();
-    const std::vector<Result<Measurement>> answers = ask(batch.misses);
+    if (measuring) this->own_.cache_misses += batch.misses.size();
+    const std::vector<Result<Measurement>> answers = this->ask_below(graph, batch.misses, measuring);
     for (std::size_t m = 0; m < answers.size(); ++m) {
       if (cacheable(answers[m])) cache_.emplace(std::move(batch.miss_keys[m]), answers[m]);
     }

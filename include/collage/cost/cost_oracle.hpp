@@ -292,6 +292,13 @@ class OracleWrapper : public CostOracle<G> {
     return answers;
   }
 
+  /// For a wrapper that answers some candidates itself: the others (`misses`) measured below
+  /// (forward_batch()) when `measuring`, else what the oracles below know without measuring.
+  std::vector<Result<Measurement>> ask_below(const DataflowGraph<G>& graph,
+                                             const std::vector<const Candidate*>& misses, bool measuring) {
+    return measuring ? forward_batch(graph, misses) : inner_->known_batch(graph, misses);
+  }
+
   /// The counters this wrapper keeps itself (merged by stats()).
   OracleStats own_;
 

@@ -465,31 +465,26 @@ class PersistentOracle final : public detail::OracleWrapper<G> {
   std::vector<Result<Measurement>> do_measure_batch(const DataflowGraph<G>& graph,
                                                     const std::vector<const Candidate*>& candidates) override {
     this->own_.calls += candidates.size();
-    return answer(graph, candidates, [&](const std::vector<const Candidate*>& misses) {
-      return this->forward_batch(graph, misses);
-    });
+    return answer(graph, candidates, true);
   }
 
   /// Stored measurements from the database, what the wrapped oracle knows for the others.
   std::vector<Result<Measurement>> do_known_batch(const DataflowGraph<G>& graph,
                                                   const std::vector<const Candidate*>& candidates) override {
-    return answer(graph, candidates, [&](const std::vector<const Candidate*>& misses) {
-      return this->inner().known_batch(graph, misses);
-    });
+    return answer(graph, candidates, false);
   }
 
-  /// Stored answers, and `ask(misses)` for the first candidate of every other key; its known
-  /// costs are stored.
-  template <class Ask>
+  /// Stored answers; the first candidate of every other key asked below (ask_below()), its known
+  /// costs stored.
   std::vector<Result<Measurement>> answer(const DataflowGraph<G>& graph, const std::vector<const Candidate*>& candidates,
-                                          Ask&& ask) {
+                                          bool measuring) {
     KeyedBatch<Result<Measurement>> batch = split_by_key<Result<Measurement>>(
         graph, candidates, [&](const std::string& key) -> std::optional<Result<Measurement>> {
           std::optional<Measurement> m = db_->find(identity_, key);
           if (!m || m->cost.is_unknown()) return std::nullopt;
           return Result<Measurement>(*m);
         });
-    const std::vector<Result<Measurement>> answers = ask(batch.misses);
+    const std::vector<Result<Measurement>> answers = this->ask_below(graph, batch.misses, measuring);
     for (std::size_t m = 0; m < answers.size(); ++m) {
       if (answers[m].ok() && !answers[m]->cost.is_unknown()) {
         db_->put(identity_, std::move(batch.miss_keys[m]), *answers[m]);
