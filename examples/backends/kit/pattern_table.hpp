@@ -6,6 +6,7 @@
 /// here the backend's planner), and the collage rule that makes each accepted match one
 /// partition.
 
+#include <cstddef>
 #include <functional>
 #include <string>
 #include <utility>
@@ -33,17 +34,20 @@ struct LibraryPattern {
 /// A library backend's pattern table, in the order its rule lists the entries.
 using LibraryTable = std::vector<LibraryPattern>;
 
-/// The rule of a library backend that runs one library call per partition: each match of each
-/// entry of `table` that the entry's check accepts is one partition with a Composite group named
-/// by the entry's label, and, with `single_operators`, each operator it accepts alone is one
-/// partition too (TVM's "target.<name>" operator predicates):
+/// The rule of a library backend: each match of each entry of `table` that the entry's check
+/// accepts is a call with a Composite group named by the entry's label, and, with
+/// `single_operators`, each operator it accepts alone is a call too (TVM's "target.<name>"
+/// operator predicates). With `max_depth` 0 each call is one partition,
 ///
 ///     primitive(only_valid(union(composite(l_i, pattern(l_i, p_i, check_i))...,
 ///                                op_predicate(<name>.op, single_operators)), {1 exit, no taps}))
 ///
-/// (collage::exact_patterns_rule with the checks).
+/// (collage::exact_patterns_rule with the checks); otherwise, besides those, touching calls are
+/// joined into partitions of several calls up to `max_depth` deep, and the largest regions of calls
+/// are partitions too (collage::byoc_rule over the same seeds), for a kernel that passes values
+/// between its calls better than through plain tensors.
 inline collage::PartitionRule<Graph> table_rule(const LibraryTable& table, const std::string& name,
-                                                const CallCheck& single_operators = {}) {
+                                                const CallCheck& single_operators = {}, std::size_t max_depth = 0) {
   std::vector<collage::PartitionRule<Graph>> rules;
   for (const LibraryPattern& entry : table) {
     collage::SubGraphPredicate<Graph> accepts;
@@ -61,7 +65,10 @@ inline collage::PartitionRule<Graph> table_rule(const LibraryTable& table, const
           return graph.needs_kernel(i) && single_operators(graph.ir(), LibraryCall{"", {graph.handle(i)}});
         }));
   }
-  return collage::primitive(collage::only_valid(collage::union_of(std::move(rules)), collage::kernel_config(0)));
+  collage::PartitionRule<Graph> calls =
+      collage::primitive(collage::only_valid(collage::union_of(rules), collage::kernel_config(0)));
+  if (max_depth == 0) return calls;
+  return collage::union_of<Graph>({std::move(calls), collage::byoc_rule(std::move(rules), collage::kernel_config(max_depth))});
 }
 
 }  // namespace tc

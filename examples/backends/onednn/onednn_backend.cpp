@@ -22,6 +22,10 @@ std::unique_ptr<Backend> make_onednn_backend(int threads) {
   threads = std::max(threads, 1);
   Library<onednn::CallPlan> library("onednn", DeviceKind::cpu, kNotBuilt, onednn::table(), library_calls, onednn::plan);
   library.single_operators = onednn::accepts;
+  // Partitions of several calls keep convolution chains in oneDNN's blocked layouts; 6 deep holds
+  // a MobileNet block (three convolutions and their activations). Deeper joins measured many more
+  // candidates for no faster choice (docs/example-compiler.md).
+  library.join_depth = 6;
   library.configuration = threads == 1 ? "" : "threads=" + std::to_string(threads);
 #if TC_HAVE_ONEDNN
   library.kernel = [threads](const Function& function, const std::vector<LibraryCall>& calls,

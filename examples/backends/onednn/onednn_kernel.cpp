@@ -143,6 +143,39 @@ struct Binding {
   void* bound = nullptr;
 };
 
+/// The post-op of convolution `p` that becomes oneDNN's sum post-op (an added tensor of the
+/// output's shape), or -1. oneDNN 2.6's brgconv crashes running a sum post-op when some window reads
+/// only padding (a pad as large as the kernel, or taps a dilation spreads over it); those keep the
+/// binary post-op.
+int sum_post_op(const CallPlan& p) {
+  if (!every_window_reads_input(p)) return -1;
+  for (std::size_t k = 0; k < p.post_ops.size(); ++k) {
+    const PostOp& po = p.post_ops[k];
+    if (po.is_binary && po.binary == Binary::add && po.operand.dims == p.dst) return static_cast<int>(k);
+  }
+  return -1;
+}
+
+/// By node of `graph`: whether `plans` need its plain tensor, that is whether it is a result or
+/// read other than as a convolution's source or summed residual (which read any layout).
+std::vector<bool> values_read_plain(const Graph& graph, const std::vector<CallPlan>& plans) {
+  std::vector<bool> plain(graph.size(), false);
+  for (int n : graph.outputs()) plain[static_cast<std::size_t>(n)] = true;
+  for (const CallPlan& p : plans) {
+    std::vector<int> reads = operands(p);
+    if (p.kind == CallPlan::Kind::conv) {
+      const int sum = sum_post_op(p);
+      std::vector<int> any_layout = {p.src.node};
+      if (sum >= 0) any_layout.push_back(p.post_ops[static_cast<std::size_t>(sum)].operand.node);
+      for (int n : any_layout) reads.erase(std::find(reads.begin(), reads.end(), n));
+    }
+    for (int n : reads) {
+      if (n >= 0) plain[static_cast<std::size_t>(n)] = true;
+    }
+  }
+  return plain;
+}
+
 /// One primitive and everything it is executed with.
 struct Step {
   dnnl::primitive primitive;
@@ -157,6 +190,7 @@ class OnednnKernel final : public Kernel {
 
   collage::Status build(const Graph& graph, const std::vector<CallPlan>& plans) {
     const ThreadLimit limit(threads_);
+    needs_plain_ = values_read_plain(graph, plans);
     for (const CallPlan& plan : plans) {
       try {
         add_steps(plan);
@@ -256,13 +290,27 @@ class OnednnKernel final : public Kernel {
     return attr;
   }
 
-  /// A step reordering `from` (bound to `o`'s value, seen as `from_md`) into `to`.
-  Step reorder_from(const Operand& o, const Md& from_md, const memory& to) {
+  /// A step reordering `o`'s value into `to`: from the layout an earlier convolution of this
+  /// kernel left it in, else from the plain tensor (seen as `plain_md`).
+  Step reorder_into(const Operand& o, const Md& plain_md, const memory& to) {
     Step step;
-    bind(step, DNNL_ARG_FROM, o, from_md);
+    const memory* held = held_value(o.node);
+    if (held != nullptr) {
+      step.args[DNNL_ARG_FROM] = *held;
+    } else {
+      bind(step, DNNL_ARG_FROM, o, plain_md);
+    }
+    const Md from = held != nullptr ? held->get_desc() : plain_md;
     step.args[DNNL_ARG_TO] = to;
-    step.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, from_md, engine_, to.get_desc()));
+    step.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, from, engine_, to.get_desc()));
     return step;
+  }
+
+  /// Node `n`'s value in the layout a convolution of this kernel wrote it in, or null when it has
+  /// only its plain tensor.
+  const memory* held_value(int n) const {
+    auto it = held_.find(n);
+    return it == held_.end() ? nullptr : &it->second;
   }
 
   /// A convolution in the activation layouts oneDNN picks for it (its blocked kernels run far
@@ -272,15 +320,7 @@ class OnednnKernel final : public Kernel {
   /// destination, in its layout (a binary post-op would need the residual in that layout too, and
   /// oneDNN's blocked kernels refuse a plain one).
   void add_conv(const CallPlan& p) {
-    int sum = -1;
-    // oneDNN 2.6's brgconv crashes running a sum post-op when some window reads only padding (a
-    // pad as large as the kernel, or taps a dilation spreads over it); those keep the binary
-    // post-op.
-    const bool windows_touch_input = every_window_reads_input(p);
-    for (std::size_t k = 0; k < p.post_ops.size() && sum < 0 && windows_touch_input; ++k) {
-      const PostOp& po = p.post_ops[k];
-      if (po.is_binary && po.binary == Binary::add && po.operand.dims == p.dst) sum = static_cast<int>(k);
-    }
+    const int sum = sum_post_op(p);
     Step step;
     const dnnl::primitive_attr attr = post_op_attr(step, p, sum);
     const Md bias = p.bias.present() ? plain(p.bias.dims) : Md();
@@ -297,9 +337,11 @@ class OnednnKernel final : public Kernel {
     } catch (const dnnl::error&) {
       pd = make_pd(src, dst);
     }
-    if (pd.src_desc() != src) {
+    if (const memory* held = held_value(p.src.node); held != nullptr && held->get_desc() == pd.src_desc()) {
+      step.args[DNNL_ARG_SRC] = *held;
+    } else if (held != nullptr || pd.src_desc() != src) {
       memory blocked(pd.src_desc(), engine_);
-      steps_.push_back(reorder_from(p.src, src, blocked));
+      steps_.push_back(reorder_into(p.src, src, blocked));
       step.args[DNNL_ARG_SRC] = blocked;
     } else {
       bind(step, DNNL_ARG_SRC, p.src, src);
@@ -317,13 +359,14 @@ class OnednnKernel final : public Kernel {
     // the first step that writes it), else a buffer in the convolution's layout.
     memory out(pd.dst_desc(), engine_, plain_dst ? DNNL_MEMORY_NONE : DNNL_MEMORY_ALLOCATE);
     if (sum >= 0) {
-      Step residual = reorder_from(p.post_ops[static_cast<std::size_t>(sum)].operand, dst, out);
+      Step residual = reorder_into(p.post_ops[static_cast<std::size_t>(sum)].operand, dst, out);
       if (plain_dst) residual.bindings.push_back({out, p.root});
       steps_.push_back(std::move(residual));
     }
     step.args[DNNL_ARG_DST] = out;
     steps_.push_back(std::move(step));
-    if (!plain_dst) {
+    if (!plain_dst) held_.emplace(p.root, out);
+    if (!plain_dst && needs_plain_[static_cast<std::size_t>(p.root)]) {
       Step back;
       back.args[DNNL_ARG_FROM] = out;
       bind(back, DNNL_ARG_TO, Operand{p.root, p.dst, {}, 1.0f}, dst);
@@ -442,6 +485,13 @@ class OnednnKernel final : public Kernel {
   KernelOperands operands_;
   int threads_;
   std::vector<Step> steps_;
+  /// Values convolutions left in their own (blocked) layouts, by node: the next convolution reads
+  /// them as they are, so a chain of convolutions converts from and to plain tensors only at its
+  /// ends.
+  std::unordered_map<int, memory> held_;
+  /// By node: whether its plain tensor is read (by a call that reads plain tensors only, or as a
+  /// result of the kernel).
+  std::vector<bool> needs_plain_;
   /// Constants broadcast or scaled at compile time; a deque keeps their addresses.
   std::deque<std::vector<float>> prepared_;
 };

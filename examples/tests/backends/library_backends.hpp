@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/backend.hpp"
+#include "backends/kit/library_call.hpp"
 #include "runtime/cpu_device.hpp"
 #include "tensor/compare.hpp"
 #include "tensor/function.hpp"
@@ -156,7 +157,8 @@ struct CandidateReport {
   std::size_t matched = 0;
   /// "label: message" of each candidate that failed to compile, run or match.
   std::vector<std::string> failures;
-  /// The composite labels proposed (with repeats), or "op:<Op>" for single operators.
+  /// The composite labels proposed (with repeats), "op:<Op>" for single operators, or "joined"
+  /// for partitions of several library calls.
   std::vector<std::string> labels;
 };
 
@@ -168,6 +170,9 @@ inline CandidateReport check_every_candidate(const Backend& backend, const Graph
     ++report.candidates;
     std::vector<std::string> labels = composite_labels(f);
     std::string label = labels.empty() ? "op:" + std::string(op_name(f.graph.node(f.body().front()).op)) : labels[0];
+    if (collage::Result<std::vector<LibraryCall>> calls = library_calls(f); calls.ok() && calls->size() > 1) {
+      label = "joined";
+    }
     report.labels.push_back(label);
     ::testing::AssertionResult ok = runs_like_reference(backend, f, seed, rtol, atol);
     if (ok) {

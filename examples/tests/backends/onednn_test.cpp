@@ -479,6 +479,7 @@ TEST(OnednnBackend, EveryCandidateOfRealGraphsMatchesTheReference) {
                             "onednn.conv_bias_sum_relu", "onednn.conv_clip"}) {
     EXPECT_EQ(testing::count_label(cnn, label), 1u) << label;
   }
+  EXPECT_GT(testing::count_label(cnn, "joined"), 0u);
   // Every operator but Flatten alone.
   EXPECT_EQ(testing::count_label(cnn, "op:Flatten"), 0u);
   EXPECT_EQ(testing::count_label(cnn, "op:Conv"), 4u);
@@ -492,6 +493,62 @@ TEST(OnednnBackend, EveryCandidateOfRealGraphsMatchesTheReference) {
       {"onednn.layer_norm", 2},      {"onednn.layer_norm_scale", 2}, {"onednn.layer_norm_bare", 2},
       {"op:Softmax", 1},             {"op:Transpose", 4},           {"op:Reshape", 0}};
   for (const auto& [label, count] : expected) EXPECT_EQ(testing::count_label(bert, label), count) << label;
+}
+
+/// A random chain of convolutions as MobileNets and ResNets have them (1x1, depthwise, strided,
+/// dense 3x3), each maybe followed by an activation, with residual sums of an earlier value of the
+/// same shape, values returned from the middle of the chain, and a pooling between convolutions.
+Graph random_conv_chain(std::mt19937_64& rng, std::uint64_t seed) {
+  GraphBuilder b(seed);
+  std::int64_t channels = pick(rng, 4, 24);
+  std::int64_t size = pick(rng, 6, 13);
+  int y = b.input({1, channels, size, size}, "x");
+  std::vector<int> same_shape = {y};
+  std::vector<int> outputs;
+  const int convs = static_cast<int>(pick(rng, 3, 6));
+  for (int k = 0; k < convs; ++k) {
+    const int kind = static_cast<int>(pick(rng, 0, 3));
+    std::int64_t out = channels;
+    std::int64_t group = 1;
+    std::int64_t kernel = 1;
+    std::int64_t stride = 1;
+    if (kind == 0) out = pick(rng, 4, 32);
+    if (kind == 1) group = channels, kernel = 3, stride = size > 6 ? pick(rng, 1, 2) : 1;
+    if (kind == 2) kernel = 3;
+    const std::int64_t pad = kernel / 2;
+    y = b.op(Op::conv, {y, b.weight({out, channels / group, kernel, kernel}), b.weight({out})},
+             conv_attributes({pad, pad, pad, pad}, {stride, stride}, {1, 1}, group));
+    if (out != channels || stride != 1) same_shape.clear();
+    channels = out;
+    size = (size + stride - 1) / stride;
+    if (!same_shape.empty() && pick(rng, 0, 2) == 0) y = b.op(Op::add, {y, same_shape[static_cast<std::size_t>(pick(rng, 0, static_cast<int>(same_shape.size()) - 1))]});
+    y = activate(b, y, kActivations[pick(rng, 0, 2)]);
+    same_shape.push_back(y);
+    if (k + 1 < convs && pick(rng, 0, 4) == 0) outputs.push_back(y);
+    if (k + 1 < convs && size > 4 && pick(rng, 0, 5) == 0) {
+      y = b.op(Op::max_pool, {y}, pool_attributes({2, 2}, {2, 2}, {0, 0, 0, 0}));
+      size /= 2;
+      same_shape = {y};
+    }
+  }
+  outputs.push_back(y);
+  return b.done(outputs);
+}
+
+// Partitions of several convolutions pass values between them in the layouts oneDNN chose
+// (converted only where a plain tensor is read or returned): every candidate of random chains
+// matches the reference.
+TEST(OnednnBackend, ConvolutionChainsInOneKernelMatchTheReference) {
+  const std::unique_ptr<Backend> made = make_onednn_backend();
+  std::mt19937_64 rng(77);
+  std::size_t joined = 0;
+  for (int trial = 0; trial < 12; ++trial) {
+    const Graph model = random_conv_chain(rng, static_cast<std::uint64_t>(trial));
+    const testing::CandidateReport report = testing::check_every_candidate(*made, model, static_cast<std::uint64_t>(trial));
+    EXPECT_TRUE(report.failures.empty()) << "trial " << trial << ": " << ::testing::PrintToString(report.failures);
+    joined += testing::count_label(report, "joined");
+  }
+  EXPECT_GT(joined, 12u);
 }
 
 TEST(OnednnBackend, RunsSeveralCallsInOneKernel) {
