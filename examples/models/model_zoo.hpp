@@ -46,5 +46,20 @@ OnnxModel make_mobilenet_v2(int width_percent, int size, int classes, std::uint6
 OnnxModel make_bert(int layers, int hidden, int heads, int ffn, int seq, std::uint64_t seed, int opset = 17);
 /// The MNIST network of the Collage RFC and the ONNX model zoo (mnist-8's structure).
 OnnxModel make_mnist(std::uint64_t seed);
+/// torchvision's SqueezeNet 1.1 as torch.onnx.export writes it in eval mode at opset 17: fire
+/// modules joined by Concat, MaxPool with ceil_mode, no Dropout, a 1x1 Conv classifier with Relu,
+/// GlobalAveragePool and Flatten.
+OnnxModel make_squeezenet1_1(int size, int classes, std::uint64_t seed);
+/// torchvision's GoogLeNet (no aux heads, no input transform) as torch.onnx.export writes it in
+/// eval mode at opset 17: Conv with folded batch norm and Relu, Inception modules with torchvision's
+/// 3x3 third branch and a ceil_mode MaxPool fourth, GlobalAveragePool, Flatten and Gemm.
+OnnxModel make_googlenet(int size, int classes, std::uint64_t seed);
+/// torchvision's EfficientNet-B0 as torch.onnx.export writes it in eval mode at opset 17: MBConv
+/// blocks with folded batch norm, squeeze-excitation (GlobalAveragePool, two 1x1 Convs, Sigmoid,
+/// Mul), SiLU as Sigmoid and Mul, residual Adds, GlobalAveragePool, Flatten and Gemm.
+OnnxModel make_efficientnet_b0(int size, int classes, std::uint64_t seed);
+/// A multilayer perceptron over a [1, widths[0]] input: nn.Linear layers exported as Gemm with
+/// the transposed weight and a bias, Relu between them, none after the last.
+OnnxModel make_mlp(const std::vector<int>& widths, std::uint64_t seed);
 
 }  // namespace tc
