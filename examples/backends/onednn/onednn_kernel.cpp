@@ -3,7 +3,9 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <deque>
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -176,6 +178,27 @@ std::vector<bool> values_read_plain(const Graph& graph, const std::vector<CallPl
   return plain;
 }
 
+constexpr std::size_t kScratchAlignment = 64;
+
+/// At least `bytes` of scratch for the onednn kernels run by this thread, which use it one at a
+/// time for the values they keep in blocked layouts during a run: one buffer that stays in cache
+/// from kernel to kernel, as the model's own arena does, where a buffer of each kernel's own would
+/// come from memory at every call. Moves only when it grows.
+char* shared_scratch(std::size_t bytes) {
+  struct Free {
+    void operator()(char* p) const { std::free(p); }
+  };
+  thread_local std::unique_ptr<char, Free> buffer;
+  thread_local std::size_t capacity = 0;
+  if (bytes > capacity) {
+    const std::size_t page = 4096;
+    capacity = (bytes + page - 1) / page * page;
+    buffer.reset(static_cast<char*>(std::aligned_alloc(page, capacity)));
+    if (!buffer) throw dnnl::error(dnnl_out_of_memory, "no memory for the onednn kernels' scratch");
+  }
+  return buffer.get();
+}
+
 /// One primitive and everything it is executed with.
 struct Step {
   dnnl::primitive primitive;
@@ -206,6 +229,10 @@ class OnednnKernel final : public Kernel {
     if (collage::Status st = operands_.check_buffers(inputs, outputs, "onednn"); !st.ok()) return st;
     const ThreadLimit limit(threads_);
     try {
+      if (char* base = shared_scratch(scratch_bytes_); base != scratch_base_) {
+        for (const auto& [m, offset] : scratch_) m.set_data_handle(base + offset);
+        scratch_base_ = base;
+      }
       for (Step& step : steps_) {
         for (Binding& b : step.bindings) {
           void* address = operands_.address(b.node, inputs, outputs);
@@ -306,6 +333,15 @@ class OnednnKernel final : public Kernel {
     return step;
   }
 
+  /// A memory of `md` for a value that lives only while the kernel runs, in the scratch every
+  /// onednn kernel of the thread shares.
+  memory scratch(const Md& md) {
+    memory m(md, engine_, DNNL_MEMORY_NONE);
+    scratch_.emplace_back(m, scratch_bytes_);
+    scratch_bytes_ += (md.get_size() + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
+    return m;
+  }
+
   /// Node `n`'s value in the layout a convolution of this kernel wrote it in, or null when it has
   /// only its plain tensor.
   const memory* held_value(int n) const {
@@ -340,7 +376,7 @@ class OnednnKernel final : public Kernel {
     if (const memory* held = held_value(p.src.node); held != nullptr && held->get_desc() == pd.src_desc()) {
       step.args[DNNL_ARG_SRC] = *held;
     } else if (held != nullptr || pd.src_desc() != src) {
-      memory blocked(pd.src_desc(), engine_);
+      memory blocked = scratch(pd.src_desc());
       steps_.push_back(reorder_into(p.src, src, blocked));
       step.args[DNNL_ARG_SRC] = blocked;
     } else {
@@ -357,7 +393,7 @@ class OnednnKernel final : public Kernel {
     }
     // The destination: the result itself when plain (its address set by the residual's reorder,
     // the first step that writes it), else a buffer in the convolution's layout.
-    memory out(pd.dst_desc(), engine_, plain_dst ? DNNL_MEMORY_NONE : DNNL_MEMORY_ALLOCATE);
+    memory out = plain_dst ? memory(pd.dst_desc(), engine_, DNNL_MEMORY_NONE) : scratch(pd.dst_desc());
     if (sum >= 0) {
       Step residual = reorder_into(p.post_ops[static_cast<std::size_t>(sum)].operand, dst, out);
       if (plain_dst) residual.bindings.push_back({out, p.root});
@@ -489,6 +525,11 @@ class OnednnKernel final : public Kernel {
   /// them as they are, so a chain of convolutions converts from and to plain tensors only at its
   /// ends.
   std::unordered_map<int, memory> held_;
+  /// The memories in the shared scratch and their offsets in it, its size for this kernel, and
+  /// where it was when they were last bound.
+  std::vector<std::pair<memory, std::size_t>> scratch_;
+  std::size_t scratch_bytes_ = 0;
+  char* scratch_base_ = nullptr;
   /// By node: whether its plain tensor is read (by a call that reads plain tensors only, or as a
   /// result of the kernel).
   std::vector<bool> needs_plain_;

@@ -551,6 +551,56 @@ TEST(OnednnBackend, ConvolutionChainsInOneKernelMatchTheReference) {
   EXPECT_GT(joined, 12u);
 }
 
+/// A chain of three 3x3 convolutions with Relus over [1, channels, size, size].
+Graph conv_chain(std::int64_t channels, std::int64_t size) {
+  GraphBuilder b(5);
+  int y = b.input({1, channels, size, size}, "x");
+  for (int k = 0; k < 3; ++k) {
+    y = b.op(Op::relu, {b.op(Op::conv, {y, b.weight({channels, channels, 3, 3}), b.weight({channels})},
+                             conv_attributes({1, 1, 1, 1}, {1, 1}, {1, 1}))});
+  }
+  return b.done(y);
+}
+
+// The kernels of a thread share one scratch for their blocked values; a kernel run after another
+// grew it (and so moved it) finds its values at the new place.
+TEST(OnednnBackend, KernelsFollowTheSharedScratchWhenItGrows) {
+  const std::unique_ptr<Backend> backend = make_onednn_backend();
+  CpuDevice cpu;
+  struct Compiled {
+    Function function;
+    std::unique_ptr<Kernel> kernel;
+    std::vector<Tensor> inputs, expected;
+  };
+  auto compile_whole = [&](const Graph& model) {
+    Compiled c;
+    for (Function& f : testing::candidate_functions(*backend, model)) {
+      if (f.body().size() > c.function.body().size()) c.function = std::move(f);
+    }
+    collage::Result<std::unique_ptr<Kernel>> kernel = backend->compile(c.function, cpu);
+    EXPECT_TRUE(kernel.ok()) << kernel.error().message;
+    if (kernel.ok()) c.kernel = std::move(kernel).value();
+    c.inputs = testing::random_inputs(c.function.graph, 3);
+    c.expected = evaluate(c.function.graph, c.inputs).value();
+    return c;
+  };
+  auto run_matches = [](Compiled& c) -> ::testing::AssertionResult {
+    Tensor out(c.expected[0].shape, std::nanf(""));
+    const collage::Status ran = c.kernel->run({c.inputs[0].data.data()}, {out.data.data()});
+    if (!ran.ok()) return ::testing::AssertionFailure() << ran.message();
+    std::string worst;
+    if (!all_close(out, c.expected[0], 1e-3, 1e-3, &worst)) return ::testing::AssertionFailure() << worst;
+    return ::testing::AssertionSuccess();
+  };
+  Compiled small = compile_whole(conv_chain(8, 6));
+  Compiled large = compile_whole(conv_chain(32, 40));
+  ASSERT_TRUE(small.kernel && large.kernel);
+  ASSERT_EQ(small.function.body().size(), 6u);
+  EXPECT_TRUE(run_matches(small));
+  EXPECT_TRUE(run_matches(large));
+  EXPECT_TRUE(run_matches(small));
+}
+
 TEST(OnednnBackend, RunsSeveralCallsInOneKernel) {
   const std::unique_ptr<Backend> made = make_onednn_backend();
   const Backend& backend = *made;
