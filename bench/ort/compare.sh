@@ -24,7 +24,7 @@ while [[ $# -gt 0 ]]; do
     --budget) budget=$2; shift 2 ;;
     -h | --help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "compare.sh: unknown option '$1'" >&2; exit 2 ;;
-    *) models+=("$1"); shift ;;
+    *) models+=("$(realpath "$1")"); shift ;;
   esac
 done
 

@@ -5,7 +5,6 @@
 /// a planner (what it does for one call; the table's check) and a kernel (the library calls for a
 /// partition's plans), as eigen, onednn, cublas and cudnn are.
 
-#include <cstddef>
 #include <functional>
 #include <memory>
 #include <string>
@@ -65,9 +64,8 @@ struct Library {
   CallCheck single_operators;
   /// Its kernels (none in a build without the library).
   KernelFunction<CallPlan> kernel;
-  /// How deep its partitions of several calls may be (table_rule's max_depth; 0: one call per
-  /// partition).
-  std::size_t join_depth = 0;
+  /// Its partitions of several calls (see table_rule; none by default).
+  Joins joins;
   /// See Backend::configuration.
   std::string configuration;
 };
@@ -82,7 +80,7 @@ class LibraryBackend final : public Backend {
       : Backend(library.name, library.device), library_(std::move(library)) {}
 
   collage::PartitionSpec<Graph> spec() const override {
-    return collage::PartitionSpec<Graph>{name(), table_rule(library_.table, name(), library_.single_operators, library_.join_depth), 0.0};
+    return collage::PartitionSpec<Graph>{name(), table_rule(library_.table, name(), library_.single_operators, library_.joins), 0.0};
   }
   std::string configuration() const override { return library_.configuration; }
 

@@ -37,18 +37,26 @@ using LibraryTable = std::vector<LibraryPattern>;
 /// The rule of a library backend: each match of each entry of `table` that the entry's check
 /// accepts is a call with a Composite group named by the entry's label, and, with
 /// `single_operators`, each operator it accepts alone is a call too (TVM's "target.<name>"
-/// operator predicates). With `max_depth` 0 each call is one partition,
+/// operator predicates). With `joins.max_depth` 0 each call is one partition,
 ///
 ///     primitive(only_valid(union(composite(l_i, pattern(l_i, p_i, check_i))...,
 ///                                op_predicate(<name>.op, single_operators)), {1 exit, no taps}))
 ///
-/// (collage::exact_patterns_rule with the checks); otherwise, besides those, touching calls are
-/// joined into partitions of several calls up to `max_depth` deep, and the largest regions of calls
-/// are partitions too (collage::byoc_rule over the same seeds), for a kernel that passes values
-/// between its calls better than through plain tensors.
+/// (collage::exact_patterns_rule with the checks). Otherwise, for a kernel that passes values
+/// between its calls better than through plain tensors, touching calls are also joined into
+/// partitions of several calls up to `joins.max_depth` deep, and the largest regions of calls
+/// are partitions too, as collage's pattern-table BYOC rule joins composites. Single operators
+/// that `joins.alone_only` names join no others but stay in the largest regions.
+struct Joins {
+  /// How deep a partition of several calls may be (0: none).
+  std::size_t max_depth = 0;
+  /// Single operators joined with no others (none when empty).
+  CallCheck alone_only;
+};
+
 inline collage::PartitionRule<Graph> table_rule(const LibraryTable& table, const std::string& name,
-                                                const CallCheck& single_operators = {}, std::size_t max_depth = 0) {
-  std::vector<collage::PartitionRule<Graph>> rules;
+                                                const CallCheck& single_operators = {}, const Joins& joins = {}) {
+  std::vector<collage::PartitionRule<Graph>> joinable;
   for (const LibraryPattern& entry : table) {
     collage::SubGraphPredicate<Graph> accepts;
     if (entry.check) {
@@ -57,18 +65,38 @@ inline collage::PartitionRule<Graph> table_rule(const LibraryTable& table, const
         return check(graph.ir(), call_of(graph, sub_graph, label));
       };
     }
-    rules.push_back(collage::composite<Graph>(entry.label, collage::pattern<Graph>(entry.label, entry.pattern, accepts)));
+    joinable.push_back(collage::composite<Graph>(entry.label, collage::pattern<Graph>(entry.label, entry.pattern, accepts)));
   }
+  std::vector<collage::PartitionRule<Graph>> all = joinable;
   if (single_operators) {
-    rules.push_back(collage::op_predicate<Graph>(
-        name + ".op", [single_operators](const collage::DataflowGraph<Graph>& graph, std::size_t i) {
-          return graph.needs_kernel(i) && single_operators(graph.ir(), LibraryCall{"", {graph.handle(i)}});
-        }));
+    // The operators single_operators accepts for which `also` holds, each alone.
+    auto singles = [&](std::string rule, CallCheck also) {
+      return collage::op_predicate<Graph>(
+          std::move(rule), [single_operators, also](const collage::DataflowGraph<Graph>& graph, std::size_t i) {
+            const LibraryCall call{"", {graph.handle(i)}};
+            return graph.needs_kernel(i) && single_operators(graph.ir(), call) && (!also || also(graph.ir(), call));
+          });
+    };
+    CallCheck joins_others;
+    if (joins.alone_only) {
+      joins_others = [alone_only = joins.alone_only](const Graph& g, const LibraryCall& call) {
+        return !alone_only(g, call);
+      };
+      all.push_back(singles(name + ".op_alone", joins.alone_only));
+    }
+    joinable.push_back(singles(name + ".op", joins_others));
+    all.push_back(joinable.back());
   }
-  collage::PartitionRule<Graph> calls =
-      collage::primitive(collage::only_valid(collage::union_of(rules), collage::kernel_config(0)));
-  if (max_depth == 0) return calls;
-  return collage::union_of<Graph>({std::move(calls), collage::byoc_rule(std::move(rules), collage::kernel_config(max_depth))});
+  const collage::SubGraphConfig one_exit = collage::kernel_config(0);
+  collage::PartitionRule<Graph> calls = collage::only_valid(collage::union_of(all), one_exit);
+  if (joins.max_depth == 0) return collage::primitive(std::move(calls));
+  collage::CombineLimits limits;
+  limits.max_depth = joins.max_depth;
+  collage::PartitionRule<Graph> joined =
+      collage::combine(collage::union_of(std::move(joinable)), {collage::Combiner<Graph>::all()}, std::move(limits), "join");
+  return collage::primitive(collage::union_of<Graph>(
+      {std::move(calls), collage::only_valid(std::move(joined), collage::kernel_config(joins.max_depth)),
+       collage::only_valid(collage::max_coalesce(std::move(all), one_exit), one_exit)}));
 }
 
 }  // namespace tc

@@ -158,19 +158,29 @@ int sum_post_op(const CallPlan& p) {
   return -1;
 }
 
+/// The values call `p` reads in any layout: a convolution's source and summed residual, a
+/// pooling's source, a concat's sources.
+std::vector<int> read_in_any_layout(const CallPlan& p) {
+  switch (p.kind) {
+    case CallPlan::Kind::conv: {
+      const int sum = sum_post_op(p);
+      if (sum < 0) return {p.src.node};
+      return {p.src.node, p.post_ops[static_cast<std::size_t>(sum)].operand.node};
+    }
+    case CallPlan::Kind::pool: return {p.src.node};
+    case CallPlan::Kind::concat: return operands(p);
+    default: return {};
+  }
+}
+
 /// By node of `graph`: whether `plans` need its plain tensor, that is whether it is a result or
-/// read other than as a convolution's source or summed residual (which read any layout).
+/// read other than in any layout (see read_in_any_layout).
 std::vector<bool> values_read_plain(const Graph& graph, const std::vector<CallPlan>& plans) {
   std::vector<bool> plain(graph.size(), false);
   for (int n : graph.outputs()) plain[static_cast<std::size_t>(n)] = true;
   for (const CallPlan& p : plans) {
     std::vector<int> reads = operands(p);
-    if (p.kind == CallPlan::Kind::conv) {
-      const int sum = sum_post_op(p);
-      std::vector<int> any_layout = {p.src.node};
-      if (sum >= 0) any_layout.push_back(p.post_ops[static_cast<std::size_t>(sum)].operand.node);
-      for (int n : any_layout) reads.erase(std::find(reads.begin(), reads.end(), n));
-    }
+    for (int n : read_in_any_layout(p)) reads.erase(std::find(reads.begin(), reads.end(), n));
     for (int n : reads) {
       if (n >= 0) plain[static_cast<std::size_t>(n)] = true;
     }
@@ -401,14 +411,70 @@ class OnednnKernel final : public Kernel {
     }
     step.args[DNNL_ARG_DST] = out;
     steps_.push_back(std::move(step));
-    if (!plain_dst) held_.emplace(p.root, out);
-    if (!plain_dst && needs_plain_[static_cast<std::size_t>(p.root)]) {
-      Step back;
-      back.args[DNNL_ARG_FROM] = out;
-      bind(back, DNNL_ARG_TO, Operand{p.root, p.dst, {}, 1.0f}, dst);
-      back.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, pd.dst_desc(), engine_, dst));
-      steps_.push_back(std::move(back));
+    if (!plain_dst) hand_on(out, p);
+  }
+
+  /// Pooling in the layout its source is in.
+  void add_pool(const CallPlan& p) {
+    Step step;
+    const Md src = source(step, DNNL_ARG_SRC, p.src);
+    dnnl::pooling_v2_forward::desc d(dnnl::prop_kind::forward_inference, pooling_algorithm(p.pooling), src, any(p.dst),
+                                     p.strides, p.kernel, p.dilations, p.pad_l, p.pad_r);
+    dnnl::pooling_v2_forward::primitive_desc pd(d, engine_);
+    add_internal_memories(step, pd);
+    step.primitive = dnnl::pooling_v2_forward(pd);
+    write_result(std::move(step), pd.dst_desc(), p);
+  }
+
+  /// Concat of its sources in the layouts they are in.
+  void add_concat(const CallPlan& p) {
+    Step step;
+    std::vector<Md> sources;
+    for (std::size_t k = 0; k < p.sources.size(); ++k) {
+      sources.push_back(source(step, DNNL_ARG_MULTIPLE_SRC + static_cast<int>(k), p.sources[k]));
     }
+    dnnl::concat::primitive_desc pd(any(p.dst), p.axis, sources, engine_);
+    step.primitive = dnnl::concat(pd);
+    write_result(std::move(step), pd.dst_desc(), p);
+  }
+
+  /// Binds `o`'s value as argument `arg` of `step` in the layout it has (see held_value) and
+  /// returns that layout.
+  Md source(Step& step, int arg, const Operand& o) {
+    if (const memory* held = held_value(o.node)) {
+      step.args[arg] = *held;
+      return held->get_desc();
+    }
+    const Md md = plain(o.dims);
+    bind(step, arg, o, md);
+    return md;
+  }
+
+  /// Adds `step`, which writes `p`'s result in layout `dst`: into the plain tensor when that is
+  /// the layout, else into scratch handed on to later calls.
+  void write_result(Step step, const Md& dst, const CallPlan& p) {
+    if (dst == plain(p.dst)) {
+      bind_dst(step, p);
+      steps_.push_back(std::move(step));
+      return;
+    }
+    memory out = scratch(dst);
+    step.args[DNNL_ARG_DST] = out;
+    steps_.push_back(std::move(step));
+    hand_on(out, p);
+  }
+
+  /// Keeps `out`, `p`'s result in a layout of its own, for the calls after it, and converts it to
+  /// the plain tensor when that is read.
+  void hand_on(const memory& out, const CallPlan& p) {
+    held_.emplace(p.root, out);
+    if (!needs_plain_[static_cast<std::size_t>(p.root)]) return;
+    Step back;
+    back.args[DNNL_ARG_FROM] = out;
+    const Md dst = plain(p.dst);
+    bind(back, DNNL_ARG_TO, Operand{p.root, p.dst, {}, 1.0f}, dst);
+    back.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, out.get_desc(), engine_, dst));
+    steps_.push_back(std::move(back));
   }
 
   /// Adds the steps of call `p`.
@@ -417,6 +483,8 @@ class OnednnKernel final : public Kernel {
     const dnnl::prop_kind inference = dnnl::prop_kind::forward_inference;
     switch (p.kind) {
       case CallPlan::Kind::conv: return add_conv(p);
+      case CallPlan::Kind::pool: return add_pool(p);
+      case CallPlan::Kind::concat: return add_concat(p);
       case CallPlan::Kind::matmul: {
         dnnl::primitive_attr attr = post_op_attr(step, p);
         if (p.output_scale != 1.0f) attr.set_output_scales(0, {p.output_scale});
@@ -429,16 +497,6 @@ class OnednnKernel final : public Kernel {
         if (p.bias.present()) bind(step, DNNL_ARG_BIAS, p.bias, bias);
         bind_dst(step, p);
         step.primitive = dnnl::matmul(pd);
-        break;
-      }
-      case CallPlan::Kind::pool: {
-        dnnl::pooling_v2_forward::desc d(inference, pooling_algorithm(p.pooling), plain(p.src.dims), plain(p.dst),
-                                         p.strides, p.kernel, p.dilations, p.pad_l, p.pad_r);
-        dnnl::pooling_v2_forward::primitive_desc pd(d, engine_);
-        bind(step, DNNL_ARG_SRC, p.src, plain(p.src.dims));
-        bind_dst(step, p);
-        add_internal_memories(step, pd);
-        step.primitive = dnnl::pooling_v2_forward(pd);
         break;
       }
       case CallPlan::Kind::softmax: {

@@ -584,6 +584,18 @@ collage::Result<CallPlan> plan_single(const Graph& g, int n) {
       for (std::int64_t d : perm) plan->src.strides.push_back(in_strides[static_cast<std::size_t>(d)]);
       break;
     }
+    case Op::concat: {
+      if (x.empty() || x.size() > 12) return check_dims(x.size(), 1, 12, "Concat input");
+      plan->kind = CallPlan::Kind::concat;
+      plan->dst = node.shape;
+      plan->axis = static_cast<int>(axis_attr(node));
+      for (int in : node.inputs) {
+        if (numel(g.node(in).shape) == 0) return unsupported(describe(g, n) + " joins an empty tensor");
+        plan->sources.push_back(operand(in, g.node(in).shape));
+      }
+      plan->src = plan->sources.front();
+      break;
+    }
     case Op::pow: {
       const std::optional<float> e = scalar_constant(g, node.inputs[1]);
       if (!e || g.node(node.inputs[0]).shape != node.shape) return unsupported(describe(g, n) + " is not x ^ constant");
@@ -664,6 +676,7 @@ bool every_window_reads_input(const CallPlan& p) {
 
 std::vector<int> operands(const CallPlan& p) {
   std::vector<int> out = {p.src.node, p.weights.node, p.bias.node, p.scale.node, p.shift.node, p.mean.node, p.variance.node};
+  for (std::size_t k = 1; k < p.sources.size(); ++k) out.push_back(p.sources[k].node);
   for (const PostOp& post : p.post_ops) {
     if (post.is_binary) out.push_back(post.operand.node);
   }

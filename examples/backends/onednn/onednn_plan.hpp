@@ -56,7 +56,7 @@ enum class Reduction { sum, mean, max };
 
 /// One call of the onednn backend: a primitive, its operands and post-ops.
 struct CallPlan {
-  enum class Kind { conv, matmul, pool, softmax, layer_norm, batch_norm, eltwise, binary, reduction, transpose };
+  enum class Kind { conv, matmul, pool, softmax, layer_norm, batch_norm, eltwise, binary, reduction, transpose, concat };
   Kind kind = Kind::eltwise;
   /// The canonical composite name of what it fuses ("onednn.conv_bias_sum_relu"); "onednn." and
   /// the operator's name for a single operator.
@@ -68,6 +68,8 @@ struct CallPlan {
   /// weights, bias. Others: src (and weights for a binary's second operand; scale and shift for
   /// the normalisations; mean and variance for batch norm).
   Operand src, weights, bias, scale, shift, mean, variance;
+  /// concat: every input, in order (src is the first).
+  std::vector<Operand> sources;
   std::vector<PostOp> post_ops;
   /// matmul: oneDNN's output scale, applied to the product plus bias before the post-ops.
   float output_scale = 1.0f;
@@ -80,7 +82,7 @@ struct CallPlan {
   Binary binary = Binary::add;
   float alpha = 0.0f;
   float beta = 0.0f;
-  /// softmax axis.
+  /// softmax and concat axis.
   int axis = 0;
   /// layer / batch norm: the shape scale, shift, mean and variance broadcast to (oneDNN reads
   /// them as one vector of numel(param_shape)), epsilon, and for batch norm a fused Relu.
@@ -93,7 +95,7 @@ struct CallPlan {
 /// followed by a bias, a scale (MatMul/Gemm), a sum and an activation (post-ops); LayerNorm as
 /// ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div(/Mul/Add); BatchNormalization + Relu; GELU or SiLU
 /// alone. Single operators: Conv, MatMul, Gemm, pooling, Softmax, LayerNormalization,
-/// BatchNormalization, ReduceMean/Sum/Max, Transpose, eltwise (Relu, Sigmoid, Tanh, Exp, Log,
+/// BatchNormalization, ReduceMean/Sum/Max, Transpose, Concat, eltwise (Relu, Sigmoid, Tanh, Exp, Log,
 /// Sqrt, Abs, Clip, LeakyRelu, Neg, Reciprocal, Pow by a constant) and binary (Add, Sub, Mul, Div,
 /// Max, Min, one operand of the output's shape). Anything else is an error naming it.
 collage::Result<CallPlan> plan(const Graph& g, const LibraryCall& call);

@@ -495,9 +495,10 @@ TEST(OnednnBackend, EveryCandidateOfRealGraphsMatchesTheReference) {
   for (const auto& [label, count] : expected) EXPECT_EQ(testing::count_label(bert, label), count) << label;
 }
 
-/// A random chain of convolutions as MobileNets and ResNets have them (1x1, depthwise, strided,
-/// dense 3x3), each maybe followed by an activation, with residual sums of an earlier value of the
-/// same shape, values returned from the middle of the chain, and a pooling between convolutions.
+/// A random chain of convolutions as MobileNets, ResNets, SqueezeNets and GoogLeNets have them (1x1,
+/// depthwise, strided, dense 3x3, two branches joined by a Concat), each maybe followed by an
+/// activation, with residual sums of an earlier value of the same shape, values returned from the
+/// middle of the chain, and poolings between convolutions.
 Graph random_conv_chain(std::mt19937_64& rng, std::uint64_t seed) {
   GraphBuilder b(seed);
   std::int64_t channels = pick(rng, 4, 24);
@@ -507,17 +508,27 @@ Graph random_conv_chain(std::mt19937_64& rng, std::uint64_t seed) {
   std::vector<int> outputs;
   const int convs = static_cast<int>(pick(rng, 3, 6));
   for (int k = 0; k < convs; ++k) {
-    const int kind = static_cast<int>(pick(rng, 0, 3));
+    const int kind = static_cast<int>(pick(rng, 0, 4));
     std::int64_t out = channels;
     std::int64_t group = 1;
     std::int64_t kernel = 1;
     std::int64_t stride = 1;
-    if (kind == 0) out = pick(rng, 4, 32);
+    if (kind == 0 || kind == 3) out = pick(rng, 4, 32);
     if (kind == 1) group = channels, kernel = 3, stride = size > 6 ? pick(rng, 1, 2) : 1;
     if (kind == 2) kernel = 3;
     const std::int64_t pad = kernel / 2;
-    y = b.op(Op::conv, {y, b.weight({out, channels / group, kernel, kernel}), b.weight({out})},
-             conv_attributes({pad, pad, pad, pad}, {stride, stride}, {1, 1}, group));
+    auto conv = [&](int in, std::int64_t to) {
+      return b.op(Op::conv, {in, b.weight({to, channels / group, kernel, kernel}), b.weight({to})},
+                  conv_attributes({pad, pad, pad, pad}, {stride, stride}, {1, 1}, group));
+    };
+    if (kind == 3) {
+      const std::int64_t first = pick(rng, 1, out - 1);
+      Attributes channels_axis;
+      channels_axis.set("axis", std::int64_t{1});
+      y = b.op(Op::concat, {b.op(Op::relu, {conv(y, first)}), conv(y, out - first)}, channels_axis);
+    } else {
+      y = conv(y, out);
+    }
     if (out != channels || stride != 1) same_shape.clear();
     channels = out;
     size = (size + stride - 1) / stride;
@@ -525,9 +536,13 @@ Graph random_conv_chain(std::mt19937_64& rng, std::uint64_t seed) {
     y = activate(b, y, kActivations[pick(rng, 0, 2)]);
     same_shape.push_back(y);
     if (k + 1 < convs && pick(rng, 0, 4) == 0) outputs.push_back(y);
-    if (k + 1 < convs && size > 4 && pick(rng, 0, 5) == 0) {
-      y = b.op(Op::max_pool, {y}, pool_attributes({2, 2}, {2, 2}, {0, 0, 0, 0}));
-      size /= 2;
+    if (k + 1 < convs && pick(rng, 0, 3) == 0) {
+      if (size > 4 && pick(rng, 0, 1) == 0) {
+        y = b.op(Op::max_pool, {y}, pool_attributes({2, 2}, {2, 2}, {0, 0, 0, 0}));
+        size /= 2;
+      } else {
+        y = b.op(Op::average_pool, {y}, pool_attributes({3, 3}, {1, 1}, {1, 1, 1, 1}));
+      }
       same_shape = {y};
     }
   }

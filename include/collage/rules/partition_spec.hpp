@@ -256,18 +256,6 @@ PartitionRule<G> pattern_table_byoc_rule(PatternTable<G> table, std::size_t max_
   return detail::byoc_over(detail::composite_patterns(table), kernel_config(max_depth));
 }
 
-/// BYOC over any seed rules (in priority order): pattern matches with checks of their own,
-/// operator predicates or both, joined as pattern_table_byoc_rule joins its composites,
-///
-///     primitive(union(only_valid(combine(union(s_1, ..., s_n), [all], config.max_depth), config),
-///                     only_valid(max_coalesce([s_1, ..., s_n], config'), config')))
-///
-/// with config' `config` without its depth bound. Candidates carry ("Compiler", target).
-template <class G>
-PartitionRule<G> byoc_rule(std::vector<PartitionRule<G>> seeds, const SubGraphConfig& config) {
-  return detail::byoc_over(std::move(seeds), config);
-}
-
 /// The regions a greedy pattern-table partitioner offloads (TVM's partition_for_<toolchain> with
 /// MergeComposite): the matches taken in table order where they do not overlap one taken before,
 /// coalesced into the largest regions of one exit without taps,
