@@ -34,6 +34,14 @@ struct LibraryPattern {
 /// A library backend's pattern table, in the order its rule lists the entries.
 using LibraryTable = std::vector<LibraryPattern>;
 
+/// How a library backend's rule joins its calls into partitions of several (see table_rule).
+struct Joins {
+  /// How deep a partition of several calls may be (0: none).
+  std::size_t max_depth = 0;
+  /// Single operators joined with no others, though kept in the largest regions (none when empty).
+  CallCheck alone_only;
+};
+
 /// The rule of a library backend: each match of each entry of `table` that the entry's check
 /// accepts is a call with a Composite group named by the entry's label, and, with
 /// `single_operators`, each operator it accepts alone is a call too (TVM's "target.<name>"
@@ -44,16 +52,13 @@ using LibraryTable = std::vector<LibraryPattern>;
 ///
 /// (collage::exact_patterns_rule with the checks). Otherwise, for a kernel that passes values
 /// between its calls better than through plain tensors, touching calls are also joined into
-/// partitions of several calls up to `joins.max_depth` deep, and the largest regions of calls
-/// are partitions too, as collage's pattern-table BYOC rule joins composites. Single operators
-/// that `joins.alone_only` names join no others but stay in the largest regions.
-struct Joins {
-  /// How deep a partition of several calls may be (0: none).
-  std::size_t max_depth = 0;
-  /// Single operators joined with no others (none when empty).
-  CallCheck alone_only;
-};
-
+/// partitions of several calls up to `joins.max_depth` deep, and the largest regions of calls are
+/// partitions too, as collage's pattern-table BYOC rule joins composites:
+///
+///     primitive(union(<the calls above>,
+///                     only_valid(combine(union(<the calls but joins.alone_only>), [all], max_depth),
+///                                {1 exit, no taps, max_depth}),
+///                     only_valid(max_coalesce([<the calls>], {1 exit, no taps}), {1 exit, no taps})))
 inline collage::PartitionRule<Graph> table_rule(const LibraryTable& table, const std::string& name,
                                                 const CallCheck& single_operators = {}, const Joins& joins = {}) {
   std::vector<collage::PartitionRule<Graph>> joinable;

@@ -26,7 +26,8 @@ std::unique_ptr<Backend> make_onednn_backend(int threads) {
   // a MobileNet block (three convolutions and their activations), and deeper joins measured many
   // more candidates for no faster choice. A Concat joins no others: joins through one of n
   // branches multiply by every choice of the branches' tails (GoogLeNet: 24,236 candidates
-  // instead of 870); it stays in the largest regions, which keep Inception and Fire modules whole.
+  // instead of 880); it stays in the largest regions, which can hold whole Inception and Fire
+  // modules (docs/kernels-libraries.md).
   library.joins.max_depth = 6;
   library.joins.alone_only = [](const Graph& g, const LibraryCall& call) { return g.node(call.root()).op == Op::concat; };
   library.configuration = threads == 1 ? "" : "threads=" + std::to_string(threads);

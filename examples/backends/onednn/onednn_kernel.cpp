@@ -327,8 +327,8 @@ class OnednnKernel final : public Kernel {
     return attr;
   }
 
-  /// A step reordering `o`'s value into `to`: from the layout an earlier convolution of this
-  /// kernel left it in, else from the plain tensor (seen as `plain_md`).
+  /// A step reordering `o`'s value into `to`: from the layout an earlier call of this kernel left
+  /// it in, else from the plain tensor (seen as `plain_md`).
   Step reorder_into(const Operand& o, const Md& plain_md, const memory& to) {
     Step step;
     const memory* held = held_value(o.node);
@@ -352,8 +352,8 @@ class OnednnKernel final : public Kernel {
     return m;
   }
 
-  /// Node `n`'s value in the layout a convolution of this kernel wrote it in, or null when it has
-  /// only its plain tensor.
+  /// Node `n`'s value in the layout a call of this kernel wrote it in, or null when it has only
+  /// its plain tensor.
   const memory* held_value(int n) const {
     auto it = held_.find(n);
     return it == held_.end() ? nullptr : &it->second;
@@ -579,9 +579,8 @@ class OnednnKernel final : public Kernel {
   KernelOperands operands_;
   int threads_;
   std::vector<Step> steps_;
-  /// Values convolutions left in their own (blocked) layouts, by node: the next convolution reads
-  /// them as they are, so a chain of convolutions converts from and to plain tensors only at its
-  /// ends.
+  /// Values calls left in their own (blocked) layouts, by node: the calls after them that read any
+  /// layout read them as they are, so a chain converts from and to plain tensors only at its ends.
   std::unordered_map<int, memory> held_;
   /// The memories in the shared scratch and their offsets in it, its size for this kernel, and
   /// where it was when they were last bound.
