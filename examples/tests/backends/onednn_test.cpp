@@ -532,7 +532,10 @@ Graph random_conv_chain(std::mt19937_64& rng, std::uint64_t seed) {
     if (out != channels || stride != 1) same_shape.clear();
     channels = out;
     size = (size + stride - 1) / stride;
-    if (!same_shape.empty() && pick(rng, 0, 2) == 0) y = b.op(Op::add, {y, same_shape[static_cast<std::size_t>(pick(rng, 0, static_cast<int>(same_shape.size()) - 1))]});
+    if (!same_shape.empty() && pick(rng, 0, 2) == 0) {
+      const std::int64_t earlier = pick(rng, 0, static_cast<std::int64_t>(same_shape.size()) - 1);
+      y = b.op(Op::add, {y, same_shape[static_cast<std::size_t>(earlier)]});
+    }
     y = activate(b, y, kActivations[pick(rng, 0, 2)]);
     same_shape.push_back(y);
     if (k + 1 < convs && pick(rng, 0, 4) == 0) outputs.push_back(y);
