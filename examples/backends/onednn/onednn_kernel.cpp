@@ -168,7 +168,11 @@ std::vector<int> read_in_any_layout(const CallPlan& p) {
       return {p.src.node, p.post_ops[static_cast<std::size_t>(sum)].operand.node};
     }
     case CallPlan::Kind::pool: return {p.src.node};
-    case CallPlan::Kind::concat: return operands(p);
+    case CallPlan::Kind::concat: {
+      std::vector<int> sources;
+      for (const Operand& o : p.sources) sources.push_back(o.node);
+      return sources;
+    }
     default: return {};
   }
 }
