@@ -331,17 +331,10 @@ class OnednnKernel final : public Kernel {
     return attr;
   }
 
-  /// A step reordering `o`'s value into `to`: from the layout an earlier call of this kernel left
-  /// it in, else from the plain tensor (seen as `plain_md`).
-  Step reorder_into(const Operand& o, const Md& plain_md, const memory& to) {
+  /// A step reordering `o`'s value, in the layout it has (see source), into `to`.
+  Step reorder_into(const Operand& o, const memory& to) {
     Step step;
-    const memory* held = held_value(o.node);
-    if (held != nullptr) {
-      step.args[DNNL_ARG_FROM] = *held;
-    } else {
-      bind(step, DNNL_ARG_FROM, o, plain_md);
-    }
-    const Md from = held != nullptr ? held->get_desc() : plain_md;
+    const Md from = source(step, DNNL_ARG_FROM, o);
     step.args[DNNL_ARG_TO] = to;
     step.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, from, engine_, to.get_desc()));
     return step;
@@ -391,7 +384,7 @@ class OnednnKernel final : public Kernel {
       step.args[DNNL_ARG_SRC] = *held;
     } else if (held != nullptr || pd.src_desc() != src) {
       memory blocked = scratch(pd.src_desc());
-      steps_.push_back(reorder_into(p.src, src, blocked));
+      steps_.push_back(reorder_into(p.src, blocked));
       step.args[DNNL_ARG_SRC] = blocked;
     } else {
       bind(step, DNNL_ARG_SRC, p.src, src);
@@ -409,7 +402,7 @@ class OnednnKernel final : public Kernel {
     // the first step that writes it), else a buffer in the convolution's layout.
     memory out = plain_dst ? memory(pd.dst_desc(), engine_, DNNL_MEMORY_NONE) : scratch(pd.dst_desc());
     if (sum >= 0) {
-      Step residual = reorder_into(p.post_ops[static_cast<std::size_t>(sum)].operand, dst, out);
+      Step residual = reorder_into(p.post_ops[static_cast<std::size_t>(sum)].operand, out);
       if (plain_dst) residual.bindings.push_back({out, p.root});
       steps_.push_back(std::move(residual));
     }
