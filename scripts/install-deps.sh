@@ -34,6 +34,10 @@ for group in "${@:-core examples postgres mpi clang bench pictures}"; do
       echo "install-deps.sh: unknown group '$name' (known: ${!groups[*]})" >&2
       exit 2
     fi
+    # A Node.js from elsewhere (NodeSource's nodejs carries npm) conflicts with Debian's npm package.
+    if [[ $name == node ]] && command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1; then
+      continue
+    fi
     packages+=(${groups[$name]})
   done
 done

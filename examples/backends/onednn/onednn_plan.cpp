@@ -683,7 +683,46 @@ std::vector<int> operands(const CallPlan& p) {
   return out;
 }
 
-collage::Result<CallPlan> plan(const Graph& g, const LibraryCall& call) {
+namespace {
+
+/// The leading dims of `dims` (all but the last) as one, when they are all 1 (-> [1, last]) or all
+/// `dst`'s (-> [rows, last]); nothing when the operand broadcasts over some of them only.
+std::optional<Dims> fold_leading(const Dims& dims, const Dims& dst) {
+  const std::size_t rank = dims.size();
+  const bool ones = std::all_of(dims.begin(), dims.end() - 1, [](std::int64_t d) { return d == 1; });
+  if (ones) return Dims{1, dims.back()};
+  if (!std::equal(dims.begin(), dims.end() - 1, dst.begin())) return std::nullopt;
+  return Dims{product(dims, 0, rank - 1), dims.back()};
+}
+
+/// A matmul whose weights are one matrix for every batch (a Linear layer on a [batch, rows, K]
+/// input) as one 2-D product of [batch * rows, K] by [K, N]: oneDNN packs the weights of a 2-D
+/// matmul into its blocked layout, a 3-D one reads them plain. Unchanged when an operand is
+/// strided or broadcasts over only some of the batch dims.
+void fold_batch_into_rows(CallPlan& p) {
+  const std::size_t rank = p.dst.size();
+  if (p.kind != CallPlan::Kind::matmul || rank <= 2 || !p.src.strides.empty() || !p.weights.strides.empty()) return;
+  if (!std::all_of(p.weights.dims.begin(), p.weights.dims.end() - 2, [](std::int64_t d) { return d == 1; })) return;
+  if (!std::equal(p.src.dims.begin(), p.src.dims.end() - 2, p.dst.begin())) return;
+  std::vector<Operand*> folded;
+  for (PostOp& post : p.post_ops) {
+    if (post.is_binary) folded.push_back(&post.operand);
+  }
+  if (p.bias.present()) folded.push_back(&p.bias);
+  std::vector<Dims> dims;
+  for (const Operand* o : folded) {
+    std::optional<Dims> d = fold_leading(o->dims, p.dst);
+    if (!d || !o->strides.empty()) return;
+    dims.push_back(std::move(*d));
+  }
+  for (std::size_t k = 0; k < folded.size(); ++k) folded[k]->dims = std::move(dims[k]);
+  const std::int64_t rows = product(p.dst, 0, rank - 1);
+  p.src.dims = {rows, p.src.dims.back()};
+  p.weights.dims = {p.weights.dims[rank - 2], p.weights.dims.back()};
+  p.dst = {rows, p.dst.back()};
+}
+
+collage::Result<CallPlan> plan_call(const Graph& g, const LibraryCall& call) {
   if (call.composite.empty() || call.nodes.size() == 1) {
     if (call.nodes.size() != 1) return unsupported("a call of several operators without a composite");
     return plan_single(g, call.nodes.front());
@@ -698,6 +737,14 @@ collage::Result<CallPlan> plan(const Graph& g, const LibraryCall& call) {
   }
   if (first == Op::reduce_mean) return LayerNormReader(g, call).read();
   return plan_activation(g, call);
+}
+
+}  // namespace
+
+collage::Result<CallPlan> plan(const Graph& g, const LibraryCall& call) {
+  collage::Result<CallPlan> p = plan_call(g, call);
+  if (p.ok()) fold_batch_into_rows(*p);
+  return p;
 }
 
 }  // namespace tc::onednn

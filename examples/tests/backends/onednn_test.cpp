@@ -180,6 +180,49 @@ TEST(OnednnBackend, DenseCompositesMatchTheReference) {
   }
 }
 
+// A Linear layer on a batch of rows ([B, S, K] by one [K, N] matrix) is one 2-D product of
+// [B * S, K] by [K, N], so that oneDNN packs its weights; operands broadcast over some batch dims
+// only keep the batched product.
+TEST(OnednnBackend, LinearLayersOnBatchesRunAsOneMatrixProduct) {
+  struct Case {
+    Shape x, w, residual;
+    bool folds;
+  };
+  const Case cases[] = {
+      {{2, 5, 7}, {7, 6}, {2, 5, 6}, true},
+      {{1, 5, 7}, {7, 6}, {5, 6}, true},
+      {{3, 2, 5, 7}, {1, 7, 6}, {1, 1, 1, 6}, true},
+      {{2, 5, 7}, {7, 6}, {1, 5, 6}, false},
+      {{2, 5, 7}, {2, 7, 6}, {2, 5, 6}, false},
+      {{1, 5, 7}, {3, 7, 6}, {3, 5, 6}, false},
+  };
+  for (const Case& c : cases) {
+    GraphBuilder b(11);
+    const int mm = b.op(Op::matmul, {b.input(c.x, "x"), b.weight(c.w)});
+    const int biased = b.op(Op::add, {mm, b.weight({c.w.back()})});
+    const int sum = b.op(Op::add, {biased, b.input(c.residual, "residual")});
+    const int act = b.gelu(sum);
+    b.output(act);
+    const Graph model = b.done();
+    const std::string label = "onednn.dense_bias_sum_gelu";
+    const std::string shapes = to_string(c.x) + " x " + to_string(c.w) + " + " + to_string(c.residual);
+    std::vector<int> nodes;
+    for (int n = mm; n <= act; ++n) {
+      if (model.node(n).op != Op::constant && model.node(n).op != Op::input) nodes.push_back(n);
+    }
+    auto plan = onednn::plan(model, LibraryCall{label, nodes});
+    ASSERT_TRUE(plan.ok()) << shapes << ": " << plan.error().message;
+    const std::size_t rows = static_cast<std::size_t>(product(model.node(act).shape, 0, model.node(act).shape.size() - 1));
+    if (c.folds) {
+      EXPECT_EQ(plan->dst, (onednn::Dims{static_cast<std::int64_t>(rows), c.w.back()})) << shapes;
+      EXPECT_EQ(plan->weights.dims.size(), 2u) << shapes;
+    } else {
+      EXPECT_EQ(plan->dst, model.node(act).shape) << shapes;
+    }
+    EXPECT_TRUE(whole_model_matches(model, label, 5)) << shapes;
+  }
+}
+
 // Regressions of oneDNN 2.6 defects the backend works around.
 TEST(OnednnBackend, WorksAroundOneDnnDefects) {
   {
