@@ -73,6 +73,10 @@ const char* const kHelp =
     "  --cold-caches         evict the device's caches (CPU caches, GPU L2) before each timed run of a\n"
     "                        candidate (its cost inside a model too large for the caches, rather than\n"
     "                        alone and warm); on a GPU each launch is then timed alone\n"
+    "  --warm-caches         on the CPU, time candidates whose weights outgrow half the L2 cache warm,\n"
+    "                        run over and over (default: the model's bytes are written through the\n"
+    "                        caches before each run, as the rest of the model moves them, and the\n"
+    "                        candidate's inputs read back)\n"
     "  --refine SECONDS      with --compare: refine collage's partitioning for this long by evolutionary\n"
     "                        search with the whole model's measured latency as fitness (\"collage+evo\")\n"
     "  --explain             for each partition, the alternatives the search had and why each lost\n"
@@ -107,6 +111,7 @@ struct Options {
   double tuning_budget = 0;
   double refine = 0;
   bool cold_caches = false;
+  bool warm_caches = false;
   int threads = 1;
   bool record = true;
   bool ieee_denormals = false;
@@ -146,6 +151,8 @@ std::optional<int> parse(const std::vector<std::string>& args, Options& out) {
       out.record = false;
     } else if (a == "--cold-caches") {
       out.cold_caches = true;
+    } else if (a == "--warm-caches") {
+      out.warm_caches = true;
     } else if (a == "--explain") {
       out.explain = true;
     } else if (a == "--profile") {
@@ -284,29 +291,30 @@ collage::Result<std::unique_ptr<Machine>> set_up_machine(const Options& options)
 }
 
 /// How candidates are timed.
-KernelTimingOptions candidate_timing(const Options& options) {
+KernelTimingOptions candidate_timing(const Options& options, const Graph& model) {
   KernelTimingOptions timing;
   timing.timing.warmups = 1;
   timing.timing.min_repeats = 5;
   timing.timing.max_repeats = 50;
   timing.timing.max_seconds = 0.5;
   timing.cold_caches = options.cold_caches;
+  if (!options.warm_caches) timing.model_bytes = model_cache_bytes(model);
   if (!options.record) timing.recorded_launches = 0;
   timing.flush_denormals = !options.ieee_denormals;
   return timing;
 }
 
 /// The cost model the options ask for, unwrapped (the measuring oracle or the analytic one).
-std::unique_ptr<collage::CostOracle<Graph>> plain_cost_model(const Options& options, const Machine& m) {
-  if (options.measured) return make_measuring_oracle(m.backends, m.devices.set, candidate_timing(options));
+std::unique_ptr<collage::CostOracle<Graph>> plain_cost_model(const Options& options, const Machine& m, const Graph& model) {
+  if (options.measured) return make_measuring_oracle(m.backends, m.devices.set, candidate_timing(options, model));
   return make_analytic_oracle(m.backends, m.devices.set, default_analytic_rates());
 }
 
 /// What the cost model's answers depend on; ranks whose identity differs from rank 0's do not
 /// measure for it.
-std::string cost_identity(const Options& options, const Machine& m) {
+std::string cost_identity(const Options& options, const Machine& m, const Graph& model) {
   return (options.measured ? "measured|" : "analytic|") +
-         measuring_oracle_version(m.backends, m.devices.set, candidate_timing(options));
+         measuring_oracle_version(m.backends, m.devices.set, candidate_timing(options, model));
 }
 
 /// A serving rank's model, machine and cost model, made from rank 0's setup: its arguments, then
@@ -328,11 +336,11 @@ class RunMeasurer final : public Measurer {
     auto machine = set_up_machine(r->options_);
     if (!machine.ok()) return machine.error();
     r->machine_ = std::move(machine).value();
-    r->oracle_ = plain_cost_model(r->options_, *r->machine_);
+    r->oracle_ = plain_cost_model(r->options_, *r->machine_, *r->model_);
     return std::unique_ptr<Measurer>(std::move(r));
   }
 
-  std::string identity() const override { return cost_identity(options_, *machine_); }
+  std::string identity() const override { return cost_identity(options_, *machine_, *model_); }
   collage::Result<collage::Measurement> measure(std::string_view record) override {
     return measure_record(*oracle_, *dataflow_, record);
   }
@@ -428,7 +436,7 @@ int main(int argc, char** argv) {
     std::vector<std::string> setup = args;
     setup.push_back(std::move(model_bytes).value());
     cluster = &distributed->cluster();
-    cluster->join(pack(setup), cost_identity(options, **machine));
+    cluster->join(pack(setup), cost_identity(options, **machine, *model));
   }
   // Spread over the ranks, the oracle is given whole batches, reports progress and keeps the
   // tuning budget itself.
@@ -447,14 +455,14 @@ int main(int argc, char** argv) {
   std::unique_ptr<MeasurementSession> measurements;
   std::unique_ptr<collage::CostOracle<Graph>> oracle;
   if (options.measured) {
-    auto opened = MeasurementSession::open(backends, devices.set, candidate_timing(options), options.db,
+    auto opened = MeasurementSession::open(backends, devices.set, candidate_timing(options, *model), options.db,
                                            spread ? OracleWrap(spread_over_ranks) : OracleWrap());
     if (!opened.ok()) return fail(opened.error().message);
     measurements = std::move(opened).value();
     if (!measurements->warning().empty()) std::fprintf(stderr, "collage-run: %s\n", measurements->warning().c_str());
     report.cost_model = measurements->describe();
   } else {
-    oracle = plain_cost_model(options, **machine);
+    oracle = plain_cost_model(options, **machine, *model);
     if (spread) oracle = spread_over_ranks(std::move(oracle), nullptr);
     report.cost_model = "analytic (flops and bytes; nothing measured)";
   }

@@ -1,5 +1,6 @@
 #include "costing/kernel_timing.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -83,7 +84,27 @@ collage::Result<collage::Measurement> time_cold_launches(Kernel& kernel, Device&
       options);
 }
 
+/// Whether `function`'s constants would have left the caches between two of its runs inside the
+/// model (KernelTimingOptions::model_bytes): they outgrow half the L2 cache.
+bool weights_leave_the_caches(const Function& function, const KernelTimingOptions& options) {
+  if (options.model_bytes == 0) return false;
+  std::size_t constant_bytes = 0;
+  for (const Node& n : function.graph.nodes()) {
+    if (n.op == Op::constant) constant_bytes += static_cast<std::size_t>(numel(n.shape)) * sizeof(float);
+  }
+  return 2 * constant_bytes > cpu_cache_bytes(2);
+}
+
 }  // namespace
+
+std::size_t model_cache_bytes(const Graph& model) {
+  std::size_t bytes = 0;
+  for (const Node& n : model.nodes()) bytes += static_cast<std::size_t>(numel(n.shape)) * sizeof(float);
+  const std::size_t cap = default_eviction_bytes();
+  std::size_t rounded = std::size_t{1} << 20;
+  while (rounded < bytes && rounded < cap) rounded *= 2;
+  return std::min(rounded, cap);
+}
 
 collage::Result<collage::Measurement> time_function(const Function& function, const Backend& backend, Device& device,
                                                     const KernelTimingOptions& options) {
@@ -135,6 +156,11 @@ collage::Result<collage::Measurement> time_function(const Function& function, co
   collage::TimingOptions timing = options.timing;
   if (options.cold_caches && device.kind() == DeviceKind::cpu) {
     timing.before_each = [&device] { (void)device.evict_caches(); };
+  } else if (device.kind() == DeviceKind::cpu && weights_leave_the_caches(function, options)) {
+    timing.before_each = [&] {
+      evict_caches(options.model_bytes);
+      for (std::size_t k = 0; k < inputs.size(); ++k) touch(inputs[k], numel(function.graph.node(function.graph.inputs()[k]).shape));
+    };
   }
   collage::Measurement m = collage::time_run(run, timing);
   if (!failure.ok()) return failure.error();

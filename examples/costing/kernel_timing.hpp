@@ -24,6 +24,13 @@ struct KernelTimingOptions {
   /// warm one of running it alone over and over. On a GPU each launch is then timed alone (device
   /// time, CUDA events) after an eviction, rather than inside a recording.
   bool cold_caches = false;
+  /// On the CPU, the bytes the rest of the model moves through the caches between two runs of one
+  /// of its partitions (its weights and activations; see model_cache_bytes), 0 for none. Before each
+  /// timed run of a kernel whose constants outgrow half the L2 cache, that many bytes are written
+  /// and the kernel's inputs read back: its weights then come from where they would inside the
+  /// model (the last-level cache or memory), its inputs from where the partition before left them.
+  /// Smaller kernels are timed warm, as their weights and inputs are little of what they move.
+  std::size_t model_bytes = 0;
   /// On a device that records (a GPU), the kernel's cost is what it adds inside a replayed
   /// recording: this many back-to-back launches are recorded once, and each timed replay's device
   /// time is divided by their number. 0: time single launches on the host's clock.
@@ -36,6 +43,11 @@ struct KernelTimingOptions {
 /// spread and sample count: host wall time around one run and a synchronisation, or on a device
 /// that records, device time per launch inside a replayed recording (KernelTimingOptions). A
 /// compile or run failure is an error naming it.
+/// KernelTimingOptions::model_bytes for `model`: the bytes of its constants and of every value it
+/// computes, rounded up to a power of two MiB (so that models of about one size share measurements)
+/// and at most default_eviction_bytes().
+std::size_t model_cache_bytes(const Graph& model);
+
 collage::Result<collage::Measurement> time_function(const Function& function, const Backend& backend, Device& device,
                                                     const KernelTimingOptions& options);
 

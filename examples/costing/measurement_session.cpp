@@ -10,7 +10,11 @@ namespace tc {
 std::string measuring_oracle_version(const BackendSet& backends, const DeviceSet& devices,
                                      const KernelTimingOptions& timing) {
   std::string version = kMeasuringOracleVersion;
-  if (timing.cold_caches) version += "|cold caches";
+  if (timing.cold_caches) {
+    version += "|cold caches";
+  } else if (timing.model_bytes > 0) {
+    version += "|weights behind " + std::to_string(timing.model_bytes >> 20) + " MiB";
+  }
   if (!timing.flush_denormals) version += "|IEEE denormals";
   for (DeviceKind kind : {DeviceKind::cpu, DeviceKind::cuda}) {
     const Device* device = devices.find(kind);
@@ -34,6 +38,7 @@ collage::Result<std::unique_ptr<MeasurementSession>> MeasurementSession::open(co
   std::unique_ptr<MeasurementSession> session(new MeasurementSession());
   MeasurementSession& s = *session;
   s.cold_caches_ = timing.cold_caches;
+  s.model_bytes_ = timing.cold_caches ? 0 : timing.model_bytes;
   s.measuring_ = make_measuring_oracle(backends, devices, timing, &s.measured_);
   if (wrap) s.measuring_ = wrap(std::move(s.measuring_), &s.measured_);
   collage::CostOracle<Graph>* front = s.measuring_.get();
@@ -64,6 +69,9 @@ collage::CostOracle<Graph>& MeasurementSession::oracle() { return *cached_; }
 std::string MeasurementSession::describe() const {
   std::string out = "measured (each candidate compiled and timed";
   if (cold_caches_) out += ", the caches evicted before each run";
+  if (model_bytes_ > 0) {
+    out += ", " + std::to_string(model_bytes_ >> 20) + " MiB through the CPU caches before each run of one with large weights";
+  }
   if (store_) {
     auto n = store_->size();
     out += "; " + store_->describe() + ", " + (n.ok() ? std::to_string(*n) : "?") + " entries";

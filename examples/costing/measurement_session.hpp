@@ -74,6 +74,7 @@ class MeasurementSession {
   std::unique_ptr<collage::CostOracle<Graph>> cached_;
   std::size_t measured_ = 0;
   bool cold_caches_ = false;
+  std::size_t model_bytes_ = 0;
 };
 
 }  // namespace tc

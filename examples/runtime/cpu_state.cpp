@@ -49,20 +49,41 @@ DenormalsFlushed::~DenormalsFlushed() = default;
 bool denormals_flushed() { return false; }
 #endif
 
-namespace {
+std::size_t cpu_cache_bytes(int level) {
+  long bytes = -1;
+#if defined(_SC_LEVEL1_DCACHE_SIZE) && defined(_SC_LEVEL2_CACHE_SIZE) && defined(_SC_LEVEL3_CACHE_SIZE)
+  const int name = level == 1 ? _SC_LEVEL1_DCACHE_SIZE : level == 2 ? _SC_LEVEL2_CACHE_SIZE : _SC_LEVEL3_CACHE_SIZE;
+  bytes = sysconf(name);
+#else
+  (void)level;
+#endif
+  return bytes > 0 ? static_cast<std::size_t>(bytes) : 0;
+}
+
+void touch(const float* data, std::size_t count) {
+  constexpr std::size_t kLine = 64 / sizeof(float);
+  float sum = 0;
+  for (std::size_t i = 0; i < count; i += kLine) sum += data[i];
+  volatile float sink = sum;
+  (void)sink;
+}
 
 std::size_t default_eviction_bytes() {
-  long llc = -1;
-#if defined(_SC_LEVEL3_CACHE_SIZE)
-  llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
-#endif
-  if (llc <= 0) return std::size_t{64} << 20;
-  return std::max<std::size_t>(2 * static_cast<std::size_t>(llc), std::size_t{8} << 20);
+  const std::size_t llc = cpu_cache_bytes(3);
+  if (llc == 0) return std::size_t{64} << 20;
+  return std::max<std::size_t>(2 * llc, std::size_t{8} << 20);
 }
+
+namespace {
+
+thread_local std::size_t evictions = 0;
 
 }  // namespace
 
+std::size_t evictions_on_this_thread() { return evictions; }
+
 void evict_caches(std::size_t bytes) {
+  ++evictions;
   static const std::size_t kDefault = default_eviction_bytes();
   thread_local std::vector<std::uint64_t> buffer;
   const std::size_t words = (bytes == 0 ? kDefault : bytes) / sizeof(std::uint64_t);

@@ -36,9 +36,24 @@ class DenormalsFlushed {
 /// Whether the calling thread flushes denormals to zero now.
 bool denormals_flushed();
 
-/// Evicts the CPU caches by writing and reading a buffer of `bytes` (twice the last-level cache as
-/// the system reports it when 0; 64 MiB when it reports none), so that a kernel timed next starts
-/// with its weights and inputs in memory, as inside a model too large for the caches.
+/// Evicts the CPU caches by writing and reading a buffer of `bytes` (default_eviction_bytes() when
+/// 0), so that a kernel timed next starts with its weights and inputs in memory, as inside a model
+/// too large for the caches.
 void evict_caches(std::size_t bytes = 0);
+
+/// What evict_caches writes by default: twice the last-level cache as the system reports it, at
+/// least 8 MiB; 64 MiB when it reports none.
+std::size_t default_eviction_bytes();
+
+/// How many times the calling thread has called evict_caches.
+std::size_t evictions_on_this_thread();
+
+/// The size in bytes of the CPU's cache of `level` (1 data, 2, 3) as the system reports it; 0 when
+/// it reports none.
+std::size_t cpu_cache_bytes(int level);
+
+/// Reads `count` floats at `data`, so that they are in the caches (as a partition's inputs are,
+/// just written by the partition before it).
+void touch(const float* data, std::size_t count);
 
 }  // namespace tc

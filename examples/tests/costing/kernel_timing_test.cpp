@@ -2,7 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
+
+#include "backends/reference/reference_backend.hpp"
+#include "runtime/cpu_device.hpp"
+#include "runtime/cpu_state.hpp"
 #include "tensor/function.hpp"
+#include "tests/support/graph_builder.hpp"
 #include "tests/support/tape_device.hpp"
 #include "tests/support/test_models.hpp"
 
@@ -68,6 +75,42 @@ TEST(KernelTiming, WhereRecordingFailsTheKernelIsTimedOnTheHostClock) {
   EXPECT_EQ(device.begun, 1);
   EXPECT_EQ(device.replays, 0);
   EXPECT_LT(m->cost.raw(), 1e3);
+}
+
+/// A MatMul of a [2, k] input by a [k, k] constant (k * k floats of weights).
+Function linear_layer(std::int64_t k) {
+  testing::GraphBuilder b(5);
+  b.output(b.op(Op::matmul, {b.input({2, k}, "x"), b.weight({k, k})}));
+  return whole_model_function(b.done());
+}
+
+TEST(KernelTiming, OnTheCpuTheModelsBytesGoThroughTheCachesBeforeEachRunOfAKernelWithLargeWeights) {
+  const std::unique_ptr<Backend> backend = make_reference_backend();
+  CpuDevice cpu;
+  KernelTimingOptions options = quick();
+  options.model_bytes = std::size_t{1} << 20;
+  // Weights larger than the L2 cache: the model's bytes pass before the warm-up and every timed run.
+  const auto large = static_cast<std::int64_t>(std::sqrt(static_cast<double>(std::max<std::size_t>(cpu_cache_bytes(2), 1 << 20)) / 4)) + 8;
+  std::size_t before = evictions_on_this_thread();
+  collage::Result<collage::Measurement> m = time_function(linear_layer(large), *backend, cpu, options);
+  ASSERT_TRUE(m.ok()) << m.error().message;
+  const std::size_t evictions = evictions_on_this_thread() - before;
+  EXPECT_GE(evictions, options.timing.warmups + options.timing.min_repeats);
+  EXPECT_LE(evictions, options.timing.warmups + options.timing.max_repeats);
+  // Weights that stay in the caches, or no model's bytes: timed warm.
+  before = evictions_on_this_thread();
+  ASSERT_TRUE(time_function(linear_layer(8), *backend, cpu, options).ok());
+  options.model_bytes = 0;
+  ASSERT_TRUE(time_function(linear_layer(large), *backend, cpu, options).ok());
+  EXPECT_EQ(evictions_on_this_thread(), before);
+}
+
+TEST(KernelTiming, TheModelsBytesArePowersOfTwoMebibytesAtMostTheDefaultEviction) {
+  testing::GraphBuilder b(6);
+  b.output(b.op(Op::matmul, {b.input({300, 1000}, "x"), b.weight({1000, 1000})}));
+  const std::size_t bytes = model_cache_bytes(b.done());  // 5.2 MB of values and weights
+  EXPECT_EQ(bytes, std::min<std::size_t>(std::size_t{8} << 20, default_eviction_bytes()));
+  EXPECT_EQ(model_cache_bytes(linear_layer(4).graph), std::size_t{1} << 20);
 }
 
 }  // namespace
