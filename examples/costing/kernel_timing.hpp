@@ -39,15 +39,16 @@ struct KernelTimingOptions {
   bool flush_denormals = true;
 };
 
+/// KernelTimingOptions::model_bytes for `model`: the bytes of its constants and of every value it
+/// computes, or twice the L2 cache when those fit the last-level cache (a partition's weights then
+/// leave only the L2 between two of its runs); rounded up to a power of two MiB (so that models of
+/// about one size share measurements) and at most default_eviction_bytes().
+std::size_t model_cache_bytes(const Graph& model);
+
 /// The cost in milliseconds of running `function` compiled by `backend` on `device`, with its
 /// spread and sample count: host wall time around one run and a synchronisation, or on a device
 /// that records, device time per launch inside a replayed recording (KernelTimingOptions). A
 /// compile or run failure is an error naming it.
-/// KernelTimingOptions::model_bytes for `model`: the bytes of its constants and of every value it
-/// computes, rounded up to a power of two MiB (so that models of about one size share measurements)
-/// and at most default_eviction_bytes().
-std::size_t model_cache_bytes(const Graph& model);
-
 collage::Result<collage::Measurement> time_function(const Function& function, const Backend& backend, Device& device,
                                                     const KernelTimingOptions& options);
 
