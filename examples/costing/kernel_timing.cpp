@@ -90,13 +90,16 @@ std::size_t l2_bytes() {
   return reported == 0 ? std::size_t{1} << 20 : reported;
 }
 
+/// The bytes of node `n`'s float32 value.
+std::size_t value_bytes(const Node& n) { return static_cast<std::size_t>(numel(n.shape)) * sizeof(float); }
+
 /// Whether `function`'s constants would have left the caches between two of its runs inside the
 /// model (KernelTimingOptions::model_bytes): they outgrow half the L2 cache.
 bool weights_leave_the_caches(const Function& function, const KernelTimingOptions& options) {
   if (options.model_bytes == 0) return false;
   std::size_t constant_bytes = 0;
   for (const Node& n : function.graph.nodes()) {
-    if (n.op == Op::constant) constant_bytes += static_cast<std::size_t>(numel(n.shape)) * sizeof(float);
+    if (n.op == Op::constant) constant_bytes += value_bytes(n);
   }
   return 2 * constant_bytes > l2_bytes();
 }
@@ -112,7 +115,7 @@ std::size_t power_of_two_mib(std::size_t bytes, std::size_t cap) {
 
 std::size_t model_cache_bytes(const Graph& model) {
   std::size_t bytes = 0;
-  for (const Node& n : model.nodes()) bytes += static_cast<std::size_t>(numel(n.shape)) * sizeof(float);
+  for (const Node& n : model.nodes()) bytes += value_bytes(n);
   const std::size_t cap = default_eviction_bytes();
   const std::size_t llc = cpu_cache_bytes(3);
   // A model the last-level cache holds leaves a partition's weights there: only the L2 needs
