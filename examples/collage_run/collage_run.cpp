@@ -298,7 +298,7 @@ KernelTimingOptions candidate_timing(const Options& options, const Graph& model)
   timing.timing.max_repeats = 50;
   timing.timing.max_seconds = 0.5;
   timing.cold_caches = options.cold_caches;
-  if (!options.warm_caches) timing.model_bytes = model_cache_bytes(model);
+  if (!options.warm_caches && !options.cold_caches) timing.model_bytes = model_cache_bytes(model);
   if (!options.record) timing.recorded_launches = 0;
   timing.flush_denormals = !options.ieee_denormals;
   return timing;

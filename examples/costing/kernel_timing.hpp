@@ -30,6 +30,7 @@ struct KernelTimingOptions {
   /// and the kernel's inputs read back: its weights then come from where they would inside the
   /// model (the last-level cache or memory), its inputs from where the partition before left them.
   /// Smaller kernels are timed warm, as their weights and inputs are little of what they move.
+  /// cold_caches takes precedence.
   std::size_t model_bytes = 0;
   /// On a device that records (a GPU), the kernel's cost is what it adds inside a replayed
   /// recording: this many back-to-back launches are recorded once, and each timed replay's device

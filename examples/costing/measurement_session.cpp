@@ -38,7 +38,7 @@ collage::Result<std::unique_ptr<MeasurementSession>> MeasurementSession::open(co
   std::unique_ptr<MeasurementSession> session(new MeasurementSession());
   MeasurementSession& s = *session;
   s.cold_caches_ = timing.cold_caches;
-  s.model_bytes_ = timing.cold_caches ? 0 : timing.model_bytes;
+  s.model_bytes_ = timing.model_bytes;
   s.measuring_ = make_measuring_oracle(backends, devices, timing, &s.measured_);
   if (wrap) s.measuring_ = wrap(std::move(s.measuring_), &s.measured_);
   collage::CostOracle<Graph>* front = s.measuring_.get();
