@@ -86,7 +86,8 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export CTEST_OUTPUT_ON_FAILURE=1
 
-# run_config NAME: configures, builds and tests configuration NAME in build/test-NAME.
+# run_config NAME: configures, builds and tests configuration NAME in build/test-NAME; where it
+# fails, sets `failure` to the step and, for tests, their names.
 run_config() {
   local dir="build/test-$1" args ctest_args
   config_args "$1"
@@ -94,12 +95,19 @@ run_config() {
   # Ninja when installed (the quicker scheduler); an existing build directory keeps its generator.
   local generator=()
   if [[ ! -f $dir/CMakeCache.txt ]] && command -v ninja >/dev/null; then generator=(-G Ninja); fi
+  failure="cmake could not configure it"
   cmake -S . -B "$dir" "${generator[@]}" "${args[@]}" || return 1
+  failure="the build failed"
   cmake --build "$dir" -j "$jobs" || return 1
-  (cd "$dir" && ctest --output-on-failure -j "$jobs" "${ctest_args[@]}") || return 1
+  rm -f "$dir/Testing/Temporary/LastTestsFailed.log"
+  if ! (cd "$dir" && ctest --output-on-failure -j "$jobs" "${ctest_args[@]}"); then
+    # The summary names the failed tests: a CI log that keeps only its tail still says which.
+    failure="failed tests: $(cut -d: -f2- "$dir/Testing/Temporary/LastTestsFailed.log" 2>/dev/null | paste -sd ' ')"
+    return 1
+  fi
 }
 
-declare -a summary=()
+declare -a summary=() rerun_dirs=()
 failed=0
 total_start=$SECONDS
 for config in "${configs[@]}"; do
@@ -107,8 +115,17 @@ for config in "${configs[@]}"; do
   if run_config "$config"; then
     summary+=("$config: PASS ($((SECONDS - start))s)")
   else
-    summary+=("$config: FAIL ($((SECONDS - start))s)")
+    summary+=("$config: FAIL ($((SECONDS - start))s): $failure")
+    [[ $failure == "failed tests:"* ]] && rerun_dirs+=("build/test-$config")
     failed=1
+  fi
+done
+
+# The failed tests once more, last, so that their output ends the log; the run still fails.
+for dir in "${rerun_dirs[@]}"; do
+  echo "==== $dir: the failed tests again"
+  if (cd "$dir" && ctest --rerun-failed --output-on-failure); then
+    summary+=("$dir: the failed tests passed when run again: they are flaky")
   fi
 done
 
