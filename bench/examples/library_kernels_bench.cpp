@@ -77,6 +77,7 @@ const ConvCase kConvs[] = {
     {"resnet18.conv1.7x7s2", 3, 224, 64, 7, 2, 3},
     {"resnet18.layer1.3x3", 64, 56, 64, 3, 1, 1},
     {"resnet18.layer2.3x3s2", 64, 56, 128, 3, 2, 1},
+    {"resnet18.layer2.3x3", 128, 28, 128, 3, 1, 1},
     {"resnet18.layer3.3x3", 256, 14, 256, 3, 1, 1},
     {"resnet18.layer4.3x3", 512, 7, 512, 3, 1, 1},
     {"resnet50.1x1.64-256", 64, 56, 256, 1, 1, 0},
@@ -357,6 +358,11 @@ const tc::Backend& onednn_backend() {
   return *backend;
 }
 
+const tc::Backend& onednn_winograd_backend() {
+  static const std::unique_ptr<tc::Backend> backend = tc::make_onednn_winograd_backend();
+  return *backend;
+}
+
 int register_all() {
   for (const ConvCase& c : kConvs) {
     const std::string n = c.name;
@@ -365,6 +371,11 @@ int register_all() {
     benchmark::RegisterBenchmark(("conv/" + n + "/eigen/direct").c_str(), [c](benchmark::State& s) { eigen_conv(s, c); });
     benchmark::RegisterBenchmark(("conv/" + n + "/onednn/ours").c_str(),
                                  [c](benchmark::State& s) { run_ours(s, onednn_backend(), conv_model(c), c.flops()); });
+    if (c.kernel == 3 && c.stride == 1) {
+      benchmark::RegisterBenchmark(("conv/" + n + "/onednn_winograd/ours").c_str(), [c](benchmark::State& s) {
+        run_ours(s, onednn_winograd_backend(), conv_model(c), c.flops());
+      });
+    }
     benchmark::RegisterBenchmark(("conv/" + n + "/onednn/direct").c_str(),
                                  [c](benchmark::State& s) { onednn_conv(s, c, Layout::reorder); });
     benchmark::RegisterBenchmark(("conv/" + n + "/onednn/direct_plain").c_str(),

@@ -16,6 +16,47 @@ namespace {
 
 constexpr const char* kNotBuilt = TC_HAVE_ONEDNN ? "" : "oneDNN 2.x (libdnnl-dev) was not found when this build was configured";
 
+/// `library`'s configuration and kernel, on `threads` OpenMP threads.
+void run_on_threads(Library<onednn::CallPlan>& library, int threads) {
+  library.configuration = threads == 1 ? "" : "threads=" + std::to_string(threads);
+#if TC_HAVE_ONEDNN
+  library.kernel = [threads](const Function& function, const std::vector<LibraryCall>& calls,
+                             std::vector<onednn::CallPlan> plans, Device& device) {
+    return onednn::kernel(function, calls, plans, device, threads);
+  };
+#endif
+}
+
+#if TC_HAVE_ONEDNN
+/// The plan of a convolution call (fused as onednn fuses it) run as oneDNN's Winograd convolution;
+/// an error for any other call.
+collage::Result<onednn::CallPlan> plan_winograd(const Graph& g, const LibraryCall& call) {
+  collage::Result<onednn::CallPlan> p = onednn::plan(g, call);
+  if (!p.ok()) return p;
+  if (!onednn::winograd_shape(*p)) {
+    return collage::Error{collage::ErrorCode::invalid_argument,
+                          "onednn_winograd: '" + p->name + "' is not a 3x3 convolution of stride 1"};
+  }
+  p->winograd = true;
+  return p;
+}
+
+/// Whether `call` is a convolution onednn plans (as its composite) and oneDNN has a Winograd kernel for.
+bool accepts_winograd(const Graph& g, const LibraryCall& call) {
+  collage::Result<onednn::CallPlan> p = onednn::plan(g, call);
+  return p.ok() && (call.composite.empty() || p->name == call.composite) && onednn::winograd_available(*p);
+}
+
+/// onednn's convolution entries, each accepting only what accepts_winograd does.
+LibraryTable winograd_table() {
+  LibraryTable table;
+  for (const LibraryPattern& entry : onednn::table()) {
+    if (entry.label.rfind("onednn.conv", 0) == 0) table.push_back({entry.label, entry.pattern, accepts_winograd});
+  }
+  return table;
+}
+#endif
+
 }  // namespace
 
 std::unique_ptr<Backend> make_onednn_backend(int threads) {
@@ -30,12 +71,19 @@ std::unique_ptr<Backend> make_onednn_backend(int threads) {
   // modules (docs/kernels-libraries.md).
   library.joins.max_depth = 6;
   library.joins.alone_only = [](const Graph& g, const LibraryCall& call) { return g.node(call.root()).op == Op::concat; };
-  library.configuration = threads == 1 ? "" : "threads=" + std::to_string(threads);
+  run_on_threads(library, threads);
+  return make_library_backend(std::move(library));
+}
+
+std::unique_ptr<Backend> make_onednn_winograd_backend(int threads) {
 #if TC_HAVE_ONEDNN
-  library.kernel = [threads](const Function& function, const std::vector<LibraryCall>& calls,
-                             std::vector<onednn::CallPlan> plans, Device& device) {
-    return onednn::kernel(function, calls, plans, device, threads);
-  };
+  Library<onednn::CallPlan> library("onednn_winograd", DeviceKind::cpu, kNotBuilt, winograd_table(), library_calls,
+                                    plan_winograd);
+  library.single_operators = accepts_winograd;
+  run_on_threads(library, std::max(threads, 1));
+#else
+  (void)threads;
+  Library<onednn::CallPlan> library("onednn_winograd", DeviceKind::cpu, kNotBuilt, {}, library_calls, onednn::plan);
 #endif
   return make_library_backend(std::move(library));
 }
@@ -43,6 +91,11 @@ std::unique_ptr<Backend> make_onednn_backend(int threads) {
 BackendRegistration onednn_registration() {
   return {"onednn", DeviceKind::cpu, kNotBuilt,
           [](const BackendOptions& options) { return make_onednn_backend(options.cpu_threads); }};
+}
+
+BackendRegistration onednn_winograd_registration() {
+  return {"onednn_winograd", DeviceKind::cpu, kNotBuilt,
+          [](const BackendOptions& options) { return make_onednn_winograd_backend(options.cpu_threads); }};
 }
 
 }  // namespace tc

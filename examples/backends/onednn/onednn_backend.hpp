@@ -24,4 +24,16 @@ std::unique_ptr<Backend> make_onednn_backend(int threads = 1);
 /// The onednn backend's entry in the registry (built with oneDNN 2.x; made with BackendOptions::cpu_threads).
 BackendRegistration onednn_registration();
 
+/// The onednn_winograd backend: onednn's convolutions of 3x3 windows and stride 1, with their
+/// fused bias, sum and activation, each its own partition, run as oneDNN's Winograd convolutions
+/// (F(2x2, 3x3) on AVX-512 CPUs; on others it proposes nothing). Winograd trades multiplications
+/// for transforms: faster than the direct kernel on wide activations and slower on narrow ones
+/// (docs/kernels-libraries.md), so the search measures both. Joining touching ones, which keeps their
+/// values blocked between them, made ResNet-18 and ResNet-50 no faster. Its kernels run on
+/// `threads` OpenMP threads.
+std::unique_ptr<Backend> make_onednn_winograd_backend(int threads = 1);
+
+/// The onednn_winograd backend's entry in the registry.
+BackendRegistration onednn_winograd_registration();
+
 }  // namespace tc

@@ -117,6 +117,18 @@ dnnl::algorithm reduction_algorithm(Reduction r) {
   return dnnl::algorithm::reduction_sum;
 }
 
+/// The primitive descriptor of convolution `p` from `src` to `dst` (their layouts given or `any`),
+/// Winograd where `p` asks for it; throws dnnl::error where oneDNN has no such kernel.
+dnnl::convolution_forward::primitive_desc conv_primitive_desc(const CallPlan& p, const Md& src, const Md& dst,
+                                                              const dnnl::primitive_attr& attr,
+                                                              const dnnl::engine& engine) {
+  const dnnl::algorithm algorithm = p.winograd ? dnnl::algorithm::convolution_winograd : dnnl::algorithm::convolution_direct;
+  const Md bias = p.bias.present() ? plain(p.bias.dims) : Md();
+  dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, algorithm, src, any(p.weights.dims), bias,
+                                       dst, p.strides, p.dilations, p.pad_l, p.pad_r);
+  return dnnl::convolution_forward::primitive_desc(desc, attr, engine);
+}
+
 /// `value` (of `from`) broadcast numpy-style to `to`, times `scale`.
 std::vector<float> broadcast_copy(const Tensor& value, const Shape& to, float scale) {
   const std::size_t rank = to.size();
@@ -369,15 +381,12 @@ class OnednnKernel final : public Kernel {
     const Md bias = p.bias.present() ? plain(p.bias.dims) : Md();
     const Md src = plain(p.src.dims);
     const Md dst = plain(p.dst);
-    auto make_pd = [&](const Md& s, const Md& d) {
-      dnnl::convolution_forward::desc desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct, s,
-                                           any(p.weights.dims), bias, d, p.strides, p.dilations, p.pad_l, p.pad_r);
-      return dnnl::convolution_forward::primitive_desc(desc, attr, engine_);
-    };
+    auto make_pd = [&](const Md& s, const Md& d) { return conv_primitive_desc(p, s, d, attr, engine_); };
     dnnl::convolution_forward::primitive_desc pd;
     try {
       pd = make_pd(any(p.src.dims), any(p.dst));
     } catch (const dnnl::error&) {
+      if (p.winograd) throw;  // Winograd kernels take blocked layouts only
       pd = make_pd(src, dst);
     }
     if (const memory* held = held_value(p.src.node); held != nullptr && held->get_desc() == pd.src_desc()) {
@@ -592,6 +601,19 @@ class OnednnKernel final : public Kernel {
 };
 
 }  // namespace
+
+bool winograd_available(const CallPlan& conv) {
+  if (!winograd_shape(conv)) return false;
+  CallPlan p = conv;
+  p.winograd = true;
+  try {
+    const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    conv_primitive_desc(p, any(p.src.dims), any(p.dst), dnnl::primitive_attr(), engine);
+    return true;
+  } catch (const dnnl::error&) {
+    return false;
+  }
+}
 
 collage::Result<std::unique_ptr<Kernel>> kernel(const Function& function, const std::vector<LibraryCall>& calls,
                                                 const std::vector<CallPlan>& plans, Device& device, int threads) {

@@ -22,6 +22,9 @@ namespace tc::onednn {
 collage::Result<std::unique_ptr<Kernel>> kernel(const Function& function, const std::vector<LibraryCall>& calls,
                                                 const std::vector<CallPlan>& plans, Device& device, int threads = 1);
 
+/// Whether oneDNN has a Winograd kernel for convolution `conv` on this CPU (its post-ops aside).
+bool winograd_available(const CallPlan& conv);
+
 /// While alive, oneDNN runs on one thread: libdnnl (Debian's, built for the OpenMP runtime) sizes
 /// its parallel regions from the calling thread's OpenMP limit when a primitive is created and
 /// when it runs; the guard sets that limit to `threads` and restores it when it goes. The OpenMP

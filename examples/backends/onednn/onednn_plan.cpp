@@ -747,4 +747,9 @@ collage::Result<CallPlan> plan(const Graph& g, const LibraryCall& call) {
   return p;
 }
 
+bool winograd_shape(const CallPlan& p) {
+  return p.kind == CallPlan::Kind::conv && p.weights.dims.size() == 4 && p.kernel == Dims{3, 3} &&
+         p.strides == Dims{1, 1} && p.dilations == Dims{0, 0};
+}
+
 }  // namespace tc::onednn

@@ -89,7 +89,13 @@ struct CallPlan {
   Dims param_shape;
   float epsilon = 0.0f;
   bool fuse_relu = false;
+  /// conv: run as oneDNN's Winograd convolution (the onednn_winograd backend's plans).
+  bool winograd = false;
 };
+
+/// Whether `p` is a convolution of the shape oneDNN's Winograd kernels take: 2-D, 3x3, stride 1,
+/// not dilated, not grouped.
+bool winograd_shape(const CallPlan& p);
 
 /// Plans `call` of `g` (a Function's graph or a model). Composite calls: Conv or MatMul / Gemm
 /// followed by a bias, a scale (MatMul/Gemm), a sum and an activation (post-ops); LayerNorm as

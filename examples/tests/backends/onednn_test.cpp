@@ -677,6 +677,59 @@ TEST(OnednnBackend, RunsSeveralCallsInOneKernel) {
   EXPECT_TRUE(testing::runs_like_reference(backend, whole_model_function(b.done()), 3));
 }
 
+/// x [1, c, size, size] through a 3x3 convolution of stride 1 (padded by 1, plus a bias, a
+/// residual sum and a Relu), a 1x1 one and a 3x3 one of stride 2.
+Graph winograd_and_other_convs(std::int64_t c, std::int64_t size, std::uint64_t seed) {
+  GraphBuilder b(seed);
+  const int x = b.input({1, c, size, size}, "x");
+  const int wide = b.op(Op::conv, {x, b.weight({c, c, 3, 3}), b.weight({c})}, conv_attributes({1, 1, 1, 1}, {1, 1}, {1, 1}));
+  const int sum = b.op(Op::relu, {b.op(Op::add, {wide, x})});
+  const int pointwise = b.op(Op::conv, {sum, b.weight({c, c, 1, 1})}, conv_attributes({0, 0, 0, 0}, {1, 1}, {1, 1}));
+  b.output(b.op(Op::conv, {pointwise, b.weight({c, c, 3, 3})}, conv_attributes({1, 1, 1, 1}, {2, 2}, {1, 1})));
+  return b.done();
+}
+
+/// Whether oneDNN has a Winograd kernel for a 16-channel 3x3 convolution on this CPU.
+bool winograd_on_this_cpu() {
+  GraphBuilder b(1);
+  b.output(b.op(Op::conv, {b.input({1, 16, 8, 8}, "x"), b.weight({16, 16, 3, 3})}, conv_attributes({1, 1, 1, 1}, {1, 1}, {1, 1})));
+  const Graph g = b.done();
+  collage::Result<onednn::CallPlan> plan = onednn::plan(g, LibraryCall{"", {g.outputs()[0]}});
+  EXPECT_TRUE(plan.ok()) << plan.error().message;
+  return plan.ok() && onednn::winograd_available(*plan);
+}
+
+TEST(OnednnWinograd, ProposesOnlyThreeByThreeConvolutionsOfStrideOneAndTheyMatchTheReference) {
+  const std::unique_ptr<Backend> made = make_onednn_winograd_backend();
+  const Backend& backend = *made;
+  if (!winograd_on_this_cpu()) {
+    EXPECT_TRUE(testing::candidate_functions(backend, winograd_and_other_convs(16, 8, 1)).empty());
+    GTEST_SKIP() << "oneDNN has no Winograd convolution on this CPU: the backend proposes nothing";
+  }
+  for (const auto& [channels, size] : {std::pair<std::int64_t, std::int64_t>{16, 8}, {32, 13}, {64, 6}}) {
+    const Graph model = winograd_and_other_convs(channels, size, static_cast<std::uint64_t>(channels));
+    // Winograd's transforms round differently from the direct sum of products.
+    const testing::CandidateReport r = testing::check_every_candidate(backend, model, 3, 1e-3, 1e-4);
+    EXPECT_TRUE(r.failures.empty()) << ::testing::PrintToString(r.failures);
+    std::vector<std::string> labels = r.labels;
+    std::sort(labels.begin(), labels.end());
+    EXPECT_EQ(labels, (std::vector<std::string>{"onednn.conv_sum", "onednn.conv_sum_relu", "op:Conv"}));
+  }
+}
+
+TEST(OnednnWinograd, OnlyThreeByThreeConvolutionsOfStrideOneHaveItsShapeAndOnednnPlansThemDirect) {
+  const Graph model = winograd_and_other_convs(16, 8, 2);
+  std::vector<bool> shapes;
+  for (int n = 0; n < static_cast<int>(model.size()); ++n) {
+    if (model.node(n).op != Op::conv) continue;
+    collage::Result<onednn::CallPlan> p = onednn::plan(model, LibraryCall{"", {n}});
+    ASSERT_TRUE(p.ok()) << p.error().message;
+    EXPECT_FALSE(p->winograd);
+    shapes.push_back(onednn::winograd_shape(*p));
+  }
+  EXPECT_EQ(shapes, (std::vector<bool>{true, false, false}));
+}
+
 }  // namespace
 }  // namespace tc
 
