@@ -1,5 +1,6 @@
 #include "collage_run/run_report.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -87,7 +88,10 @@ std::string format_report(const collage::DataflowGraph<Graph>& dataflow, const R
   out += "device: " + report.device + "\ncost model: " + report.cost_model + "\n";
   if (!report.transfers.empty()) out += "transfers: " + report.transfers + "\n";
   const ConfigurationResult* best = best_single(report.results);
-  std::snprintf(line, sizeof line, "\n%-14s %-9s %11s %7s %8s %9s %-8s %-11s  %s\n", "configuration", "fallback",
+  // The first column as wide as the longest configuration name ("onednn_winograd").
+  int name_width = 14;
+  for (const ConfigurationResult& r : report.results) name_width = std::max(name_width, static_cast<int>(r.name.size()));
+  std::snprintf(line, sizeof line, "\n%-*s %-9s %11s %7s %8s %9s %-8s %-11s  %s\n", name_width, "configuration", "fallback",
                 "latency ms", "spread", "speedup", "est. ms", "outputs", "max |err|", "partitions");
   out += line;
   for (const ConfigurationResult& r : report.results) {
@@ -96,7 +100,7 @@ std::string format_report(const collage::DataflowGraph<Graph>& dataflow, const R
       continue;
     }
     const std::string speedup = best ? collage::format_double(best->latency_ms / r.latency_ms, 3) + "x" : "-";
-    std::snprintf(line, sizeof line, "%-14s %-9s %11s %6.1f%% %8s %9s %-8s %-11s  %s\n", r.name.c_str(),
+    std::snprintf(line, sizeof line, "%-*s %-9s %11s %6.1f%% %8s %9s %-8s %-11s  %s\n", name_width, r.name.c_str(),
                   r.fallback.empty() ? "-" : r.fallback.c_str(), ms(r.latency_ms).c_str(), 100.0 * r.spread, speedup.c_str(), ms(r.estimated_ms).c_str(), r.matches ? "match" : "MISMATCH",
                   collage::format_double(r.max_abs_error, 2).c_str(), partitions_text(r).c_str());
     out += line;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <sstream>
 #include <string>
 #include <thread>
 
@@ -355,6 +356,28 @@ TEST_F(ComparisonFixture, EachConfigurationNamesItsFallback) {
     EXPECT_EQ(c.at("fallback").is_null(), !c.at("single").get<bool>()) << c.at("name");
   }
   EXPECT_NE(format_report(dataflow, report, false).find("fallback"), std::string::npos);
+}
+
+TEST_F(ComparisonFixture, TheTablesColumnsLineUpUnderALongConfigurationName) {
+  auto measurements = session();
+  RunReport report;
+  report.results = compare(*measurements, quick_comparison());
+  ASSERT_FALSE(report.results.empty());
+  report.results.front().name = "a_configuration_named_at_length";
+  std::istringstream text(format_report(dataflow, report, false));
+  std::size_t column = std::string::npos;
+  std::size_t rows = 0;
+  for (std::string line; std::getline(text, line);) {
+    if (line.rfind("configuration ", 0) == 0) column = line.find("fallback");
+    for (const ConfigurationResult& r : report.results) {
+      if (line.rfind(r.name + " ", 0) != 0) continue;
+      ASSERT_NE(column, std::string::npos) << "a row before the header: " << line;
+      EXPECT_EQ(line.substr(column, std::max<std::size_t>(r.fallback.size(), 1)), r.fallback.empty() ? "-" : r.fallback)
+          << line;
+      ++rows;
+    }
+  }
+  EXPECT_EQ(rows, report.results.size());
 }
 
 }  // namespace
