@@ -607,7 +607,8 @@ bool winograd_available(const CallPlan& conv) {
   CallPlan p = conv;
   p.winograd = true;
   try {
-    const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+    // One engine for every query: they come once per convolution the rule matches.
+    static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
     conv_primitive_desc(p, any(p.src.dims), any(p.dst), dnnl::primitive_attr(), engine);
     return true;
   } catch (const dnnl::error&) {
