@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
+
+#include "backends/native/fast_math.hpp"
 
 namespace tc::native {
 
@@ -35,50 +38,62 @@ ConvKernel::ConvKernel(const loops::ConvGeom& geom) : g_(geom) {
 
 void ConvKernel::pack_image(const float* x, std::int64_t k0, std::int64_t kc, std::int64_t j0, std::int64_t nc,
                             float* dst) {
-  // Input coordinates of each column's window origin.
-  for (auto& v : column_base_) v.resize(static_cast<std::size_t>(nc));
-  std::int64_t o[3] = {j0 / (g_.out[1] * g_.out[2]), (j0 / g_.out[2]) % g_.out[1], j0 % g_.out[2]};
-  for (std::int64_t jj = 0; jj < nc; ++jj) {
-    for (int d = 0; d < 3; ++d) column_base_[d][static_cast<std::size_t>(jj)] = o[d] * g_.stride[d] - g_.pad[d];
-    if (++o[2] == g_.out[2]) {
-      o[2] = 0;
-      if (++o[1] == g_.out[1]) {
-        o[1] = 0;
-        ++o[0];
-      }
-    }
-  }
   const std::int64_t kvol = g_.k[0] * g_.k[1] * g_.k[2];
   const std::int64_t plane = g_.in[0] * g_.in[1] * g_.in[2];
-  const auto d_in = static_cast<std::uint64_t>(g_.in[0]);
-  const auto h_in = static_cast<std::uint64_t>(g_.in[1]);
-  const auto w_in = static_cast<std::uint64_t>(g_.in[2]);
-  const std::int64_t* bd = column_base_[0].data();
-  const std::int64_t* bh = column_base_[1].data();
-  const std::int64_t* bw = column_base_[2].data();
-  const std::int64_t strips = (nc + kGemmNr - 1) / kGemmNr;
+  const std::int64_t out_w = g_.out[2];
+  const std::int64_t stride_w = g_.stride[2];
   for (std::int64_t p = 0; p < kc; ++p) {
     const std::int64_t row = k0 + p;
     const std::int64_t c = row / kvol;
     const std::int64_t t = row % kvol;
-    const std::int64_t od = (t / (g_.k[1] * g_.k[2])) * g_.dil[0];
-    const std::int64_t oh = ((t / g_.k[2]) % g_.k[1]) * g_.dil[1];
-    const std::int64_t ow = (t % g_.k[2]) * g_.dil[2];
+    const std::int64_t tap[3] = {t / (g_.k[1] * g_.k[2]), (t / g_.k[2]) % g_.k[1], t % g_.k[2]};
     const float* image = x + c * plane;
-    for (std::int64_t s = 0; s < strips; ++s) {
-      float* out = dst + s * kc * kGemmNr + p * kGemmNr;
-      const std::int64_t first = s * kGemmNr;
-      const std::int64_t cols = std::min(kGemmNr, nc - first);
-      for (std::int64_t l = 0; l < cols; ++l) {
-        const std::int64_t jj = first + l;
-        const std::int64_t id = bd[jj] + od;
-        const std::int64_t ih = bh[jj] + oh;
-        const std::int64_t iw = bw[jj] + ow;
-        const bool inside = static_cast<std::uint64_t>(id) < d_in && static_cast<std::uint64_t>(ih) < h_in &&
-                            static_cast<std::uint64_t>(iw) < w_in;
-        out[l] = inside ? image[(id * g_.in[1] + ih) * g_.in[2] + iw] : 0.0f;
+    // Output columns o2 whose input column is inside the image: [lo, hi).
+    const std::int64_t offset = tap[2] * g_.dil[2] - g_.pad[2];
+    std::int64_t lo = 0;
+    std::int64_t hi = 0;
+    valid_outputs(offset, stride_w, g_.in[2], out_w, &lo, &hi);
+    // Column jj of the block is output position j0 + jj; walk it one output row at a time, and
+    // within a row one packed strip (kGemmNr columns) at a time.
+    std::int64_t o1 = (j0 / out_w) % g_.out[1];
+    std::int64_t o0 = j0 / (out_w * g_.out[1]);
+    std::int64_t o2 = j0 % out_w;
+    for (std::int64_t jj = 0; jj < nc;) {
+      const std::int64_t id = o0 * g_.stride[0] - g_.pad[0] + tap[0] * g_.dil[0];
+      const std::int64_t ih = o1 * g_.stride[1] - g_.pad[1] + tap[1] * g_.dil[1];
+      const bool row_inside = id >= 0 && id < g_.in[0] && ih >= 0 && ih < g_.in[1];
+      const float* line = row_inside ? image + (id * g_.in[1] + ih) * g_.in[2] : nullptr;
+      const std::int64_t row_end = jj + std::min(out_w - o2, nc - jj);
+      while (jj < row_end) {
+        const std::int64_t lane = jj % kGemmNr;
+        const std::int64_t n = std::min(kGemmNr - lane, row_end - jj);
+        float* out = dst + (jj / kGemmNr) * kc * kGemmNr + p * kGemmNr + lane;
+        // Within [0, n): zeros before a, the image over [a, b), zeros after.
+        const std::int64_t a = row_inside ? std::clamp(lo - o2, std::int64_t{0}, n) : n;
+        const std::int64_t b = row_inside ? std::clamp(hi - o2, a, n) : n;
+        std::fill(out, out + a, 0.0f);
+        if (stride_w == 1) {
+          std::copy(line + o2 + a + offset, line + o2 + b + offset, out + a);
+        } else {
+          for (std::int64_t l = a; l < b; ++l) out[l] = line[(o2 + l) * stride_w + offset];
+        }
+        std::fill(out + b, out + n, 0.0f);
+        jj += n;
+        o2 += n;
       }
-      for (std::int64_t l = cols; l < kGemmNr; ++l) out[l] = 0.0f;
+      if (o2 == out_w) {
+        o2 = 0;
+        if (++o1 == g_.out[1]) {
+          o1 = 0;
+          ++o0;
+        }
+      }
+    }
+    // Zeros past column nc, to the end of the last strip.
+    const std::int64_t tail = nc % kGemmNr;
+    if (tail != 0) {
+      float* out = dst + (nc / kGemmNr) * kc * kGemmNr + p * kGemmNr;
+      std::fill(out + tail, out + kGemmNr, 0.0f);
     }
   }
 }
@@ -161,70 +176,72 @@ void ConvKernel::run_direct(const float* x, const float* w, float* out, RangeDon
 
 void PoolKernel::run(const float* x, float* out, RangeDone done) const {
   const std::int64_t plane = g_.in[0] * g_.in[1] * g_.in[2];
-  const std::int64_t out_plane = g_.out[0] * g_.out[1] * g_.out[2];
-  const float nan = std::numeric_limits<float>::quiet_NaN();
-  // Taps inside the input (and inside the padded input) per output position, per dimension.
-  auto taps = [&](int d, std::int64_t o, std::int64_t* first, std::int64_t* last, std::int64_t* padded) {
-    const std::int64_t start = o * g_.stride[d] - g_.pad[d];
-    *first = 0;
-    *last = 0;
-    *padded = 0;
-    bool seen = false;
-    for (std::int64_t t = 0; t < g_.k[d]; ++t) {
-      const std::int64_t i = start + t * g_.dil[d];
-      if (i < g_.in[d] + g_.pad_end[d]) ++*padded;
-      if (i < 0 || i >= g_.in[d]) continue;
-      if (!seen) *first = t;
-      seen = true;
-      *last = t + 1;
-    }
+  const std::int64_t out_w = g_.out[2];
+  const std::int64_t out_plane = g_.out[0] * g_.out[1] * out_w;
+  // Per dimension and output position: the taps inside the input ([first, last): the input
+  // coordinate grows with the tap) and the taps inside the padded input (average's divisor).
+  struct Taps {
+    std::int64_t first = 0, last = 0, padded = 0;
   };
-  std::vector<std::int64_t> first[3], last[3], padded[3];
+  std::vector<Taps> taps[3];
   for (int d = 0; d < 3; ++d) {
-    first[d].resize(static_cast<std::size_t>(g_.out[d]));
-    last[d].resize(static_cast<std::size_t>(g_.out[d]));
-    padded[d].resize(static_cast<std::size_t>(g_.out[d]));
+    taps[d].resize(static_cast<std::size_t>(g_.out[d]));
     for (std::int64_t o = 0; o < g_.out[d]; ++o) {
-      const auto u = static_cast<std::size_t>(o);
-      taps(d, o, &first[d][u], &last[d][u], &padded[d][u]);
+      Taps& t = taps[d][static_cast<std::size_t>(o)];
+      const std::int64_t start = o * g_.stride[d] - g_.pad[d];
+      bool seen = false;
+      for (std::int64_t k = 0; k < g_.k[d]; ++k) {
+        const std::int64_t i = start + k * g_.dil[d];
+        if (i < g_.in[d] + g_.pad_end[d]) ++t.padded;
+        if (i < 0 || i >= g_.in[d]) continue;
+        if (!seen) t.first = k;
+        seen = true;
+        t.last = k + 1;
+      }
     }
   }
+  // One output row at a time: each tap of the two outer dimensions adds a strided input row to the
+  // whole output row (a loop the compiler vectorises), then the row is finished.
+  std::vector<float> row(static_cast<std::size_t>(out_w));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
   for (std::int64_t p = 0; p < g_.planes; ++p) {
     const float* image = x + p * plane;
     float* result = out + p * out_plane;
-    std::int64_t at = 0;
     for (std::int64_t o0 = 0; o0 < g_.out[0]; ++o0) {
-      for (std::int64_t o1 = 0; o1 < g_.out[1]; ++o1) {
-        for (std::int64_t o2 = 0; o2 < g_.out[2]; ++o2) {
-          const std::size_t u0 = static_cast<std::size_t>(o0), u1 = static_cast<std::size_t>(o1),
-                            u2 = static_cast<std::size_t>(o2);
-          float best = -std::numeric_limits<float>::infinity();
-          float sum = 0.0f;
-          std::int64_t inside = 0;
-          for (std::int64_t t0 = first[0][u0]; t0 < last[0][u0]; ++t0) {
-            const std::int64_t i0 = o0 * g_.stride[0] - g_.pad[0] + t0 * g_.dil[0];
-            if (i0 < 0 || i0 >= g_.in[0]) continue;
-            for (std::int64_t t1 = first[1][u1]; t1 < last[1][u1]; ++t1) {
-              const std::int64_t i1 = o1 * g_.stride[1] - g_.pad[1] + t1 * g_.dil[1];
-              if (i1 < 0 || i1 >= g_.in[1]) continue;
-              const float* line = image + (i0 * g_.in[1] + i1) * g_.in[2];
-              const std::int64_t base = o2 * g_.stride[2] - g_.pad[2];
-              for (std::int64_t t2 = first[2][u2]; t2 < last[2][u2]; ++t2) {
-                const std::int64_t i2 = base + t2 * g_.dil[2];
-                if (i2 < 0 || i2 >= g_.in[2]) continue;
-                const float v = line[i2];
-                best = (v > best || v != v) ? v : best;
-                sum += v;
-                ++inside;
+      const Taps& t0 = taps[0][static_cast<std::size_t>(o0)];
+      for (std::int64_t o1 = 0; o1 < g_.out[1]; ++o1, result += out_w) {
+        const Taps& t1 = taps[1][static_cast<std::size_t>(o1)];
+        std::fill(row.begin(), row.end(), g_.max ? -std::numeric_limits<float>::infinity() : 0.0f);
+        float* acc = row.data();
+        for (std::int64_t k0 = t0.first; k0 < t0.last; ++k0) {
+          const std::int64_t i0 = o0 * g_.stride[0] - g_.pad[0] + k0 * g_.dil[0];
+          for (std::int64_t k1 = t1.first; k1 < t1.last; ++k1) {
+            const std::int64_t i1 = o1 * g_.stride[1] - g_.pad[1] + k1 * g_.dil[1];
+            const float* line = image + (i0 * g_.in[1] + i1) * g_.in[2];
+            for (std::int64_t k2 = 0; k2 < g_.k[2]; ++k2) {
+              const std::int64_t offset = k2 * g_.dil[2] - g_.pad[2];
+              std::int64_t lo = 0;
+              std::int64_t hi = 0;
+              valid_outputs(offset, g_.stride[2], g_.in[2], out_w, &lo, &hi);
+              const std::int64_t sw = g_.stride[2];
+              if (g_.max) {
+                for (std::int64_t o2 = lo; o2 < hi; ++o2) acc[o2] = nan_max(line[o2 * sw + offset], acc[o2]);
+              } else {
+                for (std::int64_t o2 = lo; o2 < hi; ++o2) acc[o2] += line[o2 * sw + offset];
               }
             }
           }
-          float value = best;
-          if (!g_.max) {
-            const std::int64_t count = g_.count_include_pad ? padded[0][u0] * padded[1][u1] * padded[2][u2] : inside;
-            value = count > 0 ? sum / static_cast<float>(count) : nan;
-          }
-          result[at++] = value;
+        }
+        if (g_.max) {
+          std::copy(row.begin(), row.end(), result);  // -inf where no tap is inside, as ONNX has it
+          continue;
+        }
+        for (std::int64_t o2 = 0; o2 < out_w; ++o2) {
+          const Taps& t2 = taps[2][static_cast<std::size_t>(o2)];
+          const std::int64_t count = g_.count_include_pad
+                                         ? t0.padded * t1.padded * t2.padded
+                                         : (t0.last - t0.first) * (t1.last - t1.first) * (t2.last - t2.first);
+          result[o2] = count > 0 ? acc[o2] / static_cast<float>(count) : nan;
         }
       }
     }

@@ -7,7 +7,6 @@
 /// geometry (loops/window.hpp).
 
 #include <cstdint>
-#include <vector>
 
 #include "backends/native/function_ref.hpp"
 #include "backends/native/gemm.hpp"
@@ -32,7 +31,6 @@ class ConvKernel {
   bool direct_ = false;
   bool pointwise_ = false;  // 1x1, stride 1, no padding: the image is B as it is
   GemmWorkspace workspace_;
-  std::vector<std::int64_t> column_base_[3];
 };
 
 /// Max or average pooling prepared for one geometry.

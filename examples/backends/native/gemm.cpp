@@ -11,49 +11,40 @@ namespace {
 
 constexpr std::int64_t kMr = kGemmMr;
 constexpr std::int64_t kNr = kGemmNr;
-constexpr int kLanes = 4;  // the SSE width every x86-64 has; wider targets vectorise the groups as well
+constexpr int kLanes = kGemmLanes;
 constexpr int kGroups = static_cast<int>(kNr) / kLanes;
-static_assert(kNr % kLanes == 0, "kGemmNr must be a multiple of the lane group");
+static_assert(kNr % kLanes == 0, "kGemmNr must be a multiple of the vector width");
 static_assert(kGemmMc % kMr == 0 && kGemmNc % kNr == 0, "cache blocks must hold whole register tiles");
 
-/// kLanes consecutive values of a row of the register tile. Writing the micro-kernel over these
-/// small groups (rather than one MR x NR array) makes GCC and Clang keep the tile in vector
-/// registers.
-struct Lanes {
-  float v[kLanes];
-};
+/// kLanes floats in one vector register (GCC's and Clang's vector extension: the compiler keeps the
+/// register tile in registers and emits one multiply-add per vector).
+using Vec = float __attribute__((vector_size(kLanes * sizeof(float))));
+
+Vec load(const float* p) {
+  Vec v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+void store(float* p, const Vec& v) { std::memcpy(p, &v, sizeof v); }
 
 /// acc = A-strip (kc x MR, packed) x B-strip (kc x NR, packed); C[MR x NR] = acc, or += acc.
 void micro_kernel(std::int64_t kc, const float* __restrict a, const float* __restrict b, float* __restrict c,
                   std::int64_t ldc, bool accumulate) {
-  Lanes acc[kMr][kGroups];
-  for (auto& row : acc) {
-    for (Lanes& g : row) {
-      for (float& x : g.v) x = 0.0f;
-    }
-  }
+  Vec acc[kMr][kGroups] = {};
   for (std::int64_t p = 0; p < kc; ++p) {
-    Lanes bv[kGroups];
-    for (int g = 0; g < kGroups; ++g) {
-      for (int l = 0; l < kLanes; ++l) bv[g].v[l] = b[p * kNr + g * kLanes + l];
-    }
+    Vec bv[kGroups];
+    for (int g = 0; g < kGroups; ++g) bv[g] = load(b + p * kNr + g * kLanes);
     for (int i = 0; i < kMr; ++i) {
       const float ai = a[p * kMr + i];
-      for (int g = 0; g < kGroups; ++g) {
-        for (int l = 0; l < kLanes; ++l) acc[i][g].v[l] += ai * bv[g].v[l];
-      }
+      for (int g = 0; g < kGroups; ++g) acc[i][g] += ai * bv[g];
     }
   }
   for (int i = 0; i < kMr; ++i) {
     float* row = c + i * ldc;
     for (int g = 0; g < kGroups; ++g) {
-      for (int l = 0; l < kLanes; ++l) {
-        if (accumulate) {
-          row[g * kLanes + l] += acc[i][g].v[l];
-        } else {
-          row[g * kLanes + l] = acc[i][g].v[l];
-        }
-      }
+      float* out = row + g * kLanes;
+      store(out, accumulate ? load(out) + acc[i][g] : acc[i][g]);
     }
   }
 }

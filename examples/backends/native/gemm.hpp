@@ -12,14 +12,28 @@
 
 namespace tc::native {
 
-/// Rows and columns of the micro-kernel's register tile: 8 x 8 (16 SSE accumulators) is fastest
-/// with GCC; Clang spills that tile and does best with 6 x 8 (see docs/kernels.md).
+/// The micro-kernel's register tile, sized to the vector registers the build targets
+/// (TC_CPU_ARCH_FLAGS): AVX-512 has 32 of 16 floats (12 x 32: 24 accumulators), AVX2 16 of 8
+/// (6 x 16: 12 accumulators), baseline x86-64 16 of 4 (8 x 8 is fastest with GCC; Clang spills that
+/// tile and does best with 6 x 8, see docs/kernels.md). Only the native backend's own sources,
+/// all compiled with those flags, may use these.
+#if defined(__AVX512F__)
+inline constexpr int kGemmLanes = 16;
+inline constexpr std::int64_t kGemmMr = 12;
+inline constexpr std::int64_t kGemmNr = 32;
+#elif defined(__AVX2__) && defined(__FMA__)
+inline constexpr int kGemmLanes = 8;
+inline constexpr std::int64_t kGemmMr = 6;
+inline constexpr std::int64_t kGemmNr = 16;
+#else
+inline constexpr int kGemmLanes = 4;
 #if defined(__clang__)
 inline constexpr std::int64_t kGemmMr = 6;
 #else
 inline constexpr std::int64_t kGemmMr = 8;
 #endif
 inline constexpr std::int64_t kGemmNr = 8;
+#endif
 /// Cache blocking: a kc x nc panel of B (L2), an mc x kc block of A (L2), kc x nr strips of B (L1).
 inline constexpr std::int64_t kGemmKc = 256;
 inline constexpr std::int64_t kGemmMc = 96;
