@@ -1,5 +1,7 @@
 #include "backends/eigen/eigen_backend.hpp"
 
+#include <algorithm>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -7,6 +9,7 @@
 #include "backends/eigen/eigen_plan.hpp"
 #include "backends/eigen/eigen_table.hpp"
 #include "backends/kit/library_backend.hpp"
+#include "runtime/cpu_threads.hpp"
 
 namespace tc {
 
@@ -16,16 +19,21 @@ constexpr const char* kNotBuilt = TC_HAVE_EIGEN ? "" : "Eigen3 was not found whe
 
 }  // namespace
 
-std::unique_ptr<Backend> make_eigen_backend() {
+std::unique_ptr<Backend> make_eigen_backend(int threads) {
   Library<eigen::CallPlan> library("eigen", DeviceKind::cpu, kNotBuilt, eigen::table(), library_calls, eigen::plan);
+  threads = cpu_threads_available() ? std::max(threads, 1) : 1;
+  library.configuration = threads == 1 ? "" : "threads=" + std::to_string(threads);
 #if TC_HAVE_EIGEN
-  library.kernel = eigen::kernel;
+  library.kernel = [threads](const Function& function, const std::vector<LibraryCall>& calls,
+                             std::vector<eigen::CallPlan> plans, Device& device) {
+    return eigen::kernel(function, calls, std::move(plans), device, threads);
+  };
 #endif
   return make_library_backend(std::move(library));
 }
 
 BackendRegistration eigen_registration() {
-  return {"eigen", DeviceKind::cpu, kNotBuilt, [](const BackendOptions&) { return make_eigen_backend(); }};
+  return {"eigen", DeviceKind::cpu, kNotBuilt, [](const BackendOptions& options) { return make_eigen_backend(options.cpu_threads); }};
 }
 
 }  // namespace tc

@@ -8,6 +8,7 @@
 #include <unsupported/Eigen/SpecialFunctions>
 
 #include "backends/kit/kernel_operands.hpp"
+#include "runtime/cpu_threads.hpp"
 
 namespace tc::eigen {
 
@@ -19,26 +20,66 @@ using MatrixMap = Eigen::Map<RowMatrix, Eigen::Unaligned, Eigen::OuterStride<>>;
 using ConstRow = Eigen::Map<const Eigen::Array<float, 1, Eigen::Dynamic>>;
 using Row = Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>>;
 
-/// The dense row-major matrix of `rows` x `cols` at `data`.
-ConstMatrixMap matrix(const float* data, std::int64_t rows, std::int64_t cols) {
-  return ConstMatrixMap(data, rows, cols, Eigen::OuterStride<>(cols));
+/// Multiply-adds per part of a GEMM (see parts_for).
+constexpr std::int64_t kMultiplyAddsPerPart = std::int64_t{1} << 18;
+
+/// The row-major matrix of `rows` x `cols` at `data`, rows `stride` floats apart.
+ConstMatrixMap matrix(const float* data, std::int64_t rows, std::int64_t cols, std::int64_t stride) {
+  return ConstMatrixMap(data, rows, cols, Eigen::OuterStride<>(stride));
 }
 
-/// out = alpha * op(a) * op(b), [m, n] row-major.
-void gemm(const float* a, const float* b, float* out, std::int64_t m, std::int64_t k, std::int64_t n, bool trans_a,
-          bool trans_b, float alpha) {
-  MatrixMap c(out, m, n, Eigen::OuterStride<>(n));
-  const ConstMatrixMap ma = matrix(a, trans_a ? k : m, trans_a ? m : k);
-  const ConstMatrixMap mb = matrix(b, trans_b ? n : k, trans_b ? k : n);
-  if (trans_a && trans_b) {
-    c.noalias() = alpha * (ma.transpose() * mb.transpose());
-  } else if (trans_a) {
-    c.noalias() = alpha * (ma.transpose() * mb);
-  } else if (trans_b) {
-    c.noalias() = alpha * (ma * mb.transpose());
+/// A GEMM's operands: op(A) is m x k, op(B) k x n, C m x n, all row-major with these strides.
+struct GemmArgs {
+  const float* a;
+  const float* b;
+  float* c;
+  std::int64_t m, k, n;
+  std::int64_t lda, ldb, ldc;
+  bool trans_a, trans_b;
+  float alpha;
+};
+
+/// C = alpha * op(A) * op(B).
+void gemm(const GemmArgs& g) {
+  MatrixMap c(g.c, g.m, g.n, Eigen::OuterStride<>(g.ldc));
+  const ConstMatrixMap ma = matrix(g.a, g.trans_a ? g.k : g.m, g.trans_a ? g.m : g.k, g.lda);
+  const ConstMatrixMap mb = matrix(g.b, g.trans_b ? g.n : g.k, g.trans_b ? g.k : g.n, g.ldb);
+  if (g.trans_a && g.trans_b) {
+    c.noalias() = g.alpha * (ma.transpose() * mb.transpose());
+  } else if (g.trans_a) {
+    c.noalias() = g.alpha * (ma.transpose() * mb);
+  } else if (g.trans_b) {
+    c.noalias() = g.alpha * (ma * mb.transpose());
   } else {
-    c.noalias() = alpha * (ma * mb);
+    c.noalias() = g.alpha * (ma * mb);
   }
+}
+
+/// gemm(g) on up to `threads` threads, each computing a share of C's columns (or rows, where the
+/// columns are few).
+void parallel_gemm(const GemmArgs& g, int threads) {
+  const int parts = parts_for(g.m * g.n * g.k, kMultiplyAddsPerPart, threads);
+  if (parts == 1) {
+    gemm(g);
+    return;
+  }
+  constexpr std::int64_t kUnit = 16;  // one AVX-512 vector of floats
+  const bool by_columns = g.n >= 2 * kUnit * parts;
+  parallel_parts(parts, [&](int part) {
+    GemmArgs block = g;
+    if (by_columns) {
+      const auto [j0, j1] = share(g.n, kUnit, part, parts);
+      block.n = j1 - j0;
+      block.b += g.trans_b ? j0 * g.ldb : j0;
+      block.c += j0;
+    } else {
+      const auto [i0, i1] = share(g.m, kUnit, part, parts);
+      block.m = i1 - i0;
+      block.a += g.trans_a ? i0 : i0 * g.lda;
+      block.c += i0 * g.ldc;
+    }
+    if (block.m > 0 && block.n > 0) gemm(block);
+  });
 }
 
 /// Applies `e` to rows [row0, row0 + rows) of an output seen as [*, cols], stored at `out`.
@@ -68,11 +109,22 @@ void apply_epilogue(const EpiloguePlan& e, const std::vector<const float*>& adde
   }
 }
 
-/// The im2col matrix of one group of one image: row (c, kh, kw), column (oh, ow).
-void im2col(const ConvPlan& p, const float* x, float* col) {
-  const std::int64_t cg = p.channels / p.group;
+/// apply_epilogue over rows [row0, row0 + rows) on up to `threads` threads.
+void parallel_epilogue(const EpiloguePlan& e, const std::vector<const float*>& addends, float* out, std::int64_t rows,
+                       std::int64_t cols, std::int64_t row0, int threads) {
+  if (e.addends.empty() && e.activation == Activation::none) return;
+  const int parts = parts_for(rows * cols, kMultiplyAddsPerPart / 8, threads);
+  parallel_parts(parts, [&](int part) {
+    const auto [r0, r1] = share(rows, 1, part, parts);
+    if (r0 < r1) apply_epilogue(e, addends, out + r0 * cols, r1 - r0, cols, row0 + r0);
+  });
+}
+
+/// Rows of channels [c0, c1) of the im2col matrix of one group of one image: row (c, kh, kw),
+/// column (oh, ow).
+void im2col(const ConvPlan& p, const float* x, float* col, std::int64_t c0, std::int64_t c1) {
   const std::int64_t pixels = p.out_h * p.out_w;
-  for (std::int64_t c = 0; c < cg; ++c) {
+  for (std::int64_t c = c0; c < c1; ++c) {
     const float* plane = x + c * p.height * p.width;
     for (std::int64_t kh = 0; kh < p.kernel_h; ++kh) {
       for (std::int64_t kw = 0; kw < p.kernel_w; ++kw) {
@@ -111,8 +163,8 @@ std::size_t im2col_floats(const ConvPlan& p) {
 
 class EigenKernel final : public Kernel {
  public:
-  EigenKernel(KernelOperands operands, std::vector<CallPlan> plans)
-      : plans_(std::move(plans)), operands_(std::move(operands)) {
+  EigenKernel(KernelOperands operands, std::vector<CallPlan> plans, int threads)
+      : plans_(std::move(plans)), operands_(std::move(operands)), threads_(threads) {
     for (const CallPlan& p : plans_) {
       if (p.kind == CallPlan::Kind::conv) scratch_.resize(std::max(scratch_.size(), im2col_floats(p.conv)));
     }
@@ -137,22 +189,26 @@ class EigenKernel final : public Kernel {
   }
 
  private:
-  static void run_gemm(const GemmPlan& p, const EpiloguePlan& e, const std::vector<const float*>& addends,
-                       const float* a, const float* b, float* out) {
+  void run_gemm(const GemmPlan& p, const EpiloguePlan& e, const std::vector<const float*>& addends, const float* a,
+                const float* b, float* out) const {
     const std::size_t batch = p.a_offsets.size();
     const bool shared_b = std::all_of(p.b_offsets.begin(), p.b_offsets.end(), [](std::int64_t o) { return o == 0; });
     bool dense_a = !p.trans_a;
     for (std::size_t i = 0; i < batch && dense_a; ++i) dense_a = p.a_offsets[i] == static_cast<std::int64_t>(i) * p.m * p.k;
+    const std::int64_t lda = p.trans_a ? p.m : p.k;
+    const std::int64_t ldb = p.trans_b ? p.k : p.n;
     if (shared_b && dense_a) {
       const std::int64_t rows = static_cast<std::int64_t>(batch) * p.m;
-      gemm(a, b, out, rows, p.k, p.n, false, p.trans_b, p.alpha);
-      apply_epilogue(e, addends, out, rows, p.n, 0);
+      parallel_gemm({a, b, out, rows, p.k, p.n, lda, ldb, p.n, false, p.trans_b, p.alpha}, threads_);
+      parallel_epilogue(e, addends, out, rows, p.n, 0, threads_);
       return;
     }
     for (std::size_t i = 0; i < batch; ++i) {
       float* c = out + static_cast<std::int64_t>(i) * p.m * p.n;
-      gemm(a + p.a_offsets[i], b + p.b_offsets[i], c, p.m, p.k, p.n, p.trans_a, p.trans_b, p.alpha);
-      apply_epilogue(e, addends, c, p.m, p.n, 0);
+      parallel_gemm({a + p.a_offsets[i], b + p.b_offsets[i], c, p.m, p.k, p.n, lda, ldb, p.n, p.trans_a, p.trans_b,
+                     p.alpha},
+                    threads_);
+      parallel_epilogue(e, addends, c, p.m, p.n, 0, threads_);
     }
   }
 
@@ -167,12 +223,16 @@ class EigenKernel final : public Kernel {
         const float* xg = x + (n * p.channels + g * cg) * p.height * p.width;
         const float* col = xg;
         if (!p.pointwise()) {
-          im2col(p, xg, scratch_.data());
+          const int parts = parts_for(k * pixels, kMultiplyAddsPerPart / 8, threads_);
+          parallel_parts(parts, [&](int part) {
+            const auto [c0, c1] = share(cg, 1, part, parts);
+            im2col(p, xg, scratch_.data(), c0, c1);
+          });
           col = scratch_.data();
         }
         float* yg = y + (n * p.out_channels + g * mg) * pixels;
-        gemm(w + g * mg * k, col, yg, mg, k, pixels, false, false, 1.0f);
-        apply_epilogue(e, addends, yg, mg, pixels, g * mg);
+        parallel_gemm({w + g * mg * k, col, yg, mg, k, pixels, k, pixels, pixels, false, false, 1.0f}, threads_);
+        parallel_epilogue(e, addends, yg, mg, pixels, g * mg, threads_);
       }
     }
   }
@@ -180,15 +240,17 @@ class EigenKernel final : public Kernel {
   std::vector<CallPlan> plans_;
   KernelOperands operands_;
   std::vector<float> scratch_;
+  int threads_;
 };
 
 }  // namespace
 
 collage::Result<std::unique_ptr<Kernel>> kernel(const Function& function, const std::vector<LibraryCall>& calls,
-                                                std::vector<CallPlan> plans, Device& device) {
+                                                std::vector<CallPlan> plans, Device& device, int threads) {
   collage::Result<KernelOperands> bound = KernelOperands::bind(function, calls, operands_of(plans), device);
   if (!bound.ok()) return bound.error();
-  return std::unique_ptr<Kernel>(std::make_unique<EigenKernel>(std::move(bound).value(), std::move(plans)));
+  return std::unique_ptr<Kernel>(
+      std::make_unique<EigenKernel>(std::move(bound).value(), std::move(plans), std::max(threads, 1)));
 }
 
 }  // namespace tc::eigen

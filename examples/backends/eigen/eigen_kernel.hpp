@@ -15,8 +15,9 @@
 namespace tc::eigen {
 
 /// A kernel running `plans` (one per call of `function`, in execution order) on `device`, a CPU
-/// device, with scratch buffers for the values passed between calls and for im2col.
+/// device, on `threads` threads (runtime/cpu_threads.hpp), with scratch buffers for the values
+/// passed between calls and for im2col.
 collage::Result<std::unique_ptr<Kernel>> kernel(const Function& function, const std::vector<LibraryCall>& calls,
-                                                std::vector<CallPlan> plans, Device& device);
+                                                std::vector<CallPlan> plans, Device& device, int threads = 1);
 
 }  // namespace tc::eigen

@@ -3,9 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 #include <vector>
 
 #include "backends/native/fast_math.hpp"
+#include "runtime/cpu_threads.hpp"
 
 namespace tc::native {
 
@@ -98,28 +100,38 @@ void ConvKernel::pack_image(const float* x, std::int64_t k0, std::int64_t kc, st
   }
 }
 
-void ConvKernel::run(const float* x, const float* w, float* out, RangeDone done) {
+void ConvKernel::run(const float* x, const float* w, float* out, RangeDone done, int part, int parts) {
   if (direct_) {
-    run_direct(x, w, out, done);
+    run_direct(x, w, out, done, part, parts);
     return;
   }
   const std::int64_t spatial = g_.out[0] * g_.out[1] * g_.out[2];
   const std::int64_t plane = g_.in[0] * g_.in[1] * g_.in[2];
   const std::int64_t kvol = g_.k[0] * g_.k[1] * g_.k[2];
   const std::int64_t kdim = cg_ * kvol;
+  // This part's output columns [j_lo, j_hi) and channels of each group [i_lo, i_hi): columns in
+  // whole register tiles while there are at least two per part, else channels.
+  std::int64_t j_lo = 0, j_hi = spatial, i_lo = 0, i_hi = mg_;
+  if (spatial >= 2 * kGemmNr * parts) {
+    std::tie(j_lo, j_hi) = share(spatial, kGemmNr, part, parts);
+  } else {
+    std::tie(i_lo, i_hi) = share(mg_, kGemmMr, part, parts);
+  }
+  if (j_lo >= j_hi || i_lo >= i_hi) return;
   for (std::int64_t n = 0; n < g_.n; ++n) {
     for (std::int64_t g = 0; g < g_.group; ++g) {
       const float* image = x + (n * g_.c + g * cg_) * plane;
-      float* result = out + (n * g_.m + g * mg_) * spatial;
-      const MatrixRef a{w + g * mg_ * kdim, kdim, 1};
+      float* result = out + (n * g_.m + g * mg_ + i_lo) * spatial + j_lo;
+      const MatrixRef a{w + (g * mg_ + i_lo) * kdim, kdim, 1};
       auto pack = [&](std::int64_t k0, std::int64_t kc, std::int64_t j0, std::int64_t nc, float* dst) {
         if (pointwise_) {
-          pack_b_matrix(MatrixRef{image, plane, 1}, k0, kc, j0, nc, dst);
+          pack_b_matrix(MatrixRef{image, plane, 1}, k0, kc, j_lo + j0, nc, dst);
         } else {
-          pack_image(image, k0, kc, j0, nc, dst);
+          pack_image(image, k0, kc, j_lo + j0, nc, dst);
         }
       };
       const std::int64_t base = result - out;
+      const std::int64_t cols = j_hi - j_lo;
       auto finished = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) {
         if (j0 == 0 && j1 == spatial) {
           done(base + i0 * spatial, base + i1 * spatial);
@@ -127,20 +139,21 @@ void ConvKernel::run(const float* x, const float* w, float* out, RangeDone done)
         }
         for (std::int64_t i = i0; i < i1; ++i) done(base + i * spatial + j0, base + i * spatial + j1);
       };
-      gemm(mg_, spatial, kdim, a, pack, result, spatial, workspace_, finished);
+      gemm(i_hi - i_lo, cols, kdim, a, pack, result, spatial, workspace_, finished);
     }
   }
 }
 
-void ConvKernel::run_direct(const float* x, const float* w, float* out, RangeDone done) {
+void ConvKernel::run_direct(const float* x, const float* w, float* out, RangeDone done, int part, int parts) {
   // The two inner spatial dimensions (the outer one is of size 1 and unpadded).
   const std::int64_t h = g_.in[1], wd = g_.in[2], oh = g_.out[1], ow = g_.out[2];
   const std::int64_t kh = g_.k[1], kw = g_.k[2];
   const std::int64_t sh = g_.stride[1], sw = g_.stride[2];
   const std::int64_t plane = h * wd;
   const std::int64_t out_plane = oh * ow;
+  const auto [m_lo, m_hi] = share(g_.m, 1, part, parts);
   for (std::int64_t n = 0; n < g_.n; ++n) {
-    for (std::int64_t m = 0; m < g_.m; ++m) {
+    for (std::int64_t m = m_lo; m < m_hi; ++m) {
       const std::int64_t g = m / mg_;
       float* result = out + (n * g_.m + m) * out_plane;
       std::fill(result, result + out_plane, 0.0f);
@@ -174,7 +187,7 @@ void ConvKernel::run_direct(const float* x, const float* w, float* out, RangeDon
   }
 }
 
-void PoolKernel::run(const float* x, float* out, RangeDone done) const {
+void PoolKernel::run(const float* x, float* out, RangeDone done, int part, int parts) const {
   const std::int64_t plane = g_.in[0] * g_.in[1] * g_.in[2];
   const std::int64_t out_w = g_.out[2];
   const std::int64_t out_plane = g_.out[0] * g_.out[1] * out_w;
@@ -204,7 +217,8 @@ void PoolKernel::run(const float* x, float* out, RangeDone done) const {
   // whole output row (a loop the compiler vectorises), then the row is finished.
   std::vector<float> row(static_cast<std::size_t>(out_w));
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (std::int64_t p = 0; p < g_.planes; ++p) {
+  const auto [p_lo, p_hi] = share(g_.planes, 1, part, parts);
+  for (std::int64_t p = p_lo; p < p_hi; ++p) {
     const float* image = x + p * plane;
     float* result = out + p * out_plane;
     for (std::int64_t o0 = 0; o0 < g_.out[0]; ++o0) {

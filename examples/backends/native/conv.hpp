@@ -19,11 +19,13 @@ class ConvKernel {
  public:
   explicit ConvKernel(const loops::ConvGeom& geom);
 
-  /// out = conv(x, w); done() for each finished range of out.
-  void run(const float* x, const float* w, float* out, RangeDone done);
+  /// Part `part` of `parts` of out = conv(x, w) (a share of the output columns, or of the output
+  /// channels where the columns are few); done() for each finished range of out. The parts may
+  /// run at once, each on its own ConvKernel.
+  void run(const float* x, const float* w, float* out, RangeDone done, int part = 0, int parts = 1);
 
  private:
-  void run_direct(const float* x, const float* w, float* out, RangeDone done);
+  void run_direct(const float* x, const float* w, float* out, RangeDone done, int part, int parts);
   void pack_image(const float* x, std::int64_t k0, std::int64_t kc, std::int64_t j0, std::int64_t nc, float* dst);
 
   loops::ConvGeom g_;
@@ -37,8 +39,8 @@ class ConvKernel {
 class PoolKernel {
  public:
   explicit PoolKernel(const loops::PoolGeom& geom) : g_(geom) {}
-  /// out = pool(x); done() per finished range.
-  void run(const float* x, float* out, RangeDone done) const;
+  /// Part `part` of `parts` of out = pool(x) (a share of the planes); done() per finished range.
+  void run(const float* x, float* out, RangeDone done, int part = 0, int parts = 1) const;
 
  private:
   loops::PoolGeom g_;

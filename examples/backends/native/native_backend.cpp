@@ -12,9 +12,10 @@
 
 #include "backends/native/conv.hpp"
 #include "backends/native/gemm.hpp"
-#include "loops/lower.hpp"
 #include "backends/native/row_kernels.hpp"
 #include "backends/native/tile_loop.hpp"
+#include "loops/lower.hpp"
+#include "runtime/cpu_threads.hpp"
 
 namespace tc {
 
@@ -41,26 +42,54 @@ using namespace native;
 /// epilogue that re-reads it).
 constexpr std::int64_t kReduceChunkPoints = 4096;
 
-/// One stage ready to run: its kernels, tile loops and working memory.
+/// Work per part of a stage (see parts_for): output points of an elementwise loop or a reduction's
+/// input, multiply-adds of a GEMM or convolution.
+constexpr std::int64_t kPointsPerPart = std::int64_t{1} << 15;
+constexpr std::int64_t kMultiplyAddsPerPart = std::int64_t{1} << 18;
+
+/// What one thread of a stage works with: tile loops hold their tile buffers, kernels their packed
+/// panels.
+struct Lane {
+  std::optional<TileLoop> epilogue;
+  std::optional<TileLoop> input;
+  std::optional<ConvKernel> conv;
+  GemmWorkspace workspace;
+  std::vector<float> scratch;
+};
+
+/// The callback a kernel calls for each finished range of its output: the lane's epilogue over it
+/// when the stage's epilogue runs block by block.
+struct Finished {
+  Lane& lane;
+  const float* const* read;
+  float* dst;
+  bool blockwise;
+
+  void operator()(std::int64_t begin, std::int64_t end) const {
+    if (blockwise) lane.epilogue->store(read, dst, begin, end);
+  }
+};
+
+/// One stage ready to run: its kernels, tile loops and working memory, one lane per thread.
 class StageRun {
  public:
-  explicit StageRun(const Stage& stage) : stage_(&stage) {
-    if (stage.has_epilogue) epilogue_.emplace(stage.epilogue);
-    if (const auto* r = std::get_if<ReduceCore>(&stage.core)) input_.emplace(r->input);
-    if (const auto* c = std::get_if<ConvCore>(&stage.core)) conv_.emplace(c->geom);
+  StageRun(const Stage& stage, int threads) : stage_(&stage), lanes_(static_cast<std::size_t>(std::max(threads, 1))) {
+    for (Lane& lane : lanes_) {
+      if (stage.has_epilogue) lane.epilogue.emplace(stage.epilogue);
+      if (const auto* r = std::get_if<ReduceCore>(&stage.core)) lane.input.emplace(r->input);
+      if (const auto* c = std::get_if<ConvCore>(&stage.core)) lane.conv.emplace(c->geom);
+    }
     if (const auto* p = std::get_if<PoolCore>(&stage.core)) pool_.emplace(p->geom);
   }
 
   void run(const float* const* read, float* const* write) {
     float* dst = write[stage_->dst];
     float* core_dst = stage_->core_dst >= 0 ? write[stage_->core_dst] : nullptr;
-    const bool blockwise = epilogue_ && stage_->core_dst == stage_->dst;
-    auto finished = [&](std::int64_t begin, std::int64_t end) {
-      if (blockwise) epilogue_->store(read, dst, begin, end);
-    };
+    const bool has_epilogue = stage_->has_epilogue;
+    const bool blockwise = has_epilogue && stage_->core_dst == stage_->dst;
     const Core& core = stage_->core;
     if (std::holds_alternative<std::monostate>(core)) {
-      epilogue_->store(read, dst, 0, stage_->size);
+      store_epilogue(read, dst);
       return;
     }
     if (const auto* r = std::get_if<ReduceCore>(&core)) {
@@ -68,96 +97,151 @@ class StageRun {
       return;
     }
     if (const auto* g = std::get_if<GemmCore>(&core)) {
-      run_gemm(*g, read, core_dst, finished);
+      run_gemm(*g, read, core_dst, dst, blockwise);
     } else if (const auto* c = std::get_if<ConvCore>(&core)) {
-      conv_->run(read[c->x], read[c->w], core_dst, finished);
+      const loops::ConvGeom& geom = c->geom;
+      const std::int64_t work = loops::conv_group_channels(geom) * loops::conv_window(geom) * stage_->size;
+      in_parts(parts_for(work, kMultiplyAddsPerPart), [&](Lane& lane, int part, int parts) {
+        lane.conv->run(read[c->x], read[c->w], core_dst, Finished{lane, read, dst, blockwise}, part, parts);
+      });
     } else if (const auto* p = std::get_if<PoolCore>(&core)) {
-      pool_->run(read[p->x], core_dst, finished);
+      const std::int64_t work = p->geom.k[0] * p->geom.k[1] * p->geom.k[2] * stage_->size;
+      in_parts(parts_for(work, kPointsPerPart), [&](Lane& lane, int part, int parts) {
+        pool_->run(read[p->x], core_dst, Finished{lane, read, dst, blockwise}, part, parts);
+      });
     } else if (const auto* s = std::get_if<SoftmaxCore>(&core)) {
-      softmax(*s, read[s->x], core_dst, scratch_, finished);
+      Lane& lane = lanes_.front();
+      softmax(*s, read[s->x], core_dst, lane.scratch, Finished{lane, read, dst, blockwise});
     } else if (const auto* l = std::get_if<LayerNormCore>(&core)) {
-      layer_norm(*l, read[l->x], read[l->scale], l->bias >= 0 ? read[l->bias] : nullptr, core_dst, scratch_, finished);
+      Lane& lane = lanes_.front();
+      layer_norm(*l, read[l->x], read[l->scale], l->bias >= 0 ? read[l->bias] : nullptr, core_dst, lane.scratch,
+                 Finished{lane, read, dst, blockwise});
     }
-    if (epilogue_ && !blockwise) epilogue_->store(read, dst, 0, stage_->size);
+    if (has_epilogue && !blockwise) store_epilogue(read, dst);
   }
 
  private:
-  void run_gemm(const GemmCore& g, const float* const* read, float* c, RangeDone finished) {
+  /// Parts worth running at once for `work` units of which a part should have at least `per_part`.
+  int parts_for(std::int64_t work, std::int64_t per_part) const {
+    return tc::parts_for(work, per_part, static_cast<int>(lanes_.size()));
+  }
+
+  /// Runs f(lane, part, parts) for every part, on a thread each when there are several.
+  template <class F>
+  void in_parts(int parts, F&& f) {
+    if (parts <= 1) {
+      f(lanes_.front(), 0, 1);
+      return;
+    }
+    parallel_parts(parts, [&](int part) { f(lanes_[static_cast<std::size_t>(part)], part, parts); });
+  }
+
+  /// Rows [i0, i1) and columns [j0, j1) of batch `batch` of the GEMM into c.
+  void gemm_block(Lane& lane, const GemmCore& g, const float* const* read, float* c, float* dst, bool blockwise,
+                  std::int64_t batch, std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) {
+    std::int64_t a_off = 0;
+    std::int64_t b_off = 0;
+    std::int64_t rest = batch;
+    for (std::size_t d = g.batch.size(); d-- > 0;) {
+      const std::int64_t index = rest % g.batch[d];
+      rest /= g.batch[d];
+      a_off += index * g.a_batch_strides[d];
+      b_off += index * g.b_batch_strides[d];
+    }
+    const MatrixRef a{read[g.a] + a_off + i0 * g.a_rs, g.a_rs, g.a_cs};
+    const MatrixRef bm{read[g.b] + b_off + j0 * g.b_cs, g.b_rs, g.b_cs};
+    const std::int64_t rows = i1 - i0;
+    const std::int64_t cols = j1 - j0;
+    // Element (i, j) of the block is c[corner + i * n + j].
+    const std::int64_t corner = batch * g.m * g.n + i0 * g.n + j0;
+    auto epilogue = Finished{lane, read, dst, blockwise};
+    auto done = [&](std::int64_t r0, std::int64_t r1, std::int64_t c0, std::int64_t c1) {
+      if (c0 == 0 && c1 == g.n) {
+        epilogue(corner + r0 * g.n, corner + r1 * g.n);
+        return;
+      }
+      for (std::int64_t i = r0; i < r1; ++i) epilogue(corner + i * g.n + c0, corner + i * g.n + c1);
+    };
+    if (g.k > 0 && gemm_small_m(rows, cols, g.k, a, bm, c + corner, g.n, lane.workspace)) {
+      done(0, rows, 0, cols);
+      return;
+    }
+    auto pack = [&](std::int64_t k0, std::int64_t kc, std::int64_t p0, std::int64_t nc, float* to) {
+      pack_b_matrix(bm, k0, kc, p0, nc, to);
+    };
+    gemm(rows, cols, g.k, a, pack, c + corner, g.n, lane.workspace, done);
+  }
+
+  /// The GEMM's batches, each split among the parts by columns (whole register tiles, at least two
+  /// per part) or else by rows; or, with more batches than parts, whole batches per part.
+  void run_gemm(const GemmCore& g, const float* const* read, float* c, float* dst, bool blockwise) {
     const std::int64_t batches = numel(g.batch);
-    const std::size_t rank = g.batch.size();
-    std::vector<std::int64_t> index(rank, 0);
-    const std::int64_t block = g.m * g.n;
+    const int parts = parts_for(batches * g.m * g.n * std::max<std::int64_t>(g.k, 1), kMultiplyAddsPerPart);
+    if (batches >= parts) {
+      in_parts(parts, [&](Lane& lane, int part, int count) {
+        const auto [b0, b1] = share(batches, 1, part, count);
+        for (std::int64_t b = b0; b < b1; ++b) gemm_block(lane, g, read, c, dst, blockwise, b, 0, g.m, 0, g.n);
+      });
+      return;
+    }
+    const bool by_columns = g.n >= 2 * kGemmNr * parts;
     for (std::int64_t b = 0; b < batches; ++b) {
-      std::int64_t a_off = 0;
-      std::int64_t b_off = 0;
-      for (std::size_t d = 0; d < rank; ++d) {
-        a_off += index[d] * g.a_batch_strides[d];
-        b_off += index[d] * g.b_batch_strides[d];
-      }
-      const MatrixRef a{read[g.a] + a_off, g.a_rs, g.a_cs};
-      const MatrixRef bm{read[g.b] + b_off, g.b_rs, g.b_cs};
-      const std::int64_t base = b * block;
-      if (g.k > 0 && gemm_small_m(g.m, g.n, g.k, a, bm, c + base, g.n, workspace_)) {
-        finished(base, base + block);
-      } else {
-        auto pack = [&](std::int64_t k0, std::int64_t kc, std::int64_t j0, std::int64_t nc, float* dst) {
-          pack_b_matrix(bm, k0, kc, j0, nc, dst);
-        };
-        auto done = [&](std::int64_t i0, std::int64_t i1, std::int64_t j0, std::int64_t j1) {
-          if (j0 == 0 && j1 == g.n) {
-            finished(base + i0 * g.n, base + i1 * g.n);
-            return;
-          }
-          for (std::int64_t i = i0; i < i1; ++i) finished(base + i * g.n + j0, base + i * g.n + j1);
-        };
-        gemm(g.m, g.n, g.k, a, pack, c + base, g.n, workspace_, done);
-      }
-      for (std::size_t d = rank; d-- > 0;) {
-        if (++index[d] < g.batch[d]) break;
-        index[d] = 0;
-      }
+      in_parts(parts, [&](Lane& lane, int part, int count) {
+        if (by_columns) {
+          const auto [j0, j1] = share(g.n, kGemmNr, part, count);
+          if (j0 < j1) gemm_block(lane, g, read, c, dst, blockwise, b, 0, g.m, j0, j1);
+        } else {
+          const auto [i0, i1] = share(g.m, kGemmMr, part, count);
+          if (i0 < i1) gemm_block(lane, g, read, c, dst, blockwise, b, i0, i1, 0, g.n);
+        }
+      });
     }
   }
 
+  /// Each part reduces a share of the results when each result's points are one contiguous run of
+  /// the input, interleaving the epilogue chunk by chunk where it reads results row by row.
   void run_reduce(const ReduceCore& r, const float* const* read, float* dst, float* acc) {
     const bool max = r.kind == ReduceKind::max;
-    std::fill(acc, acc + r.size, max ? -std::numeric_limits<float>::infinity() : 0.0f);
-    auto finalize = [&](std::int64_t r0, std::int64_t r1) {
-      if (r.kind != ReduceKind::mean) return;
-      const auto count = static_cast<float>(r.count);
-      for (std::int64_t i = r0; i < r1; ++i) acc[i] /= count;
-    };
     const std::int64_t per = stage_->rows_per_result;
-    if (per > 0 && epilogue_) {
-      const std::int64_t chunk = std::max<std::int64_t>(1, kReduceChunkPoints / std::max<std::int64_t>(1, r.count));
-      for (std::int64_t r0 = 0; r0 < r.size; r0 += chunk) {
-        const std::int64_t r1 = std::min(r.size, r0 + chunk);
-        input_->reduce(read, acc, max, r0 * r.count, r1 * r.count);
-        finalize(r0, r1);
-        epilogue_->store(read, dst, r0 * per, r1 * per);
+    const bool interleaved = per > 0 && stage_->has_epilogue;
+    const int parts = r.rows ? parts_for(r.size * r.count, kPointsPerPart) : 1;
+    in_parts(parts, [&](Lane& lane, int part, int count) {
+      const auto [first, last] = share(r.size, 1, part, count);
+      std::fill(acc + first, acc + last, max ? -std::numeric_limits<float>::infinity() : 0.0f);
+      const std::int64_t chunk =
+          interleaved ? std::max<std::int64_t>(1, kReduceChunkPoints / std::max<std::int64_t>(1, r.count)) : last - first;
+      for (std::int64_t r0 = first; r0 < last; r0 += chunk) {
+        const std::int64_t r1 = std::min(last, r0 + chunk);
+        lane.input->reduce(read, acc, max, r0 * r.count, r1 * r.count);
+        if (r.kind == ReduceKind::mean) {
+          const auto divisor = static_cast<float>(r.count);
+          for (std::int64_t i = r0; i < r1; ++i) acc[i] /= divisor;
+        }
+        if (interleaved) lane.epilogue->store(read, dst, r0 * per, r1 * per);
       }
-      return;
-    }
-    input_->reduce(read, acc, max, 0, r.size * r.count);
-    finalize(0, r.size);
-    if (epilogue_) epilogue_->store(read, dst, 0, stage_->size);
+    });
+    if (stage_->has_epilogue && !interleaved) store_epilogue(read, dst);
+  }
+
+  /// The whole epilogue, its points shared among the parts.
+  void store_epilogue(const float* const* read, float* dst) {
+    in_parts(parts_for(stage_->size, kPointsPerPart), [&](Lane& lane, int part, int parts) {
+      const auto [begin, end] = share(stage_->size, kTilePoints, part, parts);
+      if (begin < end) lane.epilogue->store(read, dst, begin, end);
+    });
   }
 
   const Stage* stage_;
-  std::optional<TileLoop> epilogue_;
-  std::optional<TileLoop> input_;
-  std::optional<ConvKernel> conv_;
+  std::vector<Lane> lanes_;
   std::optional<PoolKernel> pool_;
-  GemmWorkspace workspace_;
-  std::vector<float> scratch_;
 };
 
 /// A compiled partition: its lowered stages, their kernels and the scratch buffers between them.
 class NativeKernel final : public Kernel {
  public:
-  static Result<std::unique_ptr<Kernel>> make(LoweredFunction lowered) {
+  static Result<std::unique_ptr<Kernel>> make(LoweredFunction lowered, int threads) {
     std::unique_ptr<NativeKernel> kernel(new NativeKernel(std::move(lowered)));
-    for (const Stage& stage : kernel->lowered_.stages) kernel->stages_.emplace_back(stage);
+    for (const Stage& stage : kernel->lowered_.stages) kernel->stages_.emplace_back(stage, threads);
     for (std::int64_t size : kernel->lowered_.scratch_sizes) kernel->scratch_.emplace_back(static_cast<std::size_t>(size));
     for (const Source& s : kernel->lowered_.sources) {
       if (s.kind == Source::Kind::param) kernel->params_ = std::max(kernel->params_, static_cast<std::size_t>(s.index) + 1);
@@ -212,11 +296,20 @@ collage::PartitionSpec<Graph> NativeBackend::spec() const { return collage::nati
 Result<std::unique_ptr<Kernel>> NativeBackend::do_compile(const Function& function, Device&) const {
   auto lowered = loops::lower(function);
   if (!lowered.ok()) return lowered.error();
-  return NativeKernel::make(std::move(*lowered));
+  return NativeKernel::make(std::move(*lowered), threads_);
 }
 
+NativeBackend::NativeBackend(std::size_t max_depth, int threads)
+    : Backend("native", DeviceKind::cpu),
+      max_depth_(max_depth),
+      threads_(cpu_threads_available() ? std::max(threads, 1) : 1) {}
+
+std::string NativeBackend::configuration() const { return threads_ == 1 ? "" : "threads=" + std::to_string(threads_); }
+
 BackendRegistration native_registration() {
-  return {"native", DeviceKind::cpu, "", [](const BackendOptions&) { return std::make_unique<NativeBackend>(); }};
+  return {"native", DeviceKind::cpu, "", [](const BackendOptions& options) {
+            return std::make_unique<NativeBackend>(loops::kFusionMaxDepth, options.cpu_threads);
+          }};
 }
 
 }  // namespace tc

@@ -10,6 +10,7 @@
 #include "backends/eigen/eigen_plan.hpp"
 #include "backends/eigen/eigen_table.hpp"
 #include "library_backends.hpp"
+#include "runtime/cpu_threads.hpp"
 
 namespace tc {
 namespace {
@@ -111,6 +112,43 @@ TEST(EigenBackend, MatMulCompositesMatchTheReference) {
     b.output(y);
     EXPECT_TRUE(testing::whole_candidate_matches(backend, b.done(), label + act, static_cast<std::uint64_t>(trial)))
         << "trial " << trial << ": " << to_string(a_shape) << " x " << to_string(b_shape) << " " << label + act;
+  }
+}
+
+// On three threads each product is shared by output columns or rows (and im2col by channels):
+// large shapes of each kind, with epilogues, match the reference, and the parts ran on threads.
+TEST(EigenBackend, OnThreadsLargeProductsMatchTheReference) {
+  const std::unique_ptr<Backend> made = make_eigen_backend(3);
+  EXPECT_EQ(made->configuration(), cpu_threads_available() ? "threads=3" : "");
+  struct Case {
+    Shape a, b;
+    bool conv;
+    const char* label;
+  };
+  const Case cases[] = {
+      {{1, 32, 28, 28}, {48, 32, 3, 3}, true, "eigen.conv_bias_relu"},   // columns
+      {{1, 128, 7, 7}, {96, 128, 3, 3}, true, "eigen.conv_bias_relu"},   // rows: few columns
+      {{2, 64, 16, 16}, {64, 64, 1, 1}, true, "eigen.conv_bias_relu"},   // pointwise, two images
+      {{256, 384}, {384, 512}, false, "eigen.dense_bias_relu"},          // columns
+      {{512, 256}, {256, 24}, false, "eigen.dense_bias_relu"},           // rows
+      {{4, 64, 128}, {4, 128, 96}, false, "eigen.dense_bias_relu"},      // batched
+  };
+  for (const Case& c : cases) {
+    GraphBuilder b(9);
+    int y = -1;
+    if (c.conv) {
+      Attributes a;
+      if (c.b[2] == 3) a.set("pads", std::vector<std::int64_t>{1, 1, 1, 1});
+      y = b.op(Op::conv, {b.input(c.a), b.weight(c.b)}, a);
+      y = b.op(Op::add, {y, b.weight({c.b[0], 1, 1})});
+    } else {
+      y = b.op(Op::matmul, {b.input(c.a), b.weight(c.b)});
+      y = b.op(Op::add, {y, b.weight({c.b.back()})});
+    }
+    b.output(b.op(Op::relu, {y}));
+    const std::size_t before = parallel_runs();
+    EXPECT_TRUE(testing::whole_candidate_matches(*made, b.done(), c.label, 9, 1e-4, 1e-3)) << to_string(c.a);
+    if (cpu_threads_available()) EXPECT_GT(parallel_runs(), before) << to_string(c.a) << " ran on one thread";
   }
 }
 

@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "native_testing.hpp"
+#include "runtime/cpu_threads.hpp"
 
 namespace tc {
 namespace {
@@ -404,6 +405,71 @@ TEST(NativeBackend, OutputsThatAreParametersOrRepeated) {
   const int x = b.input({2, 3});
   const int r = b.op(Op::relu, {x});
   EXPECT_TRUE(graph_matches_reference(b.done({r, x, r}), 2));
+}
+
+TEST(NativeBackend, OnThreadsEachKernelSharesItsWorkAndComputesTheSameBits) {
+  // Each graph is large enough for three parts, and each way a stage is shared: convolutions by
+  // output columns, by channels (few columns), depthwise by channels; pooling by planes; GEMMs by
+  // columns, by rows, by batches and with few rows; elementwise loops and epilogues by points;
+  // reductions along the innermost axis by results (with and without an epilogue).
+  auto conv = [](const Shape& x, const Shape& w, std::int64_t group, bool bias_relu) {
+    GraphBuilder b(1);
+    Attributes a;
+    a.set("pads", Ints{1, 1, 1, 1});
+    a.set("group", group);
+    std::vector<int> in{b.input(x), b.weight(w)};
+    if (bias_relu) in.push_back(b.weight({w[0]}));
+    int y = b.op(Op::conv, in, a);
+    if (bias_relu) y = b.op(Op::relu, {b.op(Op::add, {y, b.input({w[0], 1, 1})})});
+    b.output(y);
+    return b.graph();
+  };
+  auto matmul = [](const Shape& a, const Shape& c) {
+    GraphBuilder b(2);
+    b.output(b.op(Op::matmul, {b.input(a), b.weight(c)}));
+    return b.graph();
+  };
+  std::vector<Graph> graphs{conv({1, 32, 28, 28}, {48, 32, 3, 3}, 1, true), conv({1, 128, 7, 7}, {96, 128, 3, 3}, 1, false),
+                            conv({1, 64, 56, 56}, {64, 1, 3, 3}, 64, false), matmul({128, 256}, {256, 384}),
+                            matmul({512, 256}, {256, 64}), matmul({6, 64, 64}, {6, 64, 64}), matmul({2, 1024}, {1024, 1024})};
+  {
+    GraphBuilder b(3);
+    Attributes a;
+    a.set("kernel_shape", Ints{3, 3});
+    a.set("strides", Ints{2, 2});
+    a.set("pads", Ints{1, 1, 1, 1});
+    b.output(b.op(Op::max_pool, {b.input({1, 64, 56, 56})}, a));
+    graphs.push_back(b.graph());
+  }
+  {
+    GraphBuilder b(4);
+    const int x = b.input({512, 300});
+    b.output(b.op(Op::tanh, {b.op(Op::add, {x, b.input({300})})}));
+    Attributes last;
+    last.set("axes", Ints{1});
+    last.set("keepdims", 1);
+    const int mean = b.op(Op::reduce_mean, {x}, last);
+    b.output(mean);
+    b.output(b.op(Op::sub, {x, mean}));
+    b.output(b.op(Op::global_average_pool, {b.input({1, 512, 28, 28})}));
+    graphs.push_back(b.graph());
+  }
+  for (std::size_t i = 0; i < graphs.size(); ++i) {
+    Graph& g = graphs[i];
+    ASSERT_TRUE(infer_shapes(g).ok()) << i;
+    const Function function = whole_model_function(g);
+    std::mt19937_64 rng(i);
+    const std::vector<Tensor> inputs = testing::random_inputs(function.graph, rng, -1.0f, 1.0f);
+    auto one = native_testing::run_native(function, inputs, 1);
+    const std::size_t before = parallel_runs();
+    auto three = native_testing::run_native(function, inputs, 3);
+    ASSERT_TRUE(one.ok() && three.ok()) << i;
+    if (cpu_threads_available()) EXPECT_GT(parallel_runs(), before) << "graph " << i << " ran on one thread";
+    for (std::size_t k = 0; k < one->size(); ++k) EXPECT_EQ((*one)[k].data, (*three)[k].data) << "graph " << i << " output " << k;
+    EXPECT_TRUE(native_testing::matches_reference(function, inputs, 1e-4, 1e-3)) << i;
+  }
+  EXPECT_EQ(NativeBackend(loops::kFusionMaxDepth, 3).configuration(), cpu_threads_available() ? "threads=3" : "");
+  EXPECT_EQ(NativeBackend().configuration(), "");
 }
 
 TEST(NativeBackend, RefusesOtherDevicesAndTooManySpatialDims) {

@@ -22,10 +22,11 @@
 
 namespace tc::native_testing {
 
-/// Runs `function` on the native backend (CPU device).
-inline collage::Result<std::vector<Tensor>> run_native(const Function& function, const std::vector<Tensor>& inputs) {
+/// Runs `function` on the native backend (CPU device) on `threads` threads.
+inline collage::Result<std::vector<Tensor>> run_native(const Function& function, const std::vector<Tensor>& inputs,
+                                                       int threads = 1) {
   CpuDevice cpu;
-  NativeBackend backend;
+  NativeBackend backend(loops::kFusionMaxDepth, threads);
   auto kernel = backend.compile(function, cpu);
   if (!kernel.ok()) return kernel.error();
   std::vector<Tensor> outputs;
