@@ -36,8 +36,10 @@ config_args() {
   local no_compiler=(-DCOLLAGE_BUILD_EXAMPLE_COMPILER=OFF)
   ctest_args=()
   case $1 in
+    # gcc17 builds the native and eigen kernels for the x86-64 baseline (a portable build), clang20
+    # for this machine (-march=native, the default).
     gcc17) args=(-DCMAKE_CXX_COMPILER=g++ -DCMAKE_CXX_STANDARD=17 "${debug[@]}" "${parts[@]}" "${compiler[@]}"
-                 -DCOLLAGE_BUILD_BENCHMARKS=OFF) ;;
+                 -DCOLLAGE_BUILD_BENCHMARKS=OFF -DTC_CPU_ARCH_FLAGS=) ;;
     clang20) args=(-DCMAKE_CXX_COMPILER=clang++ -DCMAKE_CXX_STANDARD=20 -DCMAKE_BUILD_TYPE=Release "${parts[@]}"
                    "${compiler[@]}" -DCOLLAGE_BUILD_BENCHMARKS=ON -DCOLLAGE_CHECK_HEADERS=OFF)
              ctest_args=(-LE consumer -E '^CudaNvrtc[.]') ;;

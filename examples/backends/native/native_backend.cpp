@@ -110,12 +110,14 @@ class StageRun {
         pool_->run(read[p->x], core_dst, Finished{lane, read, dst, blockwise}, part, parts);
       });
     } else if (const auto* s = std::get_if<SoftmaxCore>(&core)) {
-      Lane& lane = lanes_.front();
-      softmax(*s, read[s->x], core_dst, lane.scratch, Finished{lane, read, dst, blockwise});
+      in_parts(parts_for(stage_->size, kPointsPerPart), [&](Lane& lane, int part, int parts) {
+        softmax(*s, read[s->x], core_dst, lane.scratch, Finished{lane, read, dst, blockwise}, part, parts);
+      });
     } else if (const auto* l = std::get_if<LayerNormCore>(&core)) {
-      Lane& lane = lanes_.front();
-      layer_norm(*l, read[l->x], read[l->scale], l->bias >= 0 ? read[l->bias] : nullptr, core_dst, lane.scratch,
-                 Finished{lane, read, dst, blockwise});
+      in_parts(parts_for(stage_->size, kPointsPerPart), [&](Lane& lane, int part, int parts) {
+        layer_norm(*l, read[l->x], read[l->scale], l->bias >= 0 ? read[l->bias] : nullptr, core_dst, lane.scratch,
+                   Finished{lane, read, dst, blockwise}, part, parts);
+      });
     }
     if (has_epilogue && !blockwise) store_epilogue(read, dst);
   }

@@ -6,6 +6,7 @@
 
 #include "backends/native/fast_math.hpp"
 #include "loops/index_math.hpp"
+#include "runtime/cpu_threads.hpp"
 
 namespace tc::native {
 
@@ -33,13 +34,15 @@ const float* expand(const loops::Access& access, const Shape& dims, std::int64_t
 
 }  // namespace
 
-void softmax(const loops::SoftmaxCore& core, const float* x, float* out, std::vector<float>& scratch, RangeDone done) {
+void softmax(const loops::SoftmaxCore& core, const float* x, float* out, std::vector<float>& scratch, RangeDone done,
+             int part, int parts) {
   const std::int64_t len = core.axis;
   const std::int64_t inner = core.inner;
   const std::int64_t block = len * inner;
+  const auto [first, last] = share(core.outer, 1, part, parts);
   if (inner == 1) {
-    for (std::int64_t r0 = 0; r0 < core.outer; r0 += kRowsPerCallback) {
-      const std::int64_t r1 = std::min(core.outer, r0 + kRowsPerCallback);
+    for (std::int64_t r0 = first; r0 < last; r0 += kRowsPerCallback) {
+      const std::int64_t r1 = std::min(last, r0 + kRowsPerCallback);
       for (std::int64_t r = r0; r < r1; ++r) {
         const float* in = x + r * len;
         float* y = out + r * len;
@@ -55,7 +58,7 @@ void softmax(const loops::SoftmaxCore& core, const float* x, float* out, std::ve
   scratch.resize(static_cast<std::size_t>(2 * inner));
   float* best = scratch.data();
   float* sum = best + inner;
-  for (std::int64_t o = 0; o < core.outer; ++o) {
+  for (std::int64_t o = first; o < last; ++o) {
     const float* in = x + o * block;
     float* y = out + o * block;
     std::fill(best, best + inner, -std::numeric_limits<float>::infinity());
@@ -82,14 +85,15 @@ void softmax(const loops::SoftmaxCore& core, const float* x, float* out, std::ve
 }
 
 void layer_norm(const loops::LayerNormCore& core, const float* x, const float* scale, const float* bias, float* out,
-                std::vector<float>& params, RangeDone done) {
+                std::vector<float>& params, RangeDone done, int part, int parts) {
   const std::int64_t cols = core.cols;
   params.resize(static_cast<std::size_t>(2 * cols));
   const float* s = expand(core.scale_access, core.normalized, cols, scale, params.data());
   const float* b = bias != nullptr ? expand(core.bias_access, core.normalized, cols, bias, params.data() + cols) : nullptr;
   const float inv_cols = cols > 0 ? 1.0f / static_cast<float>(cols) : 0.0f;
-  for (std::int64_t r0 = 0; r0 < core.rows; r0 += kRowsPerCallback) {
-    const std::int64_t r1 = std::min(core.rows, r0 + kRowsPerCallback);
+  const auto [first, last] = share(core.rows, 1, part, parts);
+  for (std::int64_t r0 = first; r0 < last; r0 += kRowsPerCallback) {
+    const std::int64_t r1 = std::min(last, r0 + kRowsPerCallback);
     for (std::int64_t r = r0; r < r1; ++r) {
       const float* in = x + r * cols;
       float* y = out + r * cols;

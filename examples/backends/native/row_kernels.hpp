@@ -12,12 +12,15 @@
 
 namespace tc::native {
 
-/// out = softmax(x) along the core's axis; done() per finished range.
-void softmax(const loops::SoftmaxCore& core, const float* x, float* out, std::vector<float>& scratch, RangeDone done);
+/// Part `part` of `parts` of out = softmax(x) along the core's axis (a share of the outer rows);
+/// done() per finished range.
+void softmax(const loops::SoftmaxCore& core, const float* x, float* out, std::vector<float>& scratch, RangeDone done,
+             int part = 0, int parts = 1);
 
-/// out = layer_norm(x, scale, bias) (bias may be null); `params` receives scale and bias expanded
-/// to the normalised shape when they are broadcast. done() per finished range.
+/// Part `part` of `parts` of out = layer_norm(x, scale, bias) (a share of the rows; bias may be
+/// null); `params` receives scale and bias expanded to the normalised shape when they are
+/// broadcast. done() per finished range.
 void layer_norm(const loops::LayerNormCore& core, const float* x, const float* scale, const float* bias, float* out,
-                std::vector<float>& params, RangeDone done);
+                std::vector<float>& params, RangeDone done, int part = 0, int parts = 1);
 
 }  // namespace tc::native

@@ -411,7 +411,8 @@ TEST(NativeBackend, OnThreadsEachKernelSharesItsWorkAndComputesTheSameBits) {
   // Each graph is large enough for three parts, and each way a stage is shared: convolutions by
   // output columns, by channels (few columns), depthwise by channels; pooling by planes; GEMMs by
   // columns, by rows, by batches and with few rows; elementwise loops and epilogues by points;
-  // reductions along the innermost axis by results (with and without an epilogue).
+  // reductions along the innermost axis by results (with and without an epilogue); softmax (along
+  // the innermost axis or not) and layer norm by rows.
   auto conv = [](const Shape& x, const Shape& w, std::int64_t group, bool bias_relu) {
     GraphBuilder b(1);
     Attributes a;
@@ -452,6 +453,15 @@ TEST(NativeBackend, OnThreadsEachKernelSharesItsWorkAndComputesTheSameBits) {
     b.output(mean);
     b.output(b.op(Op::sub, {x, mean}));
     b.output(b.op(Op::global_average_pool, {b.input({1, 512, 28, 28})}));
+    graphs.push_back(b.graph());
+  }
+  {
+    GraphBuilder b(5);
+    Attributes rows;
+    rows.set("axis", std::int64_t{1});
+    b.output(b.op(Op::softmax, {b.input({512, 128})}, rows));
+    b.output(b.op(Op::softmax, {b.input({8, 64, 128})}, rows));
+    b.output(b.op(Op::layer_norm, {b.input({512, 256}), b.weight({256}), b.weight({256})}, rows));
     graphs.push_back(b.graph());
   }
   for (std::size_t i = 0; i < graphs.size(); ++i) {
