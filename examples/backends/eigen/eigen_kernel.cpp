@@ -20,8 +20,9 @@ using MatrixMap = Eigen::Map<RowMatrix, Eigen::Unaligned, Eigen::OuterStride<>>;
 using ConstRow = Eigen::Map<const Eigen::Array<float, 1, Eigen::Dynamic>>;
 using Row = Eigen::Map<Eigen::Array<float, 1, Eigen::Dynamic>>;
 
-/// Multiply-adds per part of a GEMM (see parts_for).
+/// Work per part (see parts_for): multiply-adds of a GEMM, elements an epilogue or im2col writes.
 constexpr std::int64_t kMultiplyAddsPerPart = std::int64_t{1} << 18;
+constexpr std::int64_t kElementsPerPart = std::int64_t{1} << 15;
 
 /// The row-major matrix of `rows` x `cols` at `data`, rows `stride` floats apart.
 ConstMatrixMap matrix(const float* data, std::int64_t rows, std::int64_t cols, std::int64_t stride) {
@@ -113,7 +114,7 @@ void apply_epilogue(const EpiloguePlan& e, const std::vector<const float*>& adde
 void parallel_epilogue(const EpiloguePlan& e, const std::vector<const float*>& addends, float* out, std::int64_t rows,
                        std::int64_t cols, std::int64_t row0, int threads) {
   if (e.addends.empty() && e.activation == Activation::none) return;
-  const int parts = parts_for(rows * cols, kMultiplyAddsPerPart / 8, threads);
+  const int parts = parts_for(rows * cols, kElementsPerPart, threads);
   parallel_parts(parts, [&](int part) {
     const auto [r0, r1] = share(rows, 1, part, parts);
     if (r0 < r1) apply_epilogue(e, addends, out + r0 * cols, r1 - r0, cols, row0 + r0);
@@ -223,7 +224,7 @@ class EigenKernel final : public Kernel {
         const float* xg = x + (n * p.channels + g * cg) * p.height * p.width;
         const float* col = xg;
         if (!p.pointwise()) {
-          const int parts = parts_for(k * pixels, kMultiplyAddsPerPart / 8, threads_);
+          const int parts = parts_for(k * pixels, kElementsPerPart, threads_);
           parallel_parts(parts, [&](int part) {
             const auto [c0, c1] = share(cg, 1, part, parts);
             im2col(p, xg, scratch_.data(), c0, c1);

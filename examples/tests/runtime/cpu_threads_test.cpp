@@ -66,7 +66,9 @@ TEST(Share, SplitsARangeInOrderInWholeUnitsWithoutGapsOrOverlaps) {
           const auto [begin, end] = share(n, unit, part, parts);
           EXPECT_EQ(begin, next) << n << " " << unit << " " << part << "/" << parts;
           EXPECT_LE(begin, end);
-          if (end < n) EXPECT_EQ(end % unit, 0);
+          if (end < n) {
+            EXPECT_EQ(end % unit, 0);
+          }
           next = end;
         }
         EXPECT_EQ(next, n);
