@@ -21,4 +21,6 @@ collage::Result<std::unique_ptr<Kernel>> Backend::compile(const Function& functi
   return collage::Error{kernel.error().code, prefix + kernel.error().message};
 }
 
+std::string threads_configuration(int threads) { return threads == 1 ? "" : "threads=" + std::to_string(threads); }
+
 }  // namespace tc

@@ -72,6 +72,9 @@ struct BackendOptions {
   int cpu_threads = 1;
 };
 
+/// A CPU backend's configuration() on `threads` threads: "threads=N", "" for one.
+std::string threads_configuration(int threads);
+
 /// What a backend folder tells the registry (backends/registry.hpp) about its backend.
 struct BackendRegistration {
   /// The target name.

@@ -1,7 +1,6 @@
 #include "backends/eigen/eigen_backend.hpp"
 
 #include <algorithm>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -22,7 +21,7 @@ constexpr const char* kNotBuilt = TC_HAVE_EIGEN ? "" : "Eigen3 was not found whe
 std::unique_ptr<Backend> make_eigen_backend(int threads) {
   Library<eigen::CallPlan> library("eigen", DeviceKind::cpu, kNotBuilt, eigen::table(), library_calls, eigen::plan);
   threads = cpu_threads_available() ? std::max(threads, 1) : 1;
-  library.configuration = threads == 1 ? "" : "threads=" + std::to_string(threads);
+  library.configuration = threads_configuration(threads);
 #if TC_HAVE_EIGEN
   library.kernel = [threads](const Function& function, const std::vector<LibraryCall>& calls,
                              std::vector<eigen::CallPlan> plans, Device& device) {

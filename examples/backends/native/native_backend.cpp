@@ -306,7 +306,7 @@ NativeBackend::NativeBackend(std::size_t max_depth, int threads)
       max_depth_(max_depth),
       threads_(cpu_threads_available() ? std::max(threads, 1) : 1) {}
 
-std::string NativeBackend::configuration() const { return threads_ == 1 ? "" : "threads=" + std::to_string(threads_); }
+std::string NativeBackend::configuration() const { return threads_configuration(threads_); }
 
 BackendRegistration native_registration() {
   return {"native", DeviceKind::cpu, "", [](const BackendOptions& options) {

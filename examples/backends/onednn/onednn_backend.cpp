@@ -18,7 +18,7 @@ constexpr const char* kNotBuilt = TC_HAVE_ONEDNN ? "" : "oneDNN 2.x (libdnnl-dev
 
 /// `library`'s configuration and kernel, on `threads` OpenMP threads.
 void run_on_threads(Library<onednn::CallPlan>& library, int threads) {
-  library.configuration = threads == 1 ? "" : "threads=" + std::to_string(threads);
+  library.configuration = threads_configuration(threads);
 #if TC_HAVE_ONEDNN
   library.kernel = [threads](const Function& function, const std::vector<LibraryCall>& calls,
                              std::vector<onednn::CallPlan> plans, Device& device) {
