@@ -47,4 +47,22 @@ inline std::pair<std::int64_t, std::int64_t> share(std::int64_t n, std::int64_t 
   return {std::min(n, units * part / parts * unit), std::min(n, units * (part + 1) / parts * unit)};
 }
 
+/// The rows [i0, i1) and columns [j0, j1) of an m x n output that part `part` of `parts` computes:
+/// a share of the columns in whole units of `col_unit` while each part gets at least two, else a
+/// share of the rows in units of `row_unit`. The block may be empty.
+struct OutputBlock {
+  std::int64_t i0, i1, j0, j1;
+  bool empty() const { return i0 >= i1 || j0 >= j1; }
+};
+
+inline OutputBlock share_output(std::int64_t m, std::int64_t n, std::int64_t row_unit, std::int64_t col_unit, int part,
+                                int parts) {
+  if (n >= 2 * col_unit * parts) {
+    const auto [j0, j1] = share(n, col_unit, part, parts);
+    return {0, m, j0, j1};
+  }
+  const auto [i0, i1] = share(m, row_unit, part, parts);
+  return {i0, i1, 0, n};
+}
+
 }  // namespace tc

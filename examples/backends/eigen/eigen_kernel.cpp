@@ -65,21 +65,16 @@ void parallel_gemm(const GemmArgs& g, int threads) {
     return;
   }
   constexpr std::int64_t kUnit = 16;  // one AVX-512 vector of floats
-  const bool by_columns = g.n >= 2 * kUnit * parts;
   parallel_parts(parts, [&](int part) {
+    const OutputBlock o = share_output(g.m, g.n, kUnit, kUnit, part, parts);
+    if (o.empty()) return;
     GemmArgs block = g;
-    if (by_columns) {
-      const auto [j0, j1] = share(g.n, kUnit, part, parts);
-      block.n = j1 - j0;
-      block.b += g.trans_b ? j0 * g.ldb : j0;
-      block.c += j0;
-    } else {
-      const auto [i0, i1] = share(g.m, kUnit, part, parts);
-      block.m = i1 - i0;
-      block.a += g.trans_a ? i0 : i0 * g.lda;
-      block.c += i0 * g.ldc;
-    }
-    if (block.m > 0 && block.n > 0) gemm(block);
+    block.m = o.i1 - o.i0;
+    block.n = o.j1 - o.j0;
+    block.a += g.trans_a ? o.i0 : o.i0 * g.lda;
+    block.b += g.trans_b ? o.j0 * g.ldb : o.j0;
+    block.c += o.i0 * g.ldc + o.j0;
+    gemm(block);
   });
 }
 

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <tuple>
 #include <vector>
 
 #include "backends/native/fast_math.hpp"
@@ -109,15 +108,10 @@ void ConvKernel::run(const float* x, const float* w, float* out, RangeDone done,
   const std::int64_t plane = g_.in[0] * g_.in[1] * g_.in[2];
   const std::int64_t kvol = g_.k[0] * g_.k[1] * g_.k[2];
   const std::int64_t kdim = cg_ * kvol;
-  // This part's output columns [j_lo, j_hi) and channels of each group [i_lo, i_hi): columns in
-  // whole register tiles while there are at least two per part, else channels.
-  std::int64_t j_lo = 0, j_hi = spatial, i_lo = 0, i_hi = mg_;
-  if (spatial >= 2 * kGemmNr * parts) {
-    std::tie(j_lo, j_hi) = share(spatial, kGemmNr, part, parts);
-  } else {
-    std::tie(i_lo, i_hi) = share(mg_, kGemmMr, part, parts);
-  }
-  if (j_lo >= j_hi || i_lo >= i_hi) return;
+  // This part's channels of each group [i_lo, i_hi) and output columns [j_lo, j_hi).
+  const OutputBlock block = share_output(mg_, spatial, kGemmMr, kGemmNr, part, parts);
+  if (block.empty()) return;
+  const std::int64_t i_lo = block.i0, i_hi = block.i1, j_lo = block.j0, j_hi = block.j1;
   for (std::int64_t n = 0; n < g_.n; ++n) {
     for (std::int64_t g = 0; g < g_.group; ++g) {
       const float* image = x + (n * g_.c + g * cg_) * plane;

@@ -186,16 +186,10 @@ class StageRun {
       });
       return;
     }
-    const bool by_columns = g.n >= 2 * kGemmNr * parts;
     for (std::int64_t b = 0; b < batches; ++b) {
       in_parts(parts, [&](Lane& lane, int part, int count) {
-        if (by_columns) {
-          const auto [j0, j1] = share(g.n, kGemmNr, part, count);
-          if (j0 < j1) gemm_block(lane, g, read, c, dst, blockwise, b, 0, g.m, j0, j1);
-        } else {
-          const auto [i0, i1] = share(g.m, kGemmMr, part, count);
-          if (i0 < i1) gemm_block(lane, g, read, c, dst, blockwise, b, i0, i1, 0, g.n);
-        }
+        const OutputBlock o = share_output(g.m, g.n, kGemmMr, kGemmNr, part, count);
+        if (!o.empty()) gemm_block(lane, g, read, c, dst, blockwise, b, o.i0, o.i1, o.j0, o.j1);
       });
     }
   }
