@@ -21,6 +21,10 @@ collage::Result<std::unique_ptr<Kernel>> Backend::compile(const Function& functi
   return collage::Error{kernel.error().code, prefix + kernel.error().message};
 }
 
+void Backend::prepare(const std::vector<const Function*>& functions, Device& device) const {
+  if (device.kind() == device_ && device.available() && !functions.empty()) do_prepare(functions, device);
+}
+
 std::string threads_configuration(int threads) { return threads == 1 ? "" : "threads=" + std::to_string(threads); }
 
 }  // namespace tc

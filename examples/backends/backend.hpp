@@ -50,6 +50,11 @@ class Backend {
   /// refused here; every error names the backend ("onednn: Conv with 3 spatial dims"). An
   /// unsupported case is an error value, never a crash.
   collage::Result<std::unique_ptr<Kernel>> compile(const Function& function, Device& device) const;
+  /// Readies compile() for `functions` on `device` ahead of time, doing in parallel what the
+  /// backend can (the cuda backend compiles their generated programs with NVRTC on the host's
+  /// cores), so that compile() of one of them is quicker. Never fails: what it could not ready,
+  /// compile() compiles or refuses as usual. Nothing for a device compile() would refuse.
+  void prepare(const std::vector<const Function*>& functions, Device& device) const;
   /// What besides the device its kernels' speed depends on ("threads=4"), "" for the default:
   /// part of the measurement database's identity, so that costs measured otherwise are not served.
   virtual std::string configuration() const { return ""; }
@@ -61,6 +66,8 @@ class Backend {
   /// The backend's own compiler, given an available device of kind device(). Its errors get the
   /// backend's name in front unless they start with it already.
   virtual collage::Result<std::unique_ptr<Kernel>> do_compile(const Function& function, Device& device) const = 0;
+  /// prepare() on an available device of kind device(); nothing by default.
+  virtual void do_prepare(const std::vector<const Function*>& /*functions*/, Device& /*device*/) const {}
 
   std::string name_;
   DeviceKind device_;

@@ -60,6 +60,19 @@ std::vector<std::string> BackendSet::names() const {
   return out;
 }
 
+void prepare_all(const BackendSet& backends, const DeviceSet& devices, const std::vector<std::string>& targets,
+                 const std::vector<Function>& functions) {
+  for (const auto& backend : backends.all()) {
+    Device* device = devices.find(backend->device());
+    if (device == nullptr) continue;
+    std::vector<const Function*> mine;
+    for (std::size_t k = 0; k < targets.size() && k < functions.size(); ++k) {
+      if (targets[k] == backend->name()) mine.push_back(&functions[k]);
+    }
+    backend->prepare(mine, *device);
+  }
+}
+
 BackendSet make_default_backends(const DeviceSet& devices, std::vector<std::string>* skipped,
                                  const BackendOptions& options) {
   BackendSet set;

@@ -36,6 +36,13 @@ class BackendSet {
   std::vector<std::unique_ptr<Backend>> backends_;
 };
 
+/// Backend::prepare for the functions the backends of `backends` will be asked to compile:
+/// functions[k] by the backend named targets[k] on its device in `devices`, each backend given all
+/// of its functions at once. A name with no backend, or a backend with no device, is skipped
+/// (compile() reports it).
+void prepare_all(const BackendSet& backends, const DeviceSet& devices, const std::vector<std::string>& targets,
+                 const std::vector<Function>& functions);
+
 /// Every built backend whose device is available in `devices`, made with `options`, in priority
 /// order; `skipped` receives one line per backend left out and why.
 BackendSet make_default_backends(const DeviceSet& devices, std::vector<std::string>* skipped = nullptr,

@@ -2,6 +2,7 @@
 
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <collage/rules/partition_spec.hpp>
 
@@ -34,6 +35,24 @@ class CudaBackend final : public Backend {
     return compile_cuda_kernel(std::move(lowered).value(), std::move(program).value(), **cuda);
 #else
     return collage::Error{collage::ErrorCode::invalid_argument, kNotBuilt};
+#endif
+  }
+
+  void do_prepare(const std::vector<const Function*>& functions, Device& device) const override {
+#if TC_HAVE_NVRTC
+    collage::Result<CudaDevice*> cuda = usable_cuda_device(device, name());
+    if (!cuda.ok()) return;
+    std::vector<std::string> sources;
+    for (const Function* function : functions) {
+      collage::Result<loops::LoweredFunction> lowered = loops::lower(*function);
+      if (!lowered.ok()) continue;
+      collage::Result<cudagen::CudaProgram> program = cudagen::generate_cuda(*lowered);
+      if (program.ok()) sources.push_back(std::move(program->source));
+    }
+    precompile_cuda_programs(**cuda, sources);
+#else
+    (void)functions;
+    (void)device;
 #endif
   }
 

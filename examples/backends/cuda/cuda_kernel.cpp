@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <map>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,23 +57,36 @@ class Module {
 
 /// The modules a device has loaded, by source text: a partition compiled again (by the executor
 /// after the oracle measured it, or for another model with the same shapes) reuses its module.
+/// Programs compiled ahead (precompile_cuda_programs) wait in `compiled` until first loaded.
 struct ModuleCache {
   std::map<std::string, std::shared_ptr<Module>> modules;
+  std::map<std::string, cudagen::CompiledCuda> compiled;
 };
 
-Result<std::shared_ptr<Module>> module_for(CudaDevice& device, const std::string& source) {
+Result<ModuleCache*> module_cache(CudaDevice& device) {
   Result<std::shared_ptr<void>> context = device.context("cuda.modules", [] {
     return Result<std::shared_ptr<void>>(std::static_pointer_cast<void>(std::make_shared<ModuleCache>()));
   });
   if (!context.ok()) return context.error();
-  auto& cache = static_cast<ModuleCache*>(context->get())->modules;
-  auto it = cache.find(source);
-  if (it != cache.end()) return it->second;
-  Result<cudagen::CompiledCuda> compiled = cudagen::compile_cuda(source, device.compute_capability());
-  if (!compiled.ok()) return compiled.error();
-  Result<std::shared_ptr<Module>> module = Module::load(*compiled);
+  return static_cast<ModuleCache*>(context->get());
+}
+
+Result<std::shared_ptr<Module>> module_for(CudaDevice& device, const std::string& source) {
+  Result<ModuleCache*> cache = module_cache(device);
+  if (!cache.ok()) return cache.error();
+  auto& modules = (*cache)->modules;
+  if (auto it = modules.find(source); it != modules.end()) return it->second;
+  Result<std::shared_ptr<Module>> module = collage::Error{collage::ErrorCode::internal, "not loaded"};
+  if (auto ahead = (*cache)->compiled.find(source); ahead != (*cache)->compiled.end()) {
+    module = Module::load(ahead->second);
+    (*cache)->compiled.erase(ahead);
+  } else {
+    Result<cudagen::CompiledCuda> compiled = cudagen::compile_cuda(source, device.compute_capability());
+    if (!compiled.ok()) return compiled.error();
+    module = Module::load(*compiled);
+  }
   if (!module.ok()) return module.error();
-  cache.emplace(source, *module);
+  modules.emplace(source, *module);
   return module;
 }
 
@@ -192,6 +206,22 @@ class CudaKernel final : public Kernel {
 Result<std::unique_ptr<Kernel>> compile_cuda_kernel(loops::LoweredFunction lowered, CudaProgram program,
                                                     CudaDevice& device) {
   return CudaKernel::make(std::move(lowered), std::move(program), device);
+}
+
+void precompile_cuda_programs(CudaDevice& device, const std::vector<std::string>& sources) {
+  Result<ModuleCache*> cache = module_cache(device);
+  if (!cache.ok()) return;
+  std::set<std::string> seen;
+  std::vector<std::string> missing;
+  for (const std::string& source : sources) {
+    if ((*cache)->modules.count(source) == 0 && (*cache)->compiled.count(source) == 0 && seen.insert(source).second) {
+      missing.push_back(source);
+    }
+  }
+  std::vector<Result<cudagen::CompiledCuda>> compiled = cudagen::compile_cuda_all(missing, device.compute_capability());
+  for (std::size_t k = 0; k < missing.size(); ++k) {
+    if (compiled[k].ok()) (*cache)->compiled.emplace(std::move(missing[k]), std::move(compiled[k]).value());
+  }
 }
 
 }  // namespace tc

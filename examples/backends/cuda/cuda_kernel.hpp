@@ -5,6 +5,8 @@
 /// launched on its stream.
 
 #include <memory>
+#include <string>
+#include <vector>
 
 #include <collage/support/result.hpp>
 
@@ -21,5 +23,10 @@ namespace tc {
 /// for its scratch buffers.
 collage::Result<std::unique_ptr<Kernel>> compile_cuda_kernel(loops::LoweredFunction lowered,
                                                              cudagen::CudaProgram program, CudaDevice& device);
+
+/// Compiles the programs among `sources` that `device` has not loaded or compiled yet, on the
+/// host's cores at once, so that compile_cuda_kernel finds them compiled. A program that does not
+/// compile is left for compile_cuda_kernel, which reports why.
+void precompile_cuda_programs(CudaDevice& device, const std::vector<std::string>& sources);
 
 }  // namespace tc

@@ -4,7 +4,9 @@
 #include <nvrtc.h>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -164,6 +166,22 @@ Result<CompiledCuda> compile_cuda(const std::string& source, int capability) {
       !st.ok()) {
     return st.error();
   }
+  return out;
+}
+
+std::vector<Result<CompiledCuda>> compile_cuda_all(const std::vector<std::string>& sources, int capability,
+                                                  std::size_t threads) {
+  std::vector<Result<CompiledCuda>> out(sources.size(), Result<CompiledCuda>(Error{ErrorCode::internal, "not compiled"}));
+  if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+  threads = std::min(threads, sources.size());
+  std::atomic<std::size_t> next{0};
+  auto work = [&] {
+    for (std::size_t k = next++; k < sources.size(); k = next++) out[k] = compile_cuda(sources[k], capability);
+  };
+  std::vector<std::thread> helpers;
+  for (std::size_t t = 1; t < threads; ++t) helpers.emplace_back(work);
+  work();
+  for (std::thread& h : helpers) h.join();
   return out;
 }
 

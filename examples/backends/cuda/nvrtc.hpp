@@ -5,7 +5,9 @@
 /// it costs every process that links it, whether or not it compiles a kernel). Compiling needs no
 /// GPU.
 
+#include <cstddef>
 #include <string>
+#include <vector>
 
 #include <collage/support/result.hpp>
 
@@ -31,5 +33,10 @@ struct CompiledCuda {
 /// `capability` (major * 10 + minor, 90 for an H100). Fails with NVRTC's log when the source does
 /// not compile.
 collage::Result<CompiledCuda> compile_cuda(const std::string& source, int capability);
+
+/// compile_cuda() of every source, on up to `threads` threads at once (NVRTC compiles programs in
+/// parallel; 0: the host's hardware threads); one result per source, in order.
+std::vector<collage::Result<CompiledCuda>> compile_cuda_all(const std::vector<std::string>& sources, int capability,
+                                                            std::size_t threads = 0);
 
 }  // namespace tc::cudagen

@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <collage/cost/cost_oracle.hpp>
@@ -47,14 +48,22 @@ TEST(CudaBackend, CompileSaysWhyWithoutAGpu) {
 
 using CudaGpu = testing::GpuTest;
 
-/// Compiles every candidate of the rule on `graph` for the GPU and checks it against the
-/// reference.
+/// Compiles every candidate of the rule on `graph` for the GPU (their programs prepared at once)
+/// and checks it against the reference.
 void expect_every_candidate_matches(const Graph& graph, std::uint64_t seed) {
   const std::unique_ptr<Backend> backend = make_cuda_backend();
-  cuda_testing::for_each_candidate(graph, [&](const std::string& label, const Function& function) {
+  std::vector<std::pair<std::string, Function>> candidates;
+  cuda_testing::for_each_candidate(
+      graph, [&](const std::string& label, const Function& function) {
+        candidates.emplace_back(label, whole_model_function(function.graph));
+      });
+  std::vector<const Function*> functions;
+  for (const auto& candidate : candidates) functions.push_back(&candidate.second);
+  backend->prepare(functions, testing::cuda_device());
+  for (const auto& [label, function] : candidates) {
     // A candidate's function is a graph of its own: its inputs, constants and results.
     testing::expect_kernel_matches_reference(*backend, testing::cuda_device(), function.graph, label, 1e-3, 1e-4, seed);
-  });
+  }
 }
 
 TEST_F(CudaGpu, EveryRuleCandidateOfRandomGraphsMatchesTheReference) {

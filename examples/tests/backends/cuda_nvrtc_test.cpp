@@ -54,6 +54,27 @@ TEST(CudaNvrtc, CompileErrorsAreValuesWithTheLog) {
   EXPECT_NE(bad.error().message.find("undeclared"), std::string::npos) << bad.error().message;
 }
 
+TEST(CudaNvrtc, CompilesManyProgramsAtOnceAsItDoesOneByOne) {
+  std::vector<std::string> sources;
+  for (int k = 0; k < 5; ++k) {
+    sources.push_back("extern \"C\" __global__ void k(float* x) { x[threadIdx.x] *= " + std::to_string(k + 2) + ".0f; }\n");
+  }
+  sources.insert(sources.begin() + 2, "extern \"C\" __global__ void k() { undeclared = 1; }\n");
+  auto all = cudagen::compile_cuda_all(sources, kHopper, 3);
+  ASSERT_EQ(all.size(), sources.size());
+  for (std::size_t k = 0; k < sources.size(); ++k) {
+    auto alone = cudagen::compile_cuda(sources[k], kHopper);
+    ASSERT_EQ(all[k].ok(), alone.ok()) << k;
+    if (alone.ok()) {
+      EXPECT_EQ(all[k]->image, alone->image) << k;
+    } else {
+      EXPECT_EQ(all[k].error().message, alone.error().message);
+    }
+  }
+  EXPECT_FALSE(all[2].ok());
+  EXPECT_TRUE(cudagen::compile_cuda_all({}, kHopper).empty());
+}
+
 TEST(CudaNvrtc, KernelMathCompilesForTheDevice) {
   // Every function of kernel_math.hpp and index_math.hpp, called from a kernel.
   const std::string source = R"(#include "backends/cuda/kernel_math.hpp"

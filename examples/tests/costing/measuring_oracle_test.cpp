@@ -5,6 +5,7 @@
 #include <collage/partitioner.hpp>
 
 #include "driver/configurations.hpp"
+#include "executor/executable.hpp"
 #include "backends/reference/reference_backend.hpp"
 #include "runtime/cpu_device.hpp"
 #include "tests/support/refusing_backend.hpp"
@@ -12,6 +13,31 @@
 
 namespace tc {
 namespace {
+
+/// The reference backend, counting what it is asked to prepare and compile.
+class PreparingBackend final : public Backend {
+ public:
+  PreparingBackend() : Backend("preparing", DeviceKind::cpu), inner_(make_reference_backend("preparing")) {}
+  collage::PartitionSpec<Graph> spec() const override { return inner_->spec(); }
+
+  mutable std::size_t prepare_calls = 0;
+  mutable std::size_t prepared = 0;
+  mutable std::size_t compiled = 0;
+  mutable std::size_t compiled_unprepared = 0;
+
+ private:
+  void do_prepare(const std::vector<const Function*>& functions, Device&) const override {
+    ++prepare_calls;
+    prepared += functions.size();
+  }
+  collage::Result<std::unique_ptr<Kernel>> do_compile(const Function& function, Device& device) const override {
+    ++compiled;
+    if (compiled > prepared) ++compiled_unprepared;
+    return inner_->compile(function, device);
+  }
+
+  std::unique_ptr<Backend> inner_;
+};
 
 TEST(MeasuringOracle, TimesEveryCandidateAndRefusalsBecomeInvalid) {
   const Graph model = testing::residual_block();
@@ -46,6 +72,41 @@ TEST(MeasuringOracle, TimesEveryCandidateAndRefusalsBecomeInvalid) {
   EXPECT_FALSE(result->oracle_errors.empty());
   EXPECT_NE(result->oracle_errors[0].find("cannot compile anything"), std::string::npos) << result->oracle_errors[0];
   for (const collage::Candidate& part : result->partitioning.parts) EXPECT_EQ(part.target, "general");
+}
+
+TEST(MeasuringOracle, EachBackendPreparesItsCandidatesOfABatchAtOnceBeforeAnyIsCompiled) {
+  const Graph model = testing::residual_block();
+  auto dataflow = collage::DataflowGraph<Graph>::build(model);
+  ASSERT_TRUE(dataflow.ok());
+  BackendSet backends;
+  backends.add(std::make_unique<PreparingBackend>());
+  backends.add(std::make_unique<testing::RefusingBackend>());
+  const auto& preparing = static_cast<const PreparingBackend&>(*backends.find("preparing"));
+  CpuDevice cpu;
+  DeviceSet devices;
+  devices.add(cpu);
+  KernelTimingOptions timing;
+  timing.timing.warmups = 0;
+  timing.timing.min_repeats = 1;
+  timing.timing.max_repeats = 1;
+  auto oracle = make_measuring_oracle(backends, devices, timing);
+  Configuration config{"collage", {"refusing", "preparing"}, collage::SearchAlgorithm::exact};
+  auto partitioned = partition_model(*dataflow, backends, config, *oracle);
+  ASSERT_TRUE(partitioned.ok()) << partitioned.error().message;
+  std::size_t candidates = 0;
+  for (const collage::Candidate& c : partitioned->candidates) candidates += c.target == "preparing" ? 1 : 0;
+  EXPECT_EQ(preparing.prepare_calls, 1u);
+  EXPECT_EQ(preparing.prepared, candidates);
+  EXPECT_EQ(preparing.compiled, candidates);
+  EXPECT_EQ(preparing.compiled_unprepared, 0u);
+
+  // The executable prepares its parts at once too.
+  preparing.prepare_calls = preparing.prepared = preparing.compiled = preparing.compiled_unprepared = 0;
+  auto exe = Executable::compile(*dataflow, partitioned->partitioning, backends, devices);
+  ASSERT_TRUE(exe.ok()) << exe.error().message;
+  EXPECT_EQ(preparing.prepare_calls, 1u);
+  EXPECT_EQ(preparing.prepared, partitioned->partitioning.parts.size());
+  EXPECT_EQ(preparing.compiled_unprepared, 0u);
 }
 
 }  // namespace
