@@ -6,7 +6,7 @@
 # (fp32, TF32 off). Writes OUT/gpu-suite.json and the table OUT/gpu-suite.md (scripts/gpu/summary.py).
 #
 #   scripts/gpu-suite.sh [--bin DIR] [--out DIR] [--node-tests DIR] [--budget SECONDS] [--step-timeout SECONDS]
-#                        [--skip-tests]
+#                        [--skip-tests] [--profile]
 #
 #   --bin DIR         where collage-run, tc_tests, tc-onnx-conformance and tc-make-models are (default:
 #                     a Release build made here, build/gpu-suite); a folder packed by gpu-bundle.sh
@@ -18,6 +18,8 @@
 #   --step-timeout S  stop any one step (a model, the GPU tests, the node tests) after S seconds and say so
 #                     (default 300); the suite goes on with the next
 #   --skip-tests      leave out the GPU tests and the node tests (models only)
+#   --profile         also profile each configuration of each model (collage-run --profile: each step's
+#                     device time inside the replayed run against its cost measured alone)
 #
 # The PyTorch models run first (they are the reference), then the GPU tests, the node tests and the zoo.
 set -uo pipefail
@@ -29,6 +31,7 @@ node_tests=/usr/share/libonnx-testdata/data/node
 budget=15
 step_timeout=300
 skip_tests=0
+profile=()
 while [[ $# -gt 0 ]]; do
   case $1 in
     --bin) bin=$2; shift 2 ;;
@@ -37,6 +40,7 @@ while [[ $# -gt 0 ]]; do
     --budget) budget=$2; shift 2 ;;
     --step-timeout) step_timeout=$2; shift 2 ;;
     --skip-tests) skip_tests=1; shift ;;
+    --profile) profile=(--profile); shift ;;
     -h | --help) sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-suite.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
@@ -73,7 +77,7 @@ run_model() {  # NAME MODEL [collage-run options...]
   local name=$1 model=$2; shift 2
   echo "== $name"
   step "$out/logs/$name.log" "$collage_run" "$model" --compare --backends cuda,cublas,cudnn --tuning-budget "$budget" \
-    --db "$out/measurements.db" --json "$out/runs/$name.json" "$@"
+    --db "$out/measurements.db" --json "$out/runs/$name.json" "${profile[@]}" "$@"
   grep -E "^(collage|best single|runs|additive|gpu-suite)" "$out/logs/$name.log"
 }
 

@@ -78,6 +78,9 @@ const char* const kHelp =
     "                        run over and over (default: before each run the caches are written over\n"
     "                        as the rest of the model would, the L2 or, when the last-level cache cannot\n"
     "                        hold the model, the model's bytes, and the candidate's inputs read back)\n"
+    "  --cold-weights        on a GPU whose L2 cache holds less than twice the model's weights, time each\n"
+    "                        recorded launch of a candidate with weights after a read that evicts the L2\n"
+    "                        and a read of its inputs, taking their own time off (default: back to back)\n"
     "  --refine SECONDS      with --compare: refine collage's partitioning for this long by evolutionary\n"
     "                        search with the whole model's measured latency as fitness (\"collage+evo\")\n"
     "  --explain             for each partition, the alternatives the search had and why each lost\n"
@@ -113,6 +116,7 @@ struct Options {
   double refine = 0;
   bool cold_caches = false;
   bool warm_caches = false;
+  bool cold_weights = false;
   int threads = 1;
   bool record = true;
   bool ieee_denormals = false;
@@ -154,6 +158,8 @@ std::optional<int> parse(const std::vector<std::string>& args, Options& out) {
       out.cold_caches = true;
     } else if (a == "--warm-caches") {
       out.warm_caches = true;
+    } else if (a == "--cold-weights") {
+      out.cold_weights = true;
     } else if (a == "--explain") {
       out.explain = true;
     } else if (a == "--profile") {
@@ -300,6 +306,7 @@ KernelTimingOptions candidate_timing(const Options& options, const Graph& model)
   timing.timing.max_seconds = 0.5;
   timing.cold_caches = options.cold_caches;
   if (!options.warm_caches && !options.cold_caches) timing.model_bytes = model_cache_bytes(model);
+  if (options.cold_weights && !options.cold_caches) timing.model_weight_bytes = weight_bytes(model);
   if (!options.record) timing.recorded_launches = 0;
   timing.flush_denormals = !options.ieee_denormals;
   return timing;

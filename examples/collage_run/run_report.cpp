@@ -173,7 +173,8 @@ std::string format_profile(const collage::DataflowGraph<Graph>& dataflow, const 
                     ms(r.step_ms[k]).c_str(), ms(alone[k]).c_str(), ratio.c_str(), join(names, ", ").c_str());
       out += line;
     }
-    out += "  total " + ms(in_model) + " ms in the model (synchronised after each step), " + ms(measured_alone) +
+    out += "  total " + ms(in_model) + " ms in the model (device time between timers inside the replayed run where its device records, "
+           "else each step synchronised after it), " + ms(measured_alone) +
            " ms alone\n";
   }
   return out;

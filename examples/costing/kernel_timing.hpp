@@ -32,6 +32,14 @@ struct KernelTimingOptions {
   /// Smaller kernels are timed warm, as their weights and inputs are little of what they move.
   /// cold_caches takes precedence.
   std::size_t model_bytes = 0;
+  /// The bytes of the model's constants (its weights; weight_bytes), 0 for none (the default). On a
+  /// device that records whose kernels share a cache of less than twice that
+  /// (model_weights_outgrow), a kernel with constants is timed with its constants out of that
+  /// cache and its inputs in it, as in a model whose weights the cache cannot hold: each of its
+  /// recorded launches follows an eviction of the cache and a read of its inputs, whose own time
+  /// is taken off; a device that cannot do either makes the measurement fail. cold_caches takes
+  /// precedence.
+  std::size_t model_weight_bytes = 0;
   /// On a device that records (a GPU), the kernel's cost is what it adds inside a replayed
   /// recording: this many back-to-back launches are recorded once, and each timed replay's device
   /// time is divided by their number. 0: time single launches on the host's clock.
@@ -45,6 +53,13 @@ struct KernelTimingOptions {
 /// leave only the L2 between two of its runs); rounded up to a power of two MiB (so that models of
 /// about one size share measurements) and at most default_eviction_bytes().
 std::size_t model_cache_bytes(const Graph& model);
+
+/// The bytes of `model`'s constants (KernelTimingOptions::model_weight_bytes).
+std::size_t weight_bytes(const Graph& model);
+
+/// Whether the model's weights (options.model_weight_bytes) outgrow half the cache `device`'s
+/// kernels share (Device::cache_bytes), so that each kernel finds its weights out of it.
+bool model_weights_outgrow(const Device& device, const KernelTimingOptions& options);
 
 /// The cost in milliseconds of running `function` compiled by `backend` on `device`, with its
 /// spread and sample count: host wall time around one run and a synchronisation, or on a device

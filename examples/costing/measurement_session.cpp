@@ -20,7 +20,10 @@ std::string measuring_oracle_version(const BackendSet& backends, const DeviceSet
     const Device* device = devices.find(kind);
     if (device == nullptr) continue;
     version += "|" + device->name();
-    if (device->can_record() && timing.recorded_launches > 0 && !timing.cold_caches) version += " in recorded graphs";
+    if (device->can_record() && timing.recorded_launches > 0 && !timing.cold_caches) {
+      version += " in recorded graphs";
+      if (model_weights_outgrow(*device, timing)) version += ", weights out of its cache";
+    }
   }
   for (const auto& backend : backends.all()) {
     if (std::string c = backend->configuration(); !c.empty()) version += "|" + backend->name() + " " + c;
@@ -39,6 +42,10 @@ collage::Result<std::unique_ptr<MeasurementSession>> MeasurementSession::open(co
   MeasurementSession& s = *session;
   s.cold_caches_ = timing.cold_caches;
   s.model_bytes_ = timing.model_bytes;
+  if (const Device* gpu = devices.find(DeviceKind::cuda);
+      gpu != nullptr && gpu->can_record() && timing.recorded_launches > 0 && !timing.cold_caches) {
+    s.cold_weights_ = model_weights_outgrow(*gpu, timing);
+  }
   s.measuring_ = make_measuring_oracle(backends, devices, timing, &s.measured_);
   if (wrap) s.measuring_ = wrap(std::move(s.measuring_), &s.measured_);
   collage::CostOracle<Graph>* front = s.measuring_.get();
@@ -72,6 +79,7 @@ std::string MeasurementSession::describe() const {
   if (model_bytes_ > 0) {
     out += ", " + std::to_string(model_bytes_ >> 20) + " MiB through the CPU caches before each run of one with large weights";
   }
+  if (cold_weights_) out += ", the GPU's weights out of its L2 cache as in the model";
   if (store_) {
     auto n = store_->size();
     out += "; " + store_->describe() + ", " + (n.ok() ? std::to_string(*n) : "?") + " entries";

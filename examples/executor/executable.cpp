@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <functional>
 #include <map>
 #include <utility>
 
@@ -195,6 +196,14 @@ Result<Executable> Executable::compile(const collage::DataflowGraph<Graph>& data
   std::vector<int> input_position(model.size(), -1);
   for (std::size_t k = 0; k < model.inputs().size(); ++k) input_position[static_cast<std::size_t>(model.inputs()[k])] = static_cast<int>(k);
 
+  std::vector<Function> functions;
+  std::vector<std::string> targets;
+  for (const collage::Candidate& part : partitioning.parts) {
+    functions.push_back(extract_function(dataflow, part.sub_graph));
+    targets.emplace_back(part.target);
+  }
+  prepare_all(backends, devices, targets, functions);
+
   int step = 0;  // step 0 uploads the inputs
   for (std::size_t k = 0; k < partitioning.parts.size(); ++k) {
     const collage::Candidate& part = partitioning.parts[k];
@@ -207,7 +216,7 @@ Result<Executable> Executable::compile(const collage::DataflowGraph<Graph>& data
     if (!device->available()) {
       return Error{ErrorCode::invalid_argument, part_name(dataflow, k, part) + ": " + device->unavailable_reason()};
     }
-    Function function = extract_function(dataflow, part.sub_graph);
+    const Function& function = functions[k];
     Result<std::unique_ptr<Kernel>> kernel = backend->compile(function, *device);
     if (!kernel.ok()) return Error{kernel.error().code, part_name(dataflow, k, part) + ": " + kernel.error().message};
 
@@ -325,11 +334,22 @@ Status Executable::execute(std::vector<double>* step_seconds) {
     return synchronize_all();
   }
   step_seconds->resize(s.steps.size(), 0.0);
-  for (std::size_t k = 0; k < s.steps.size(); ++k) {
-    const auto started = std::chrono::steady_clock::now();
-    if (Status st = s.run_step(k); !st.ok()) return st;
-    if (Status st = synchronize_all(); !st.ok()) return st;
-    (*step_seconds)[k] += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  for (const State::Segment& segment : s.segments) {
+    if (segment.device != nullptr) {
+      std::vector<std::function<Status()>> regions;
+      for (std::size_t k = segment.first; k < segment.end; ++k) regions.emplace_back([&s, k] { return s.run_step(k); });
+      Result<std::vector<double>> seconds = segment.device->time_regions(regions);
+      if (seconds.ok()) {
+        for (std::size_t k = segment.first; k < segment.end; ++k) (*step_seconds)[k] += (*seconds)[k - segment.first];
+        continue;
+      }
+    }
+    for (std::size_t k = segment.first; k < segment.end; ++k) {
+      const auto started = std::chrono::steady_clock::now();
+      if (Status st = s.run_step(k); !st.ok()) return st;
+      if (Status st = synchronize_all(); !st.ok()) return st;
+      (*step_seconds)[k] += std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    }
   }
   return Status::success();
 }

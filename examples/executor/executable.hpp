@@ -80,9 +80,12 @@ class Executable {
   collage::Status set_inputs(const std::vector<Tensor>& inputs);
   /// Runs every step once and waits for the devices. Inputs must have been set. Segments that can
   /// be recorded are recorded on their first run and replayed after that. With `step_seconds`,
-  /// each step is launched alone and followed by a device synchronisation, and its wall-clock time
-  /// is added to (*step_seconds)[step] (resized to steps().size()): a per-partition profile of the
-  /// model, to set against the costs measured in isolation.
+  /// each step runs alone and its time is added to (*step_seconds)[step] (resized to
+  /// steps().size()): a per-partition profile of the model, to set against the costs measured in
+  /// isolation. The steps of a segment its device records are timed together in device time
+  /// (Device::time_regions: on a GPU, timers between them inside the replayed recording), so each
+  /// gets what it adds to the run; any other step is launched and followed by a device
+  /// synchronisation, in wall-clock time.
   collage::Status execute(std::vector<double>* step_seconds = nullptr);
   /// Downloads the model outputs (graph.outputs() order).
   collage::Result<std::vector<Tensor>> outputs() const;

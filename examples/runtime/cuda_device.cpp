@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <map>
 #include <utility>
+#include <vector>
 
 #if TC_HAVE_CUDA
 #include <cuda_runtime_api.h>
@@ -27,6 +28,15 @@ struct CudaDevice::State {
   cudaStream_t stream = nullptr;
   cudaEvent_t start = nullptr;
   cudaEvent_t stop = nullptr;
+  /// The timers time_regions() records between regions (made as needed).
+  std::vector<cudaEvent_t> marks;
+  /// The read kernel (kReadPtx), loaded at its first use; `read_failure` says why it could not be.
+  cudaLibrary_t reader = nullptr;
+  cudaKernel_t read = nullptr;
+  std::string read_failure;
+  /// Written by the read kernel only in a case that does not arise (see kReadPtx).
+  Buffer sink;
+  int multiprocessors = 1;
 #endif
   Buffer workspace;
   /// Written over by evict_caches(): twice the L2 cache.
@@ -84,6 +94,70 @@ Status check_range(const char* what, const Buffer& buffer, std::size_t offset, s
 
 char* at(const Buffer& buffer, std::size_t offset) { return static_cast<char*>(buffer.data) + offset; }
 
+/// The device's read kernel, tc_read(const float4* p, unsigned long long n4, float* sink): reads
+/// p[0..n4) in a grid-stride loop and sums the values, writing the sum to *sink only if it is
+/// exactly 1.5e38 (never, for the buffers it reads), so that the loads are not dropped. Compiled by
+/// `nvcc -arch=compute_75 -ptx` (CUDA 13) from that CUDA C++, its PTX version lowered to 7.0 so
+/// that drivers since CUDA 11 load it; checked with ptxas for sm_75 and sm_90.
+constexpr const char* kReadPtx = R"ptx(
+.version 7.0
+.target sm_75
+.address_size 64
+
+.visible .entry tc_read(
+	.param .u64 tc_read_param_0,
+	.param .u64 tc_read_param_1,
+	.param .u64 tc_read_param_2
+)
+{
+	.reg .pred 	%p<4>;
+	.reg .f32 	%f<16>;
+	.reg .b32 	%r<6>;
+	.reg .b64 	%rd<17>;
+
+	ld.param.u64 	%rd8, [tc_read_param_0];
+	ld.param.u64 	%rd9, [tc_read_param_1];
+	ld.param.u64 	%rd10, [tc_read_param_2];
+	mov.u32 	%r1, %ctaid.x;
+	mov.u32 	%r2, %ntid.x;
+	cvt.u64.u32 	%rd1, %r2;
+	mul.wide.u32 	%rd11, %r1, %r2;
+	mov.u32 	%r3, %tid.x;
+	cvt.u64.u32 	%rd12, %r3;
+	add.s64 	%rd16, %rd11, %rd12;
+	setp.ge.u64 	%p1, %rd16, %rd9;
+	@%p1 bra 	$L__BB0_5;
+
+	mov.u32 	%r4, %nctaid.x;
+	cvt.u64.u32 	%rd13, %r4;
+	mul.lo.s64 	%rd3, %rd13, %rd1;
+	cvta.to.global.u64 	%rd4, %rd10;
+	cvta.to.global.u64 	%rd5, %rd8;
+	mov.f32 	%f15, 0f00000000;
+
+$L__BB0_2:
+	shl.b64 	%rd14, %rd16, 4;
+	add.s64 	%rd15, %rd5, %rd14;
+	ld.global.nc.v4.f32 	{%f4, %f5, %f6, %f7}, [%rd15];
+	add.f32 	%f12, %f4, %f5;
+	add.f32 	%f13, %f6, %f12;
+	add.f32 	%f14, %f7, %f13;
+	add.f32 	%f15, %f15, %f14;
+	add.s64 	%rd16, %rd16, %rd3;
+	setp.lt.u64 	%p2, %rd16, %rd9;
+	@%p2 bra 	$L__BB0_2;
+
+	setp.neu.f32 	%p3, %f15, 0f7EE1B1E6;
+	@%p3 bra 	$L__BB0_5;
+
+	mov.u32 	%r5, 2128720358;
+	st.global.u32 	[%rd4], %r5;
+
+$L__BB0_5:
+	ret;
+}
+)ptx";
+
 }  // namespace
 
 CudaDevice::CudaDevice(int ordinal) : state_(std::make_unique<State>()) {
@@ -115,6 +189,7 @@ CudaDevice::CudaDevice(int ordinal) : state_(std::make_unique<State>()) {
   }
   s.capability = prop.major * 10 + prop.minor;
   s.l2_bytes = static_cast<std::size_t>(prop.l2CacheSize);
+  s.multiprocessors = std::max(1, prop.multiProcessorCount);
   s.name = std::string("cuda: ") + prop.name + " (sm_" + std::to_string(s.capability) + ")";
 }
 
@@ -123,8 +198,11 @@ CudaDevice::~CudaDevice() {
   s.contexts.clear();
   if (s.workspace.data != nullptr) (void)cudaFree(s.workspace.data);
   if (s.eviction.data != nullptr) (void)cudaFree(s.eviction.data);
+  if (s.sink.data != nullptr) (void)cudaFree(s.sink.data);
+  if (s.reader != nullptr) (void)cudaLibraryUnload(s.reader);
   if (s.start != nullptr) (void)cudaEventDestroy(s.start);
   if (s.stop != nullptr) (void)cudaEventDestroy(s.stop);
+  for (cudaEvent_t e : s.marks) (void)cudaEventDestroy(e);
   if (s.stream != nullptr) (void)cudaStreamDestroy(s.stream);
   (void)cudaGetLastError();
 }
@@ -236,14 +314,119 @@ Result<double> CudaDevice::time_seconds(const std::function<Status()>& region) {
   return *ms * 1e-3;
 }
 
+Result<std::vector<double>> CudaDevice::time_regions(const std::vector<std::function<Status()>>& regions) {
+  if (!available()) return state_->unavailable();
+  State& s = *state_;
+  while (s.marks.size() < regions.size() + 1) {
+    cudaEvent_t e = nullptr;
+    if (Status st = cuda_check(cudaEventCreate(&e), "creating an event"); !st.ok()) return st.error();
+    s.marks.push_back(e);
+  }
+  Status region_failed;
+  auto launch = [&](unsigned flags) -> Status {
+    for (std::size_t k = 0; k <= regions.size(); ++k) {
+      if (Status st = cuda_check(cudaEventRecordWithFlags(s.marks[k], s.stream, flags), "recording an event"); !st.ok()) {
+        return st;
+      }
+      if (k == regions.size()) break;
+      if (region_failed = regions[k](); !region_failed.ok()) return region_failed;
+    }
+    return Status::success();
+  };
+  auto read = [&]() -> Result<std::vector<double>> {
+    if (Status st = synchronize(); !st.ok()) return st.error();
+    std::vector<double> out;
+    for (std::size_t k = 0; k < regions.size(); ++k) {
+      float ms = 0.0f;
+      if (Status st = cuda_check(cudaEventElapsedTime(&ms, s.marks[k], s.marks[k + 1]), "reading a timer"); !st.ok()) {
+        return st.error();
+      }
+      out.push_back(static_cast<double>(ms) * 1e-3);
+    }
+    return out;
+  };
+  // Recorded: the timers become event nodes of the graph; the first replay uploads it.
+  if (begin_recording().ok()) {
+    const Status launched = launch(cudaEventRecordExternal);
+    Result<std::unique_ptr<Recording>> recording = end_recording();
+    if (!region_failed.ok()) return region_failed.error();
+    if (launched.ok() && recording.ok() && (*recording)->replay().ok() && (*recording)->replay().ok()) {
+      Result<std::vector<double>> seconds = read();
+      if (seconds.ok()) return seconds;
+    }
+    (void)cudaGetLastError();
+  }
+  if (Status st = launch(cudaEventRecordDefault); !st.ok()) return st.error();
+  return read();
+}
+
+std::size_t CudaDevice::cache_bytes() const { return state_->l2_bytes; }
+
+namespace {
+
+/// The error of loading or allocating for `what` while a stream capture is under way (it would end
+/// the capture).
+Error needed_before_recording(const std::string& what) {
+  return Error{ErrorCode::invalid_argument, "cuda: " + what + " needs one call outside a recording first"};
+}
+
+}  // namespace
+
+bool CudaDevice::recording() const {
+  cudaStreamCaptureStatus status = cudaStreamCaptureStatusNone;
+  return cudaStreamIsCapturing(state_->stream, &status) == cudaSuccess && status != cudaStreamCaptureStatusNone;
+}
+
+Status CudaDevice::read_into_caches(const void* data, std::size_t bytes) {
+  State& s = *state_;
+  if (s.read == nullptr && s.read_failure.empty()) {
+    if (recording()) return needed_before_recording("reading memory into the caches");
+    Status st = cuda_check(cudaLibraryLoadData(&s.reader, kReadPtx, nullptr, nullptr, 0, nullptr, nullptr, 0),
+                           "loading the read kernel");
+    if (st.ok()) st = cuda_check(cudaLibraryGetKernel(&s.read, s.reader, "tc_read"), "finding the read kernel");
+    if (st.ok() && s.sink.data == nullptr) {
+      Result<Buffer> sink = allocate(sizeof(float));
+      if (sink.ok()) s.sink = *sink;
+      st = sink.ok() ? Status::success() : Status(sink.error());
+    }
+    if (!st.ok()) {
+      s.read = nullptr;
+      s.read_failure = st.message();
+    }
+  }
+  if (s.read == nullptr) return Error{ErrorCode::io, s.read_failure};
+  const auto begin = (reinterpret_cast<std::uintptr_t>(data) + 15) / 16 * 16;
+  const auto end = (reinterpret_cast<std::uintptr_t>(data) + bytes) / 16 * 16;
+  if (end <= begin) return Status::success();
+  void* first = reinterpret_cast<void*>(begin);
+  unsigned long long quads = (end - begin) / 16;
+  constexpr unsigned kThreads = 256;
+  const unsigned long long wanted = (quads + kThreads - 1) / kThreads;
+  const dim3 grid(static_cast<unsigned>(std::min<unsigned long long>(wanted, 4ull * static_cast<unsigned>(s.multiprocessors))));
+  void* args[] = {&first, &quads, &s.sink.data};
+  return cuda_check(cudaLaunchKernel(reinterpret_cast<const void*>(s.read), grid, dim3(kThreads), args, 0, s.stream),
+                    "reading memory into the caches");
+}
+
+Status CudaDevice::touch(const void* data, std::size_t bytes) {
+  if (!available()) return state_->unavailable();
+  return read_into_caches(data, bytes);
+}
+
 Status CudaDevice::evict_caches() {
   if (!available()) return state_->unavailable();
   Buffer& b = state_->eviction;
   if (b.data == nullptr) {
+    if (recording()) return needed_before_recording("evicting the L2 cache");
     Result<Buffer> made = allocate(2 * std::max<std::size_t>(state_->l2_bytes, std::size_t{1} << 20));
     if (!made.ok()) return Error{made.error().code, made.error().message + " (to evict the L2 cache)"};
     b = *made;
+    if (Status st = cuda_check(cudaMemsetAsync(b.data, 0, b.bytes, state_->stream), "evicting the L2 cache"); !st.ok()) {
+      return st;
+    }
   }
+  // Reading leaves clean lines that later work drops without writing them back.
+  if (read_into_caches(b.data, b.bytes).ok()) return Status::success();
   return cuda_check(cudaMemsetAsync(b.data, 0, b.bytes, state_->stream), "evicting the L2 cache");
 }
 
@@ -284,9 +467,14 @@ Status CudaDevice::copy(const Buffer&, std::size_t, const Buffer&, std::size_t, 
 }
 Status CudaDevice::synchronize() { return state_->unavailable(); }
 Result<double> CudaDevice::time_ms(const std::function<Status()>&) { return state_->unavailable(); }
+Result<std::vector<double>> CudaDevice::time_regions(const std::vector<std::function<Status()>>&) {
+  return state_->unavailable();
+}
 Status CudaDevice::reserve_workspace(std::size_t) { return state_->unavailable(); }
 Result<double> CudaDevice::time_seconds(const std::function<Status()>&) { return state_->unavailable(); }
 Status CudaDevice::evict_caches() { return state_->unavailable(); }
+std::size_t CudaDevice::cache_bytes() const { return 0; }
+Status CudaDevice::touch(const void*, std::size_t) { return state_->unavailable(); }
 Status CudaDevice::begin_recording() { return state_->unavailable(); }
 Result<std::unique_ptr<Recording>> CudaDevice::end_recording() { return state_->unavailable(); }
 

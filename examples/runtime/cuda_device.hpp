@@ -54,8 +54,18 @@ class CudaDevice final : public Device {
   bool can_record() const override { return available(); }
   /// GPU time from events recorded on the stream around `region` (time_ms).
   collage::Result<double> time_seconds(const std::function<collage::Status()>& region) override;
-  /// A cudaMemsetAsync over a buffer twice the L2 cache's size (allocated at the first call).
+  /// The regions recorded as one graph with an event recorded between each two, replayed; where
+  /// recording fails, launched on the stream with the events between them.
+  collage::Result<std::vector<double>> time_regions(
+      const std::vector<std::function<collage::Status()>>& regions) override;
+  /// A read of a buffer twice the L2 cache's size (allocated at the first call, which must not be
+  /// made while recording) by a kernel of the device's own; where that kernel cannot be loaded, a
+  /// cudaMemsetAsync over the buffer.
   collage::Status evict_caches() override;
+  /// The L2 cache's size.
+  std::size_t cache_bytes() const override;
+  /// Reads the 16-byte-aligned part of [data, data + bytes) with the device's read kernel.
+  collage::Status touch(const void* data, std::size_t bytes) override;
   collage::Status begin_recording() override;
   collage::Result<std::unique_ptr<Recording>> end_recording() override;
 
@@ -81,6 +91,14 @@ class CudaDevice final : public Device {
                                                  const std::function<collage::Result<std::shared_ptr<void>>()>& make);
 
  private:
+  /// Whether work launched on the stream is being recorded (then nothing may be loaded or
+  /// allocated: that would end the recording).
+  bool recording() const;
+  /// Launches the read kernel over the 16-byte-aligned part of [data, data + bytes) (touch,
+  /// evict_caches); an error when the kernel cannot be loaded, or is not yet and a recording is
+  /// under way.
+  collage::Status read_into_caches(const void* data, std::size_t bytes);
+
   struct State;
   std::unique_ptr<State> state_;
 };

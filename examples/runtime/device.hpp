@@ -9,6 +9,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include <collage/support/result.hpp>
 
@@ -69,11 +70,23 @@ class Device {
   /// wall-clock time of `region` and a synchronize(); a device with its own timers (CUDA events)
   /// counts only the time its work ran.
   virtual collage::Result<double> time_seconds(const std::function<collage::Status()>& region);
+  /// Seconds of device time of each of `regions` (each launches work on this device), launched
+  /// one after another as a model's run launches its steps: one value per region, in order. By
+  /// default each region is timed alone (time_seconds); a GPU records them as one graph with a
+  /// timer between each two and replays it, so that each value is what the region adds inside the
+  /// replayed run.
+  virtual collage::Result<std::vector<double>> time_regions(
+      const std::vector<std::function<collage::Status()>>& regions);
 
-  /// Evicts what earlier work left in the device's caches, queued like a kernel (on a GPU, a write
-  /// over a buffer twice the size of its L2 cache), so that the next work starts cold. An error
-  /// when the device cannot.
+  /// Evicts what earlier work left in the device's caches, queued like a kernel (on a GPU, a read
+  /// of a buffer twice the size of its L2 cache, which leaves no lines to write back), so that the
+  /// next work starts cold. An error when the device cannot.
   virtual collage::Status evict_caches();
+  /// The bytes of the cache this device's kernels share (a GPU's L2 cache), 0 when not known.
+  virtual std::size_t cache_bytes() const { return 0; }
+  /// Reads `bytes` of this device's memory at `data`, queued like a kernel, so that they are in
+  /// its caches as a kernel's outputs are for the kernel after it. An error when the device cannot.
+  virtual collage::Status touch(const void* data, std::size_t bytes);
 
   /// Whether the device can record the work launched on it and replay it (begin_recording).
   virtual bool can_record() const { return false; }
@@ -84,6 +97,11 @@ class Device {
   /// (the device then runs work as it is launched again, and nothing recorded has run).
   virtual collage::Result<std::unique_ptr<Recording>> end_recording();
 };
+
+/// `launches` back-to-back runs of `launch` recorded on `device`: the recording, or the first
+/// error (of recording, or of a launch).
+collage::Result<std::unique_ptr<Recording>> record_launches(Device& device, std::size_t launches,
+                                                            const std::function<collage::Status()>& launch);
 
 /// A buffer released when the owner goes (or when reset).
 class OwnedBuffer {

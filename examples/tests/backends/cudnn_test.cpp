@@ -16,6 +16,7 @@
 #include "backends/cudnn/cudnn_plan.hpp"
 #include "backends/registry.hpp"
 #include "backends/gpu_test_support.hpp"
+#include "costing/kernel_timing.hpp"
 #include "runtime/cpu_device.hpp"
 #include "driver/configurations.hpp"
 #include "executor/executable.hpp"
@@ -483,6 +484,20 @@ TEST_F(CudnnGpu, AKernelRunsAgainWithOtherInputs) {
     testing::expect_kernel_matches_reference(*make_cudnn_backend(), testing::cuda_device(), g, "seed " + std::to_string(seed),
                                              1e-3, 1e-4, seed);
   }
+}
+
+TEST_F(CudnnGpu, AConvolutionIsTimedWithItsWeightsOutOfTheL2OnADeviceThatHasNotReadBefore) {
+  GraphBuilder b;
+  const int conv = b.op(Op::conv, {b.input({1, 64, 14, 14}), b.weight({64, 64, 3, 3})},
+                        conv_attributes({1, 1, 1, 1}, {1, 1}, {1, 1}));
+  const Function function = whole_model_function(b.done(b.op(Op::relu, {conv})));
+  CudaDevice fresh(0);  // its read kernel and eviction buffer are made by the measurement
+  KernelTimingOptions options;
+  options.model_weight_bytes = fresh.cache_bytes();
+  ASSERT_TRUE(model_weights_outgrow(fresh, options));
+  collage::Result<collage::Measurement> cold = time_function(function, *make_cudnn_backend(), fresh, options);
+  ASSERT_TRUE(cold.ok()) << cold.error().message;
+  EXPECT_GT(cold->cost.raw(), 0.0);
 }
 
 TEST_F(CudnnGpu, AModelRunsAcrossTheCpuAndTheGpu) {

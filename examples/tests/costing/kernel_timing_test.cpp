@@ -38,6 +38,48 @@ TEST(KernelTiming, OnADeviceThatRecordsAKernelCostsItsDeviceTimePerLaunchInsideA
   EXPECT_GE(device.replays, 4);  // the warm-up and at least three timed replays
 }
 
+TEST(KernelTiming, WhereTheModelsWeightsOutgrowTheDevicesCacheEachRecordedLaunchFindsItsWeightsCold) {
+  const Function function = whole_model_function(testing::residual_block());
+  ASSERT_GT(weight_bytes(function.graph), 0u);
+  testing::TapeBackend backend("taped");
+  testing::TapeDevice device;
+  device.cache = std::size_t{1} << 20;
+  device.replay_seconds = 1e-4;
+  device.launch_seconds = 2e-3;
+  KernelTimingOptions options = quick();
+  options.model_weight_bytes = device.cache;  // more than half the cache
+  ASSERT_TRUE(model_weights_outgrow(device, options));
+  collage::Result<collage::Measurement> cold = time_function(function, backend, device, options);
+  ASSERT_TRUE(cold.ok()) << cold.error().message;
+  // The recording of evictions and input reads alone is taken off: 2 ms a launch.
+  EXPECT_NEAR(cold->cost.raw(), 2.0, 1e-9);
+  EXPECT_EQ(device.begun, 2);
+  EXPECT_GT(device.evictions, 0);
+  EXPECT_EQ(device.touches, device.evictions * static_cast<int>(function.graph.inputs().size()));
+
+  // Weights the cache holds: launches back to back, warm.
+  testing::TapeDevice warm_device;
+  warm_device.cache = device.cache;
+  warm_device.replay_seconds = 1e-4;
+  warm_device.launch_seconds = 2e-3;
+  options.model_weight_bytes = device.cache / 2;
+  ASSERT_FALSE(model_weights_outgrow(warm_device, options));
+  collage::Result<collage::Measurement> warm = time_function(function, backend, warm_device, options);
+  ASSERT_TRUE(warm.ok()) << warm.error().message;
+  EXPECT_NEAR(warm->cost.raw(), (1e-4 / 16 + 2e-3) * 1e3, 1e-9);
+  EXPECT_EQ(warm_device.begun, 1);
+  EXPECT_EQ(warm_device.evictions, 0);
+
+  // A device that cannot read the inputs in fails the measurement, saying why.
+  testing::TapeDevice refusing;
+  refusing.cache = device.cache;
+  refusing.refuse_touch = true;
+  options.model_weight_bytes = device.cache;
+  collage::Result<collage::Measurement> failed = time_function(function, backend, refusing, options);
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().message, "tape: cannot touch");
+}
+
 TEST(KernelTiming, WithoutRecordedLaunchesAKernelIsTimedOnTheHostClock) {
   const Function function = whole_model_function(testing::residual_block());
   testing::TapeBackend backend("taped");

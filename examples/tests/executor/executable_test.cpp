@@ -210,6 +210,32 @@ TEST_F(RecordingFixture, ARecordingThatFailsIsNotedAndTheStepsRunOneByOne) {
   for (const SegmentInfo& segment : exe->segments()) EXPECT_FALSE(segment.recorded);
 }
 
+TEST_F(RecordingFixture, AProfileTimesEachRecordedSegmentsStepsTogetherOnItsDeviceAndTheRestAlone) {
+  tape.region_seconds = 0.001;
+  auto exe = Executable::compile(dataflow, partitioning, backends, devices);
+  ASSERT_TRUE(exe.ok()) << exe.error().message;
+  ASSERT_TRUE(exe->set_inputs(testing::random_inputs(model, 3)).ok());
+  std::vector<double> seconds;
+  ASSERT_TRUE(exe->execute(&seconds).ok());
+  ASSERT_TRUE(exe->execute(&seconds).ok());
+  ASSERT_EQ(seconds.size(), exe->steps().size());
+  int recorded_segments = 0;
+  for (const SegmentInfo& segment : exe->segments()) {
+    recorded_segments += segment.recorded;
+    for (std::size_t k = segment.first_step; k < segment.end_step; ++k) {
+      if (segment.recorded) {
+        EXPECT_DOUBLE_EQ(seconds[k], 2 * 0.001) << "step " << k + 1;
+      } else {
+        EXPECT_GT(seconds[k], 0.0) << "step " << k + 1;
+        EXPECT_LT(seconds[k], 1.0) << "step " << k + 1;
+      }
+    }
+  }
+  ASSERT_GT(recorded_segments, 0);
+  EXPECT_EQ(tape.timed_sequences, 2 * recorded_segments);
+  expect_matches_reference(model, *exe, 24);
+}
+
 TEST(Executable, ErrorsNameThePart) {
   const Graph model = testing::residual_block();
   auto dataflow = DataflowGraph::build(model);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
 #include <numeric>
 #include <vector>
 
@@ -163,6 +164,43 @@ TEST_F(CudaDeviceGpu, TimesARegionOnTheStream) {
   collage::Result<double> failed = device.time_ms([] { return collage::Status(collage::Error{collage::ErrorCode::io, "x"}); });
   ASSERT_FALSE(failed.ok());
   EXPECT_EQ(failed.error().message, "x");
+}
+
+TEST_F(CudaDeviceGpu, TimesRegionsOneAfterAnotherInsideOneReplayedRecording) {
+  CudaDevice& device = cuda_device();
+  collage::Result<OwnedBuffer> a = allocate_owned(device, std::size_t{64} << 20);
+  collage::Result<OwnedBuffer> b = allocate_owned(device, std::size_t{64} << 20);
+  ASSERT_TRUE(a.ok() && b.ok());
+  auto copy = [&](std::size_t bytes) { return [&, bytes] { return device.copy(b->get(), 0, a->get(), 0, bytes); }; };
+  collage::Result<std::vector<double>> seconds = device.time_regions({copy(4096), copy(a->get().bytes), copy(4096)});
+  ASSERT_TRUE(seconds.ok()) << seconds.error().message;
+  ASSERT_EQ(seconds->size(), 3u);
+  for (double s : *seconds) EXPECT_GT(s, 0.0);
+  EXPECT_GT((*seconds)[1], 4 * (*seconds)[0]);  // 64 MiB against 4 KiB
+  collage::Result<std::vector<double>> failed =
+      device.time_regions({copy(4096), [] { return collage::Status(collage::Error{collage::ErrorCode::io, "x"}); }});
+  ASSERT_FALSE(failed.ok());
+  EXPECT_EQ(failed.error().message, "x");
+  EXPECT_TRUE(device.synchronize().ok());
+}
+
+TEST_F(CudaDeviceGpu, ReadsMemoryIntoItsCacheAndEvictsTheCacheByReading) {
+  CudaDevice& device = cuda_device();
+  EXPECT_GT(device.cache_bytes(), 0u);
+  collage::Result<OwnedBuffer> a = allocate_owned(device, (std::size_t{1} << 20) + 12);
+  ASSERT_TRUE(a.ok());
+  EXPECT_TRUE(device.touch(a->get().data, a->get().bytes).ok());
+  EXPECT_TRUE(device.touch(static_cast<char*>(a->get().data) + 4, 8).ok());  // no aligned 16 bytes: nothing read
+  EXPECT_TRUE(device.evict_caches().ok());
+  EXPECT_TRUE(device.synchronize().ok());
+  // Both record, as the oracle's cold-weight timing needs.
+  collage::Result<std::unique_ptr<Recording>> recorded = record_launches(device, 2, [&] {
+    collage::Status st = device.evict_caches();
+    return st.ok() ? device.touch(a->get().data, a->get().bytes) : st;
+  });
+  ASSERT_TRUE(recorded.ok()) << recorded.error().message;
+  EXPECT_TRUE((*recorded)->replay().ok());
+  EXPECT_TRUE(device.synchronize().ok());
 }
 
 TEST_F(CudaDeviceGpu, TheWorkspaceOnlyGrows) {

@@ -44,18 +44,37 @@ class TapeDevice final : public Device {
     return host_.copy(dst, d, src, s, bytes);
   }
   collage::Status synchronize() override { return collage::Status::success(); }
-  /// Device time: `replay_seconds` per recording replayed inside `region` when set, else the
-  /// default (wall clock).
+  /// Device time: `replay_seconds` per recording replayed and `launch_seconds` per kernel run
+  /// inside `region` when either is set, else the default (wall clock).
   collage::Result<double> time_seconds(const std::function<collage::Status()>& region) override {
     ++timed;
-    if (replay_seconds <= 0) return Device::time_seconds(region);
-    const int before = replays;
+    if (replay_seconds <= 0 && launch_seconds <= 0) return Device::time_seconds(region);
+    const int replays_before = replays;
+    const int runs_before = kernel_runs;
     if (collage::Status st = region(); !st.ok()) return st.error();
-    return replay_seconds * (replays - before);
+    return replay_seconds * (replays - replays_before) + launch_seconds * (kernel_runs - runs_before);
+  }
+
+  /// Device time of regions run one after another: `region_seconds` each when set, else the
+  /// default (each timed alone).
+  collage::Result<std::vector<double>> time_regions(
+      const std::vector<std::function<collage::Status()>>& regions) override {
+    ++timed_sequences;
+    if (region_seconds <= 0) return Device::time_regions(regions);
+    for (const auto& region : regions) {
+      if (collage::Status st = region(); !st.ok()) return st.error();
+    }
+    return std::vector<double>(regions.size(), region_seconds);
   }
 
   collage::Status evict_caches() override {
     ++evictions;
+    return collage::Status::success();
+  }
+  std::size_t cache_bytes() const override { return cache; }
+  collage::Status touch(const void*, std::size_t) override {
+    ++touches;
+    if (refuse_touch) return collage::Error{collage::ErrorCode::io, "tape: cannot touch"};
     return collage::Status::success();
   }
 
@@ -73,16 +92,28 @@ class TapeDevice final : public Device {
   }
 
   bool recording() const { return recording_; }
+  /// Runs a kernel's `work`, or records it while recording.
   void launch(std::function<void()> work) {
-    if (recording_) {
-      tape_.push_back(std::move(work));
-    } else {
+    auto counted = [this, work = std::move(work)] {
+      ++kernel_runs;
       work();
+    };
+    if (recording_) {
+      tape_.push_back(std::move(counted));
+    } else {
+      counted();
     }
   }
 
   bool refuse = false;
+  bool refuse_touch = false;
   double replay_seconds = 0;
+  double launch_seconds = 0;
+  double region_seconds = 0;
+  std::size_t cache = 0;
+  int kernel_runs = 0;
+  int touches = 0;
+  int timed_sequences = 0;
   int begun = 0;
   int replays = 0;
   int timed = 0;
