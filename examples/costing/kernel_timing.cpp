@@ -88,6 +88,8 @@ std::size_t constant_bytes(const Graph& graph) {
 /// the device's cache, which costs far more than most kernels, so fewer launches keep the
 /// measurement short.
 constexpr std::size_t kColdWeightLaunches = 4;
+/// Timed replays of the evictions and reads alone, whose median is taken off.
+constexpr int kBaselineReplays = 5;
 
 /// The device time per launch of `kernel` with its constants out of the device's cache and its
 /// inputs in it, as inside a model whose weights outgrow the cache: a recording of launches, each
@@ -115,11 +117,12 @@ collage::Result<collage::Measurement> time_with_cold_weights(Kernel& kernel, Dev
     return st.ok() ? kernel.run(inputs, outputs) : st;
   });
   if (!running.ok()) return running.error();
+  if (collage::Status st = (*setting)->replay(); !st.ok()) return st.error();  // the first replay uploads it
   std::vector<double> setting_seconds;
-  for (int k = 0; k < 6; ++k) {  // the first replay uploads the recording
+  for (int k = 0; k < kBaselineReplays; ++k) {
     collage::Result<double> t = device.time_seconds([&] { return (*setting)->replay(); });
     if (!t.ok()) return t.error();
-    if (k > 0) setting_seconds.push_back(*t);
+    setting_seconds.push_back(*t);
   }
   std::sort(setting_seconds.begin(), setting_seconds.end());
   const double baseline = setting_seconds[setting_seconds.size() / 2];

@@ -95,8 +95,8 @@ Status check_range(const char* what, const Buffer& buffer, std::size_t offset, s
 char* at(const Buffer& buffer, std::size_t offset) { return static_cast<char*>(buffer.data) + offset; }
 
 /// The device's read kernel, tc_read(const float4* p, unsigned long long n4, float* sink): reads
-/// p[0..n4) in a grid-stride loop and sums the values, writing the sum to *sink only if it is
-/// exactly 1.5e38 (never, for the buffers it reads), so that the loads are not dropped. Compiled by
+/// p[0..n4) in a grid-stride loop and sums the values, writing the sum to *sink (the device's own
+/// scratch float) only if it is exactly 1.5e38, so that the loads cannot be dropped. Compiled by
 /// `nvcc -arch=compute_75 -ptx` (CUDA 13) from that CUDA C++, its PTX version lowered to 7.0 so
 /// that drivers since CUDA 11 load it; checked with ptxas for sm_75 and sm_90.
 constexpr const char* kReadPtx = R"ptx(
