@@ -6,7 +6,7 @@
 # (fp32, TF32 off). Writes OUT/gpu-suite.json and the table OUT/gpu-suite.md (scripts/gpu/summary.py).
 #
 #   scripts/gpu-suite.sh [--bin DIR] [--out DIR] [--node-tests DIR] [--budget SECONDS] [--step-timeout SECONDS]
-#                        [--skip-tests] [--profile]
+#                        [--skip-tests] [--profile] [--cold-weights]
 #
 #   --bin DIR         where collage-run, tc_tests, tc-onnx-conformance and tc-make-models are (default:
 #                     a Release build made here, build/gpu-suite); a folder packed by gpu-bundle.sh
@@ -20,6 +20,8 @@
 #   --skip-tests      leave out the GPU tests and the node tests (models only)
 #   --profile         also profile each configuration of each model (collage-run --profile: each step's
 #                     device time inside the replayed run against its cost measured alone)
+#   --cold-weights    time candidates with their weights out of the L2 where the model's weights outgrow
+#                     half of it (collage-run --cold-weights), to set against a run without it
 #
 # The PyTorch models run first (they are the reference), then the GPU tests, the node tests and the zoo.
 set -uo pipefail
@@ -32,6 +34,7 @@ budget=15
 step_timeout=300
 skip_tests=0
 profile=()
+cold_weights=()
 while [[ $# -gt 0 ]]; do
   case $1 in
     --bin) bin=$2; shift 2 ;;
@@ -41,6 +44,7 @@ while [[ $# -gt 0 ]]; do
     --step-timeout) step_timeout=$2; shift 2 ;;
     --skip-tests) skip_tests=1; shift ;;
     --profile) profile=(--profile); shift ;;
+    --cold-weights) cold_weights=(--cold-weights); shift ;;
     -h | --help) sed -n '2,/^set -uo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "gpu-suite.sh: unknown argument '$1' (try --help)" >&2; exit 2 ;;
   esac
@@ -77,7 +81,7 @@ run_model() {  # NAME MODEL [collage-run options...]
   local name=$1 model=$2; shift 2
   echo "== $name"
   step "$out/logs/$name.log" "$collage_run" "$model" --compare --backends cuda,cublas,cudnn --tuning-budget "$budget" \
-    --db "$out/measurements.db" --json "$out/runs/$name.json" "${profile[@]}" "$@"
+    --db "$out/measurements.db" --json "$out/runs/$name.json" "${profile[@]}" "${cold_weights[@]}" "$@"
   grep -E "^(collage|best single|runs|additive|gpu-suite)" "$out/logs/$name.log"
 }
 
