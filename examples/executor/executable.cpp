@@ -8,6 +8,7 @@
 
 #include "executor/memory_plan.hpp"
 #include "runtime/cpu_state.hpp"
+#include "tensor/op_attrs.hpp"
 
 namespace tc {
 
@@ -25,11 +26,18 @@ struct Executable::State {
     int first = 0;
     int last = 0;
     std::size_t offset = 0;
+    /// The slot this one is a slice of (a concatenation's input written in place), or -1; then
+    /// `offset` is first the slice's offset in that slot.
+    int slice_of = -1;
   };
   struct Step {
     Kernel* kernel = nullptr;  // null for a copy
     std::vector<int> inputs;   // slots
     std::vector<int> outputs;  // slots
+    /// The axis of a lone Concat whose inputs are slices of its result (in_place_concat_axis), or -1.
+    int concat_axis = -1;
+    /// Whether its inputs were written in place (it runs nothing).
+    bool in_place = false;
   };
   /// Where a model output comes from: a slot, or the host (a model input or constant).
   struct OutputSource {
@@ -108,9 +116,50 @@ struct Executable::State {
     }
   }
 
+  /// Makes the inputs of each Concat step that qualifies (ExecutableOptions::concat_in_place)
+  /// slices of its output: a slice's producer writes it in place and the step runs nothing.
+  void concatenate_in_place(const std::vector<bool>& model_output_slot) {
+    constexpr std::size_t kSliceAlignment = 64;  // plan_memory's: a slice is aligned as any buffer
+    std::vector<int> readers(slots.size(), 0);
+    std::vector<int> producer(slots.size(), -1);
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      for (int in : steps[k].inputs) ++readers[static_cast<std::size_t>(in)];
+      for (int out : steps[k].outputs) producer[static_cast<std::size_t>(out)] = static_cast<int>(k);
+    }
+    for (std::size_t k = 0; k < steps.size(); ++k) {
+      Step& step = steps[k];
+      if (step.concat_axis < 0 || step.outputs.size() != 1) continue;
+      const auto result = static_cast<std::size_t>(step.outputs[0]);
+      if (slots[result].slice_of >= 0) continue;
+      bool fits = true;
+      std::size_t offset = 0;
+      for (int in : step.inputs) {
+        const Slot& slot = slots[static_cast<std::size_t>(in)];
+        const int from = producer[static_cast<std::size_t>(in)];
+        fits = fits && from >= 0 && steps[static_cast<std::size_t>(from)].kernel != nullptr &&
+               !steps[static_cast<std::size_t>(from)].in_place && slot.device == slots[result].device &&
+               readers[static_cast<std::size_t>(in)] == 1 && !model_output_slot[static_cast<std::size_t>(in)] &&
+               slot.slice_of < 0 && offset % kSliceAlignment == 0;
+        offset += slot.bytes;
+      }
+      if (!fits || offset != slots[result].bytes) continue;
+      offset = 0;
+      for (int in : step.inputs) {
+        Slot& slot = slots[static_cast<std::size_t>(in)];
+        slot.slice_of = static_cast<int>(result);
+        slots[result].first = std::min(slots[result].first, slot.first);
+        slot.offset = offset;
+        offset += slot.bytes;
+      }
+      step.in_place = true;
+      infos[k].in_place = true;
+    }
+  }
+
   /// Launches step `k`.
   Status run_step(std::size_t k) {
     const Step& step = steps[k];
+    if (step.in_place) return Status::success();
     if (step.kernel == nullptr) {
       const Slot& src = slots[static_cast<std::size_t>(step.inputs[0])];
       const Slot& dst = slots[static_cast<std::size_t>(step.outputs[0])];
@@ -160,6 +209,22 @@ struct Executable::State {
 };
 
 namespace {
+
+/// The axis of `function` when it is a lone Concat of its parameters, each once and in order, whose
+/// result has only dimensions of 1 before the axis (so that each input is a contiguous slice of
+/// it); else -1.
+int in_place_concat_axis(const Function& function) {
+  const std::vector<int> body = function.body();
+  if (body.size() != 1) return -1;
+  const Graph& g = function.graph;
+  const Node& node = g.node(body[0]);
+  if (node.op != Op::concat || g.outputs() != std::vector<int>{body[0]} || node.inputs != g.inputs()) return -1;
+  const std::size_t axis = axis_attr(node);
+  for (std::size_t d = 0; d < axis && d < node.shape.size(); ++d) {
+    if (node.shape[d] != 1) return -1;
+  }
+  return static_cast<int>(axis);
+}
 
 std::string part_name(const collage::DataflowGraph<Graph>& dataflow, std::size_t k, const collage::Candidate& part) {
   return "part " + std::to_string(k + 1) + " (" + std::string(part.target) + ": " + part.sub_graph.label(dataflow) + ")";
@@ -222,6 +287,7 @@ Result<Executable> Executable::compile(const collage::DataflowGraph<Graph>& data
 
     State::Step launch;
     launch.kernel = kernel->get();
+    launch.concat_axis = in_place_concat_axis(function);
     s.kernels.push_back(std::move(kernel).value());
     const DeviceKind where = device->kind();
     for (int param : function.params) {
@@ -272,8 +338,17 @@ Result<Executable> Executable::compile(const collage::DataflowGraph<Graph>& data
     s.output_sources.push_back(source);
   }
 
+  if (options.concat_in_place) {
+    std::vector<bool> model_output_slot(s.slots.size(), false);
+    for (const State::OutputSource& source : s.output_sources) {
+      if (source.slot >= 0) model_output_slot[static_cast<std::size_t>(source.slot)] = true;
+    }
+    s.concatenate_in_place(model_output_slot);
+  }
   std::map<DeviceKind, std::vector<int>> by_device;
-  for (std::size_t k = 0; k < s.slots.size(); ++k) by_device[s.slots[k].device].push_back(static_cast<int>(k));
+  for (std::size_t k = 0; k < s.slots.size(); ++k) {
+    if (s.slots[k].slice_of < 0) by_device[s.slots[k].device].push_back(static_cast<int>(k));
+  }
   for (const auto& [kind, slot_ids] : by_device) {
     std::vector<Lifetime> lifetimes;
     for (int id : slot_ids) {
@@ -282,6 +357,9 @@ Result<Executable> Executable::compile(const collage::DataflowGraph<Graph>& data
     }
     MemoryPlan plan = plan_memory(lifetimes);
     for (std::size_t j = 0; j < slot_ids.size(); ++j) s.slots[static_cast<std::size_t>(slot_ids[j])].offset = plan.offsets[j];
+    for (State::Slot& slot : s.slots) {
+      if (slot.slice_of >= 0 && slot.device == kind) slot.offset += s.slots[static_cast<std::size_t>(slot.slice_of)].offset;
+    }
     Device* device = devices.find(kind);
     Result<OwnedBuffer> arena = allocate_owned(*device, std::max<std::size_t>(plan.arena_bytes, 64));
     if (!arena.ok()) return arena.error();

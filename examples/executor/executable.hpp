@@ -38,6 +38,9 @@ struct StepInfo {
   /// The partition's operator nodes (model node ids), or the copied node.
   std::vector<int> nodes;
   DeviceKind device = DeviceKind::cpu;
+  /// A Concat whose inputs the steps before it wrote straight into its output
+  /// (ExecutableOptions::concat_in_place): it launches nothing.
+  bool in_place = false;
 };
 
 /// Consecutive steps that run on one device and can be recorded there (a CUDA graph): launched
@@ -60,6 +63,12 @@ struct ExecutableOptions {
   /// Run with denormal floats flushed to zero on the calling thread (DenormalsFlushed); false
   /// keeps IEEE denormals.
   bool flush_denormals = true;
+  /// Concatenate in place: where a part is a lone Concat whose result's dimensions before the axis
+  /// are all 1 (so each input is a contiguous slice of it), and each input is computed on the same
+  /// device by an earlier part, read by nothing else and not a model output, each producer writes
+  /// its slice of the result directly (where every slice starts at a multiple of 64 bytes, as
+  /// aligned as any buffer of the memory plan) and the Concat runs nothing.
+  bool concat_in_place = true;
 };
 
 /// A model compiled for a partitioning.

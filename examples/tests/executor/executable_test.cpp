@@ -15,6 +15,7 @@
 #include "runtime/cpu_device.hpp"
 #include "tensor/compare.hpp"
 #include "tensor/reference.hpp"
+#include "tests/support/graph_builder.hpp"
 #include "tests/support/reference_check.hpp"
 #include "tests/support/tape_device.hpp"
 #include "tests/support/test_models.hpp"
@@ -23,6 +24,7 @@ namespace tc {
 namespace {
 
 using DataflowGraph = collage::DataflowGraph<Graph>;
+using testing::GraphBuilder;
 
 /// A device of kind cuda backed by host memory: exercises the executor's transfers on any machine.
 class HostBackedDevice final : public Device {
@@ -234,6 +236,97 @@ TEST_F(RecordingFixture, AProfileTimesEachRecordedSegmentsStepsTogetherOnItsDevi
   ASSERT_GT(recorded_segments, 0);
   EXPECT_EQ(tape.timed_sequences, 2 * recorded_segments);
   expect_matches_reference(model, *exe, 24);
+}
+
+/// Costs that make every operator a part of its own.
+std::unique_ptr<collage::CostOracle<Graph>> one_node_parts_oracle() {
+  return collage::make_oracle<Graph>("one node each", [](const DataflowGraph& g, const collage::Candidate& c, const auto&) {
+    double nodes = 0;
+    for (std::size_t i : c.sub_graph.inside()) nodes += g.needs_kernel(i) ? 1.0 : 0.0;
+    return collage::Cost::value(nodes * nodes);
+  });
+}
+
+/// `model` compiled with every operator a part of its own on the reference backend, and whether
+/// its step running node `concat` ran in place; checked against the reference interpreter.
+bool concat_runs_in_place(const Graph& model, int concat, bool allowed = true) {
+  auto dataflow = DataflowGraph::build(model);
+  EXPECT_TRUE(dataflow.ok());
+  BackendSet backends;
+  backends.add(make_reference_backend("general"));
+  CpuDevice cpu;
+  DeviceSet devices;
+  devices.add(cpu);
+  auto oracle = one_node_parts_oracle();
+  auto partitioned = partition_model(*dataflow, backends, {"collage", {"general"}, collage::SearchAlgorithm::exact}, *oracle);
+  EXPECT_TRUE(partitioned.ok()) << partitioned.error().message;
+  ExecutableOptions options;
+  options.concat_in_place = allowed;
+  auto exe = Executable::compile(*dataflow, partitioned->partitioning, backends, devices, options);
+  EXPECT_TRUE(exe.ok()) << exe.error().message;
+  expect_matches_reference(model, *exe, 31);
+  expect_matches_reference(model, *exe, 32);
+  bool in_place = false;
+  for (const StepInfo& step : exe->steps()) {
+    if (step.nodes == std::vector<int>{concat}) in_place = step.in_place;
+  }
+  return in_place;
+}
+
+Attributes concat_axis(std::int64_t axis) {
+  Attributes a;
+  a.set("axis", axis);
+  return a;
+}
+
+TEST(Executable, AConcatOfSlicesTheStepsBeforeItWroteRunsNothing) {
+  GraphBuilder b;
+  const int x = b.input({1, 16, 4, 4});
+  const int cat = b.op(Op::concat, {b.op(Op::relu, {x}), b.op(Op::neg, {x}), b.op(Op::exp, {x})}, concat_axis(1));
+  const Graph model = b.done(b.op(Op::tanh, {cat}));
+  EXPECT_TRUE(concat_runs_in_place(model, cat));
+  EXPECT_FALSE(concat_runs_in_place(model, cat, /*allowed=*/false));
+}
+
+TEST(Executable, AConcatCopiesWhereAnInputIsNotOnlyItsOwn) {
+  {  // read by another part too
+    GraphBuilder b;
+    const int x = b.input({1, 16, 4, 4});
+    const int a = b.op(Op::relu, {x});
+    const int cat = b.op(Op::concat, {a, b.op(Op::neg, {x})}, concat_axis(1));
+    const Graph model = b.done({b.op(Op::tanh, {cat}), b.op(Op::sigmoid, {a})});
+    EXPECT_FALSE(concat_runs_in_place(model, cat));
+  }
+  {  // a model output
+    GraphBuilder b;
+    const int x = b.input({1, 16, 4, 4});
+    const int n = b.op(Op::neg, {x});
+    const int cat = b.op(Op::concat, {b.op(Op::relu, {x}), n}, concat_axis(1));
+    const Graph model = b.done({b.op(Op::tanh, {cat}), n});
+    EXPECT_FALSE(concat_runs_in_place(model, cat));
+  }
+  {  // a model input
+    GraphBuilder b;
+    const int x = b.input({1, 16, 4, 4});
+    const int cat = b.op(Op::concat, {x, b.op(Op::relu, {x})}, concat_axis(1));
+    const Graph model = b.done(b.op(Op::tanh, {cat}));
+    EXPECT_FALSE(concat_runs_in_place(model, cat));
+  }
+  {  // not contiguous slices: a dimension before the axis is not 1
+    GraphBuilder b;
+    const int x = b.input({1, 16, 4, 4});
+    const int cat = b.op(Op::concat, {b.op(Op::relu, {x}), b.op(Op::neg, {x})}, concat_axis(2));
+    const Graph model = b.done(b.op(Op::tanh, {cat}));
+    EXPECT_FALSE(concat_runs_in_place(model, cat));
+  }
+  {  // the same input twice
+    GraphBuilder b;
+    const int x = b.input({1, 16, 4, 4});
+    const int r = b.op(Op::relu, {x});
+    const int cat = b.op(Op::concat, {r, r}, concat_axis(1));
+    const Graph model = b.done(b.op(Op::tanh, {cat}));
+    EXPECT_FALSE(concat_runs_in_place(model, cat));
+  }
 }
 
 TEST(Executable, ErrorsNameThePart) {
