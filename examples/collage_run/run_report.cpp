@@ -168,7 +168,7 @@ std::string format_profile(const collage::DataflowGraph<Graph>& dataflow, const 
       std::vector<std::string> names;
       for (int n : r.steps[k].nodes) names.push_back(dataflow.ir().node(n).name);
       if (names.size() > 4) names.resize(4), names.push_back("...");
-      if (r.steps[k].in_place) names.back() += " (in place: its inputs were written into it)";
+      if (r.steps[k].in_place && !names.empty()) names.back() += " (in place: its inputs were written into it)";
       const std::string ratio = alone[k] > 0 ? collage::format_double(r.step_ms[k] / alone[k], 3) : "-";
       std::snprintf(line, sizeof line, "  %-4zu %-8s %10s %10s %7s  %s\n", k + 1, r.steps[k].target.c_str(),
                     ms(r.step_ms[k]).c_str(), ms(alone[k]).c_str(), ratio.c_str(), join(names, ", ").c_str());
