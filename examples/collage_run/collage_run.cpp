@@ -69,6 +69,9 @@ const char* const kHelp =
     "                        shared by all (default 1)\n"
     "  --no-record           on a GPU, launch every step from the host instead of recording the run's\n"
     "                        GPU work as CUDA graphs and replaying them (and time candidates the same way)\n"
+    "  --no-concat-in-place  copy every Concat (default: a lone Concat whose inputs are contiguous slices\n"
+    "                        of its result, each computed by another part and read by nothing else, has\n"
+    "                        them written straight into it and runs nothing)\n"
     "  --ieee-denormals      keep IEEE denormal floats on the CPU (default: flushed to zero, as inference\n"
     "                        runtimes do; random-weight models fill with denormals, 10-100x slower)\n"
     "  --cold-caches         evict the device's caches (CPU caches, GPU L2) before each timed run of a\n"
@@ -119,6 +122,7 @@ struct Options {
   bool cold_weights = false;
   int threads = 1;
   bool record = true;
+  bool concat_in_place = true;
   bool ieee_denormals = false;
   bool explain = false;
   bool profile = false;
@@ -154,6 +158,8 @@ std::optional<int> parse(const std::vector<std::string>& args, Options& out) {
       out.ieee_denormals = true;
     } else if (a == "--no-record") {
       out.record = false;
+    } else if (a == "--no-concat-in-place") {
+      out.concat_in_place = false;
     } else if (a == "--cold-caches") {
       out.cold_caches = true;
     } else if (a == "--warm-caches") {
@@ -478,6 +484,7 @@ int main(int argc, char** argv) {
 
   ComparisonOptions compare;
   compare.executable.record = options.record;
+  compare.executable.concat_in_place = options.concat_in_place;
   compare.executable.flush_denormals = !options.ieee_denormals;
   compare.rtol = options.rtol;
   compare.atol = options.atol;
