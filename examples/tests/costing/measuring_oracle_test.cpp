@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include <collage/partitioner.hpp>
 
 #include "driver/configurations.hpp"
@@ -39,13 +42,11 @@ class PreparingBackend final : public Backend {
   std::unique_ptr<Backend> inner_;
 };
 
-TEST(MeasuringOracle, TimesEveryCandidateAndRefusalsBecomeInvalid) {
-  const Graph model = testing::residual_block();
-  auto dataflow = collage::DataflowGraph<Graph>::build(model);
-  ASSERT_TRUE(dataflow.ok());
-  BackendSet backends;
-  backends.add(make_reference_backend("general"));
-  backends.add(std::make_unique<testing::RefusingBackend>());
+/// `dataflow` partitioned by the exact search over `targets` of `backends`, on the CPU, with the
+/// measuring oracle timing each candidate a few times.
+collage::Result<collage::PartitionResult> partition_measured(const collage::DataflowGraph<Graph>& dataflow,
+                                                             const BackendSet& backends,
+                                                             std::vector<std::string> targets) {
   CpuDevice cpu;
   DeviceSet devices;
   devices.add(cpu);
@@ -54,8 +55,18 @@ TEST(MeasuringOracle, TimesEveryCandidateAndRefusalsBecomeInvalid) {
   timing.timing.min_repeats = 2;
   timing.timing.max_repeats = 3;
   auto oracle = make_measuring_oracle(backends, devices, timing);
-  Configuration config{"collage", {"refusing", "general"}, collage::SearchAlgorithm::exact};
-  auto result = partition_model(*dataflow, backends, config, *oracle);
+  return partition_model(dataflow, backends, Configuration{"collage", std::move(targets), collage::SearchAlgorithm::exact},
+                         *oracle);
+}
+
+TEST(MeasuringOracle, TimesEveryCandidateAndRefusalsBecomeInvalid) {
+  const Graph model = testing::residual_block();
+  auto dataflow = collage::DataflowGraph<Graph>::build(model);
+  ASSERT_TRUE(dataflow.ok());
+  BackendSet backends;
+  backends.add(make_reference_backend("general"));
+  backends.add(std::make_unique<testing::RefusingBackend>());
+  auto result = partition_measured(*dataflow, backends, {"refusing", "general"});
   ASSERT_TRUE(result.ok()) << result.error().message;
   std::size_t refused = 0;
   for (const collage::Candidate& c : result->candidates) {
@@ -82,16 +93,7 @@ TEST(MeasuringOracle, EachBackendPreparesItsCandidatesOfABatchAtOnceBeforeAnyIsC
   backends.add(std::make_unique<PreparingBackend>());
   backends.add(std::make_unique<testing::RefusingBackend>());
   const auto& preparing = static_cast<const PreparingBackend&>(*backends.find("preparing"));
-  CpuDevice cpu;
-  DeviceSet devices;
-  devices.add(cpu);
-  KernelTimingOptions timing;
-  timing.timing.warmups = 0;
-  timing.timing.min_repeats = 1;
-  timing.timing.max_repeats = 1;
-  auto oracle = make_measuring_oracle(backends, devices, timing);
-  Configuration config{"collage", {"refusing", "preparing"}, collage::SearchAlgorithm::exact};
-  auto partitioned = partition_model(*dataflow, backends, config, *oracle);
+  auto partitioned = partition_measured(*dataflow, backends, {"refusing", "preparing"});
   ASSERT_TRUE(partitioned.ok()) << partitioned.error().message;
   std::size_t candidates = 0;
   for (const collage::Candidate& c : partitioned->candidates) candidates += c.target == "preparing" ? 1 : 0;
@@ -102,6 +104,9 @@ TEST(MeasuringOracle, EachBackendPreparesItsCandidatesOfABatchAtOnceBeforeAnyIsC
 
   // The executable prepares its parts at once too.
   preparing.prepare_calls = preparing.prepared = preparing.compiled = preparing.compiled_unprepared = 0;
+  CpuDevice cpu;
+  DeviceSet devices;
+  devices.add(cpu);
   auto exe = Executable::compile(*dataflow, partitioned->partitioning, backends, devices);
   ASSERT_TRUE(exe.ok()) << exe.error().message;
   EXPECT_EQ(preparing.prepare_calls, 1u);
