@@ -251,7 +251,10 @@ std::unique_ptr<collage::CostOracle<Graph>> one_node_parts_oracle() {
 /// its step running node `concat` ran in place; checked against the reference interpreter.
 bool concat_runs_in_place(const Graph& model, int concat, bool allowed = true) {
   auto dataflow = DataflowGraph::build(model);
-  EXPECT_TRUE(dataflow.ok());
+  if (!dataflow.ok()) {
+    ADD_FAILURE() << dataflow.error().message;
+    return false;
+  }
   BackendSet backends;
   backends.add(make_reference_backend("general"));
   CpuDevice cpu;
@@ -259,11 +262,17 @@ bool concat_runs_in_place(const Graph& model, int concat, bool allowed = true) {
   devices.add(cpu);
   auto oracle = one_node_parts_oracle();
   auto partitioned = partition_model(*dataflow, backends, {"collage", {"general"}, collage::SearchAlgorithm::exact}, *oracle);
-  EXPECT_TRUE(partitioned.ok()) << partitioned.error().message;
+  if (!partitioned.ok()) {
+    ADD_FAILURE() << partitioned.error().message;
+    return false;
+  }
   ExecutableOptions options;
   options.concat_in_place = allowed;
   auto exe = Executable::compile(*dataflow, partitioned->partitioning, backends, devices, options);
-  EXPECT_TRUE(exe.ok()) << exe.error().message;
+  if (!exe.ok()) {
+    ADD_FAILURE() << exe.error().message;
+    return false;
+  }
   expect_matches_reference(model, *exe, 31);
   expect_matches_reference(model, *exe, 32);
   bool in_place = false;
