@@ -314,7 +314,8 @@ Result<CandidateSet> collect_candidates(const DataflowGraph<G>& graph, const std
 /// Cost::unknown(), in one batch, through a structural cache (unless `options.cache` is off) and
 /// under `options.budget`, and writes each answer back into its candidate. An oracle failure makes
 /// its candidate Invalid and is listed, never fails the call. Progress goes to `options.progress`
-/// as phase "estimate" (in chunks of 16 candidates when there is a callback).
+/// as phase "estimate" (in chunks of 128 candidates when there is a callback: large enough for an
+/// oracle that times a batch's kernels in turns, time_in_turns()).
 template <class G>
 CostEstimates estimate_costs(const DataflowGraph<G>& graph, std::vector<Candidate>& candidates, CostOracle<G>& oracle,
                              const PartitionerOptions& options = {}) {
@@ -322,7 +323,7 @@ CostEstimates estimate_costs(const DataflowGraph<G>& graph, std::vector<Candidat
   CostEstimates out;
   const OracleStats before = oracle.stats();  // a caller's wrapper counts over its lifetime
   BudgetedOracle<G> budgeted(oracle, options.budget, options.progress);
-  budgeted.set_chunk_size(options.progress ? 16 : 0);
+  budgeted.set_chunk_size(options.progress ? 128 : 0);
   // Held by pointer: CachingOracle's wrap-another-cache constructor takes a non-const reference, which
   // std::optional's defaulted copy constructor cannot use under clang.
   std::unique_ptr<CachingOracle<G>> cache;

@@ -8,6 +8,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/expr_ir.hpp"
@@ -237,6 +238,141 @@ TEST(RobustTimer, AMeasuringOracleTimesEachCandidate) {
   EXPECT_EQ(ms[1]->spread, 0.0);
   EXPECT_EQ(ms[1]->samples, uncapped().min_repeats);
   EXPECT_EQ(oracle.slow.runs, uncapped().warmups + uncapped().min_repeats);
+}
+
+/// Runs timed in turns on one fake clock: run i's k-th run takes durations[i][k] (its last
+/// one repeating); `order` records which ran, and a run listed in `fails_at` fails on that call.
+struct TurnScript {
+  explicit TurnScript(std::vector<std::vector<double>> d, std::vector<std::size_t> f = {})
+      : durations(std::move(d)), fails_at(std::move(f)), calls(durations.size(), 0) {}
+
+  std::vector<std::vector<double>> durations;
+  std::vector<std::size_t> fails_at;
+  std::vector<std::size_t> order;
+  std::vector<std::size_t> calls;
+  double now = 0.0;
+
+  std::vector<Measurement> time(const TimingOptions& options, const TurnHooks& hooks = TurnHooks{}) {
+    struct Clock {
+      const TurnScript* script;
+      std::chrono::duration<double> now() const { return std::chrono::duration<double>(script->now); }
+    };
+    auto run = [this](std::size_t i) {
+      order.push_back(i);
+      const std::vector<double>& d = durations[i];
+      now += d[std::min(calls[i], d.size() - 1)];
+      ++calls[i];
+      return i >= fails_at.size() || calls[i] != fails_at[i];
+    };
+    return time_in_turns(durations.size(), run, options, hooks, Clock{this});
+  }
+};
+
+TEST(RobustTimer, InTurnsEveryRunRunsOnceARoundUntilEachHasEnough) {
+  TurnScript s({{1.0}, {2.0}, {3.0}});
+  TimingOptions o = uncapped();
+  o.warmups = 1;
+  o.min_repeats = 3;
+  std::vector<std::vector<std::size_t>> rounds;
+  std::size_t befores = 0;
+  TurnHooks hooks;
+  hooks.before_round = [&](const std::vector<std::size_t>& runs) { rounds.push_back(runs); };
+  hooks.before_run = [&](std::size_t) {
+    ++befores;
+    s.now += 10.0;  // outside every sample
+  };
+  const std::vector<Measurement> ms = s.time(o, hooks);
+  const std::vector<std::size_t> round{0, 1, 2};
+  EXPECT_EQ(s.order, (std::vector<std::size_t>{0, 1, 2, 0, 1, 2, 0, 1, 2, 0, 1, 2}));
+  EXPECT_EQ(rounds, (std::vector<std::vector<std::size_t>>(4, round)));
+  EXPECT_EQ(befores, 12u);
+  ASSERT_EQ(ms.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(ms[i].cost, Cost::value(static_cast<double>(i + 1)));
+    EXPECT_EQ(ms[i].samples, 3u);
+  }
+}
+
+TEST(RobustTimer, InTurnsARunThatSettledLeavesTheRoundsAndOneThatFailsIsNotRunAgain) {
+  // Run 0 settles after min_repeats, run 1 never does (it alternates), nor run 2, which fails on its
+  // third call.
+  TurnScript s({{1.0}, {1.0, 3.0, 1.0, 3.0, 1.0, 3.0}, {1.0, 3.0}}, {0, 0, 3});
+  TimingOptions o = uncapped();
+  o.warmups = 0;
+  o.min_repeats = 2;
+  o.max_repeats = 6;
+  o.outlier_iqr_factor = 0;
+  const std::vector<Measurement> ms = s.time(o);
+  EXPECT_EQ(s.order, (std::vector<std::size_t>{0, 1, 2, 0, 1, 2, 1, 2, 1, 1, 1}));
+  EXPECT_EQ(ms[0].samples, 2u);
+  EXPECT_EQ(ms[1].samples, 6u);
+  EXPECT_EQ(ms[2].samples, 2u);  // its failed third run adds no sample
+  EXPECT_NEAR(ms[2].cost.raw(), 2.2, 1e-12);  // the 60th percentile of 1 and 3
+}
+
+TEST(RobustTimer, InTurnsEachRunsTimeCapCountsItsShareOfTheTimeBetweenRuns) {
+  // Noisy runs that never settle; a round's hook takes 100 s, shared by the two runs it precedes.
+  TurnScript s({{1.0, 2.0}, {1.0, 2.0}});
+  TimingOptions o = uncapped();
+  o.warmups = 0;
+  o.min_repeats = 2;
+  o.max_seconds = 150;
+  o.outlier_iqr_factor = 0;
+  TurnHooks hooks;
+  hooks.before_round = [&](const std::vector<std::size_t>&) { s.now += 100.0; };
+  const std::vector<Measurement> ms = s.time(o, hooks);
+  // Each run's time after its rounds: 51, 103, then 155 s, past the cap.
+  EXPECT_EQ(ms[0].samples, 3u);
+  EXPECT_EQ(ms[1].samples, 3u);
+}
+
+TEST(RobustTimer, InTurnsARunThatFailsFirstHasNoSamplesAndAnUnknownCost) {
+  TurnScript s({{1.0}}, {1});
+  const std::vector<Measurement> ms = s.time(uncapped());
+  EXPECT_EQ(s.order.size(), 1u);
+  EXPECT_TRUE(ms[0].cost.is_unknown());
+  EXPECT_EQ(ms[0].samples, 0u);
+}
+
+TEST(RobustTimer, InTurnsARunJoinsWhenThereIsRoomAndLeavesWhenItHasItsSamples) {
+  // Run 0 never settles (it stops at max_repeats); runs 1 and 2 settle after min_repeats.
+  TurnScript s({{1.0, 3.0}, {1.0}, {1.0}, {1.0}}, {});
+  TimingOptions o = uncapped();
+  o.warmups = 0;
+  o.min_repeats = 2;
+  o.max_repeats = 4;
+  o.outlier_iqr_factor = 0;
+  std::vector<std::string> events;
+  TurnHooks hooks;
+  hooks.room = [](const std::vector<std::size_t>& live) { return live.size() < 2; };
+  hooks.start = [&](std::size_t i) {
+    events.push_back("start " + std::to_string(i));
+    return i != 3;  // run 3 cannot be readied
+  };
+  hooks.finish = [&](std::size_t i) { events.push_back("finish " + std::to_string(i)); };
+  const std::vector<Measurement> ms = s.time(o, hooks);
+  EXPECT_EQ(s.order, (std::vector<std::size_t>{0, 1, 0, 1, 0, 2, 0, 2}));
+  EXPECT_EQ(events, (std::vector<std::string>{"start 0", "start 1", "finish 1", "start 2", "finish 0", "finish 2",
+                                               "start 3"}));
+  EXPECT_EQ(ms[0].samples, 4u);
+  EXPECT_EQ(ms[1].samples, 2u);
+  EXPECT_EQ(ms[2].samples, 2u);
+  EXPECT_EQ(ms[3].samples, 0u);
+  EXPECT_TRUE(ms[3].cost.is_unknown());
+}
+
+TEST(RobustTimer, InTurnsEachRunsFirstRunsAreItsWarmUps) {
+  // With room for one run at a time, each makes its warm-ups then its samples before the next joins.
+  TurnScript s({{5.0, 1.0}, {5.0, 2.0}});
+  TimingOptions o = uncapped();
+  o.warmups = 1;
+  o.min_repeats = 3;
+  TurnHooks hooks;
+  hooks.room = [](const std::vector<std::size_t>&) { return false; };
+  const std::vector<Measurement> ms = s.time(o, hooks);
+  EXPECT_EQ(s.order, (std::vector<std::size_t>{0, 0, 0, 0, 1, 1, 1, 1}));
+  EXPECT_EQ(ms[0].cost, Cost::value(1.0));
+  EXPECT_EQ(ms[1].cost, Cost::value(2.0));
 }
 
 }  // namespace

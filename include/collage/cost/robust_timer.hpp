@@ -77,6 +77,44 @@ inline Measurement summarise_samples(std::vector<double> samples, const TimingOp
 
 }  // namespace detail
 
+/// The samples of one timed run and the stopping rules of TimingOptions over them: what
+/// time_run() keeps for its run and time_in_turns() for each of its runs.
+class SampleSeries {
+ public:
+  explicit SampleSeries(const TimingOptions& options) : options_(options) {
+    max_repeats_ = std::max<std::size_t>(options.max_repeats, 1);
+    min_repeats_ = std::clamp<std::size_t>(options.min_repeats, 1, max_repeats_);
+    samples_.reserve(std::min<std::size_t>(max_repeats_, 1024));
+  }
+
+  /// Adds a sample of `seconds`, `elapsed` seconds after the measurement began (for max_seconds).
+  void add(double seconds, double elapsed) {
+    samples_.push_back(seconds);
+    if (samples_.size() >= max_repeats_ || (options_.max_seconds > 0 && elapsed >= options_.max_seconds)) {
+      done_ = true;
+    } else if (samples_.size() >= min_repeats_) {
+      done_ = detail::summarise_samples(samples_, options_).spread <= options_.target_relative_spread;
+    }
+  }
+
+  /// Whether no more samples are wanted: max_repeats reached, max_seconds passed, or the spread
+  /// settled after min_repeats.
+  bool done() const { return done_; }
+
+  /// The measurement the samples give (an Unknown cost of no samples while there are none).
+  Measurement result() const {
+    if (samples_.empty()) return Measurement{Cost::unknown(), 0.0, 0};
+    return detail::summarise_samples(samples_, options_);
+  }
+
+ private:
+  const TimingOptions& options_;
+  std::size_t max_repeats_ = 1;
+  std::size_t min_repeats_ = 1;
+  std::vector<double> samples_;
+  bool done_ = false;
+};
+
 /// Times `run` under `options` and returns the cost in seconds (the configured percentile of the
 /// samples that are not outliers), their relative spread (IQR / median) and how many were kept.
 ///
@@ -89,33 +127,92 @@ Measurement time_run(const std::function<void()>& run, const TimingOptions& opti
                      Clock clock = Clock{}) {
   const auto start = clock.now();
   auto seconds_since = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
-  const bool timed_cap = options.max_seconds > 0;
   auto prepare = [&] {
     if (options.before_each) options.before_each();
   };
   for (std::size_t w = 0; w < options.warmups; ++w) {
     prepare();
     run();
-    if (timed_cap && seconds_since(start, clock.now()) >= options.max_seconds) break;
+    if (options.max_seconds > 0 && seconds_since(start, clock.now()) >= options.max_seconds) break;
   }
-  const std::size_t max_repeats = std::max<std::size_t>(options.max_repeats, 1);
-  const std::size_t min_repeats = std::clamp<std::size_t>(options.min_repeats, 1, max_repeats);
-  std::vector<double> samples;
-  samples.reserve(std::min<std::size_t>(max_repeats, 1024));
-  while (true) {
+  SampleSeries series(options);
+  while (!series.done()) {
     prepare();
     const auto t0 = clock.now();
     run();
     const auto t1 = clock.now();
-    samples.push_back(seconds_since(t0, t1));
-    if (samples.size() >= max_repeats) break;
-    if (timed_cap && seconds_since(start, t1) >= options.max_seconds) break;
-    if (samples.size() >= min_repeats &&
-        detail::summarise_samples(samples, options).spread <= options.target_relative_spread) {
-      break;
-    }
+    series.add(seconds_since(t0, t1), seconds_since(start, t1));
   }
-  return detail::summarise_samples(std::move(samples), options);
+  return series.result();
+}
+
+/// What time_in_turns() calls around the runs; none of it is timed, and each may be empty.
+struct TurnHooks {
+  /// Readies run `i` as it joins the turns; false: it cannot run, and gets no samples.
+  std::function<bool(std::size_t i)> start;
+  /// Run `i` leaves the turns (it has its samples, or failed): what start() readied may go.
+  std::function<void(std::size_t i)> finish;
+  /// Whether one more run may join the runs in turns now (`live`, never empty); empty: all runs
+  /// are in turns from the first round.
+  std::function<bool(const std::vector<std::size_t>& live)> room;
+  /// Before each round, with the runs it makes (ascending).
+  std::function<void(const std::vector<std::size_t>& runs)> before_round;
+  /// Before each run of run `i` (after options.before_each).
+  std::function<void(std::size_t i)> before_run;
+};
+
+/// Times runs 0 to `count` - 1 in turns and returns each one's Measurement (seconds, as time_run's).
+///
+/// Each round runs every run in turns once, in order, so that between two runs of one all the
+/// others ran: each finds the caches and the branch predictors as other work left them, as a part
+/// of a larger program does, rather than as its own previous run did. Runs join the turns in index
+/// order while hooks.room says there is room (at least one is always in turns), each's first
+/// `warmups` runs untimed, and leave them once their samples stop under `options` as time_run's
+/// do, its max_seconds counting its own runs and its share of the time around them (the hooks
+/// and options.before_each, none of them timed). `run(i)` returns false when run i failed: it
+/// leaves the turns, and its Measurement holds the samples it had (an Unknown cost of no samples
+/// where it had none). `clock` as time_run's.
+template <class Clock = std::chrono::steady_clock>
+std::vector<Measurement> time_in_turns(std::size_t count, const std::function<bool(std::size_t i)>& run,
+                                       const TimingOptions& options = TimingOptions{},
+                                       const TurnHooks& hooks = TurnHooks{}, Clock clock = Clock{}) {
+  auto seconds_since = [](auto from, auto to) { return std::chrono::duration<double>(to - from).count(); };
+  std::vector<SampleSeries> series(count, SampleSeries(options));
+  std::vector<double> elapsed(count, 0.0);
+  std::vector<std::size_t> runs_made(count, 0);
+  std::vector<std::size_t> live;
+  std::size_t next = 0;
+  while (true) {
+    while (next < count && (live.empty() || !hooks.room || hooks.room(live))) {
+      const std::size_t i = next++;
+      if (!hooks.start || hooks.start(i)) live.push_back(i);
+    }
+    if (live.empty()) break;
+    const auto round_start = clock.now();
+    if (hooks.before_round) hooks.before_round(live);
+    const double shared = seconds_since(round_start, clock.now()) / static_cast<double>(live.size());
+    std::vector<std::size_t> staying;
+    for (std::size_t i : live) {
+      const auto prepared = clock.now();
+      if (options.before_each) options.before_each();
+      if (hooks.before_run) hooks.before_run(i);
+      const auto t0 = clock.now();
+      const bool ran = run(i);
+      const auto t1 = clock.now();
+      elapsed[i] += shared + seconds_since(prepared, t1);
+      if (ran && ++runs_made[i] > options.warmups) series[i].add(seconds_since(t0, t1), elapsed[i]);
+      if (ran && !series[i].done()) {
+        staying.push_back(i);
+      } else if (hooks.finish) {
+        hooks.finish(i);
+      }
+    }
+    live = std::move(staying);
+  }
+  std::vector<Measurement> out;
+  out.reserve(count);
+  for (const SampleSeries& s : series) out.push_back(s.result());
+  return out;
 }
 
 }  // namespace collage
