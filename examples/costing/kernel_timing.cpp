@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <random>
 #include <vector>
 
@@ -135,16 +136,132 @@ collage::Result<collage::Measurement> time_with_cold_weights(Kernel& kernel, Dev
       options);
 }
 
-/// The L2 cache's size as the system reports it; 1 MiB where it reports none.
-std::size_t l2_bytes() {
-  const std::size_t reported = cpu_cache_bytes(2);
-  return reported == 0 ? std::size_t{1} << 20 : reported;
+/// A kernel ready to be timed: compiled, its inputs filled with seeded random values, its outputs
+/// allocated, and run once (so that a failing kernel is not timed).
+struct ReadyKernel {
+  std::unique_ptr<Kernel> kernel;
+  Device* device = nullptr;
+  std::vector<OwnedBuffer> buffers;
+  std::vector<const float*> inputs;
+  std::vector<float*> outputs;
+  /// The floats of each input and output.
+  std::vector<std::size_t> input_floats;
+  std::vector<std::size_t> output_floats;
+  /// The bytes of its inputs, outputs and constants.
+  std::size_t bytes = 0;
+};
+
+/// Runs `ready`'s kernel once and waits for it.
+collage::Status run_once(ReadyKernel& ready) {
+  if (ready.device->kind() == DeviceKind::cpu) clear_vector_upper_state();
+  if (collage::Status s = ready.kernel->run(ready.inputs, ready.outputs); !s.ok()) return s;
+  return ready.device->synchronize();
 }
 
-/// Whether `function`'s constants would have left the caches between two of its runs inside the
-/// model (KernelTimingOptions::model_bytes): they outgrow half the L2 cache.
-bool weights_leave_the_caches(const Function& function, const KernelTimingOptions& options) {
-  return options.model_bytes > 0 && 2 * constant_bytes(function.graph) > l2_bytes();
+collage::Result<ReadyKernel> make_ready(const Function& function, const Backend& backend, Device& device,
+                                        const KernelTimingOptions& options) {
+  ReadyKernel ready;
+  ready.device = &device;
+  collage::Result<std::unique_ptr<Kernel>> kernel = backend.compile(function, device);
+  if (!kernel.ok()) return kernel.error();
+  ready.kernel = std::move(kernel).value();
+  std::mt19937_64 rng(options.seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  auto allocate = [&](std::size_t floats) -> collage::Result<const OwnedBuffer*> {
+    collage::Result<OwnedBuffer> b = allocate_owned(device, floats * sizeof(float));
+    if (!b.ok()) return b.error();
+    ready.buffers.push_back(std::move(b).value());
+    ready.bytes += floats * sizeof(float);
+    return &ready.buffers.back();
+  };
+  for (int in : function.graph.inputs()) {
+    const auto n = static_cast<std::size_t>(numel(function.graph.node(in).shape));
+    std::vector<float> values(n);
+    for (float& v : values) v = dist(rng);
+    collage::Result<const OwnedBuffer*> b = allocate(n);
+    if (!b.ok()) return b.error();
+    if (collage::Status s = device.upload((*b)->get(), 0, values.data(), n * sizeof(float)); !s.ok()) return s.error();
+    ready.inputs.push_back((*b)->floats());
+    ready.input_floats.push_back(n);
+  }
+  for (int out : function.graph.outputs()) {
+    collage::Result<const OwnedBuffer*> b = allocate(static_cast<std::size_t>(numel(function.graph.node(out).shape)));
+    if (!b.ok()) return b.error();
+    ready.outputs.push_back((*b)->floats());
+    ready.output_floats.push_back(static_cast<std::size_t>(numel(function.graph.node(out).shape)));
+  }
+  ready.bytes += constant_bytes(function.graph);
+  const DenormalsFlushed denormals(options.flush_denormals);
+  if (collage::Status s = run_once(ready); !s.ok()) return s.error();
+  return ready;
+}
+
+/// The most kernels in turns at once (each holds its compiled code and buffers).
+constexpr std::size_t kMostInTurns = 256;
+
+/// Whether kernels on `device` are timed in turns (time_functions).
+bool times_in_turns(const Device& device, const KernelTimingOptions& options) {
+  return device.kind() == DeviceKind::cpu && !options.cold_caches && options.model_bytes > 0;
+}
+
+/// The costs of `kernels` (all on the CPU) timed in turns (collage::time_in_turns): a kernel is
+/// compiled as it joins, while the kernels in turns hold fewer than options.model_bytes (their
+/// inputs, outputs and constants) and fewer than kMostInTurns, and released as it leaves. Before
+/// each round the rest of model_bytes that the round's kernels do not cover is written through
+/// the caches; before each run the kernel's inputs and outputs are read, as in the model the
+/// partitions before it leave them (its inputs just written, its outputs in a buffer the memory
+/// plan freed lately).
+std::vector<collage::Result<collage::Measurement>> time_in_turns(const std::vector<KernelToTime>& kernels,
+                                                                 const KernelTimingOptions& options) {
+  std::vector<collage::Result<collage::Measurement>> out(kernels.size(), collage::Measurement{});
+  std::vector<std::optional<ReadyKernel>> ready(kernels.size());
+  std::vector<collage::Status> failures(kernels.size());
+  auto bytes_of = [&](const std::vector<std::size_t>& runs) {
+    std::size_t bytes = 0;
+    for (std::size_t i : runs) bytes += ready[i]->bytes;
+    return bytes;
+  };
+  collage::TurnHooks hooks;
+  hooks.start = [&](std::size_t i) {
+    collage::Result<ReadyKernel> r = make_ready(*kernels[i].function, *kernels[i].backend, *kernels[i].device, options);
+    if (!r.ok()) {
+      failures[i] = r.error();
+      return false;
+    }
+    ready[i] = std::move(r).value();
+    return true;
+  };
+  hooks.finish = [&](std::size_t i) { ready[i].reset(); };
+  hooks.room = [&](const std::vector<std::size_t>& live) {
+    return live.size() < kMostInTurns && bytes_of(live) < options.model_bytes;
+  };
+  hooks.before_round = [&](const std::vector<std::size_t>& runs) {
+    const std::size_t bytes = bytes_of(runs);
+    if (bytes < options.model_bytes) evict_caches(options.model_bytes - bytes);
+  };
+  hooks.before_run = [&](std::size_t i) {
+    const ReadyKernel& r = *ready[i];
+    for (std::size_t k = 0; k < r.inputs.size(); ++k) touch(r.inputs[k], r.input_floats[k]);
+    for (std::size_t k = 0; k < r.outputs.size(); ++k) touch(r.outputs[k], r.output_floats[k]);
+  };
+  const DenormalsFlushed denormals(options.flush_denormals);
+  const std::vector<collage::Measurement> ms = collage::time_in_turns(
+      kernels.size(),
+      [&](std::size_t i) {
+        failures[i] = run_once(*ready[i]);
+        return failures[i].ok();
+      },
+      options.timing, hooks);
+  for (std::size_t i = 0; i < kernels.size(); ++i) {
+    if (!failures[i].ok()) {
+      out[i] = failures[i].error();
+      continue;
+    }
+    collage::Measurement m = ms[i];
+    m.cost = collage::Cost::value(cost_from_seconds(m.cost.raw()));
+    out[i] = m;
+  }
+  return out;
 }
 
 /// `bytes` rounded up to a power of two MiB, at most `cap`.
@@ -159,12 +276,7 @@ std::size_t power_of_two_mib(std::size_t bytes, std::size_t cap) {
 std::size_t model_cache_bytes(const Graph& model) {
   std::size_t bytes = 0;
   for (const Node& n : model.nodes()) bytes += value_bytes(n);
-  const std::size_t cap = default_eviction_bytes();
-  const std::size_t llc = cpu_cache_bytes(3);
-  // A model the last-level cache holds leaves a partition's weights there: only the L2 needs
-  // writing over, far cheaper than the model's bytes.
-  if (llc != 0 && bytes < llc) return power_of_two_mib(2 * l2_bytes(), cap);
-  return power_of_two_mib(bytes, cap);
+  return power_of_two_mib(bytes, default_eviction_bytes());
 }
 
 std::size_t weight_bytes(const Graph& model) { return constant_bytes(model); }
@@ -176,69 +288,54 @@ bool model_weights_outgrow(const Device& device, const KernelTimingOptions& opti
 
 collage::Result<collage::Measurement> time_function(const Function& function, const Backend& backend, Device& device,
                                                     const KernelTimingOptions& options) {
-  collage::Result<std::unique_ptr<Kernel>> kernel = backend.compile(function, device);
-  if (!kernel.ok()) return kernel.error();
+  if (times_in_turns(device, options)) return std::move(time_functions({{&function, &backend, &device}}, options)[0]);
+  collage::Result<ReadyKernel> ready = make_ready(function, backend, device, options);
+  if (!ready.ok()) return ready.error();
   const DenormalsFlushed denormals(options.flush_denormals);
-  std::mt19937_64 rng(options.seed);
-  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
-  std::vector<OwnedBuffer> buffers;
-  std::vector<const float*> inputs;
-  std::vector<float*> outputs;
-  for (int in : function.graph.inputs()) {
-    const std::size_t n = static_cast<std::size_t>(numel(function.graph.node(in).shape));
-    std::vector<float> values(n);
-    for (float& v : values) v = dist(rng);
-    collage::Result<OwnedBuffer> b = allocate_owned(device, n * sizeof(float));
-    if (!b.ok()) return b.error();
-    if (collage::Status s = device.upload(b->get(), 0, values.data(), n * sizeof(float)); !s.ok()) return s.error();
-    inputs.push_back(b->floats());
-    buffers.push_back(std::move(b).value());
-  }
-  for (int out : function.graph.outputs()) {
-    const std::size_t n = static_cast<std::size_t>(numel(function.graph.node(out).shape));
-    collage::Result<OwnedBuffer> b = allocate_owned(device, n * sizeof(float));
-    if (!b.ok()) return b.error();
-    outputs.push_back(b->floats());
-    buffers.push_back(std::move(b).value());
-  }
-  collage::Status failure;
-  auto run = [&] {
-    if (!failure.ok()) return;
-    if (device.kind() == DeviceKind::cpu) clear_vector_upper_state();
-    if (collage::Status s = (*kernel)->run(inputs, outputs); !s.ok()) {
-      failure = s;
-      return;
-    }
-    if (collage::Status s = device.synchronize(); !s.ok()) failure = s;
-  };
-  run();  // a first run outside the timer, so a failing kernel is not timed
-  if (!failure.ok()) return failure.error();
+  Kernel& kernel = *ready->kernel;
+  const std::vector<const float*>& inputs = ready->inputs;
+  const std::vector<float*>& outputs = ready->outputs;
   if (options.cold_caches && device.kind() != DeviceKind::cpu) {
-    return time_cold_launches(**kernel, device, inputs, outputs, options);
+    return time_cold_launches(kernel, device, inputs, outputs, options);
   }
   if (device.can_record() && options.recorded_launches > 0) {
     if (model_weights_outgrow(device, options) && constant_bytes(function.graph) > 0) {
-      return time_with_cold_weights(**kernel, device, function, inputs, outputs, options);
+      return time_with_cold_weights(kernel, device, function, inputs, outputs, options);
     }
     collage::Result<std::unique_ptr<Recording>> recorded =
-        record_launches(device, options.recorded_launches, [&] { return (*kernel)->run(inputs, outputs); });
+        record_launches(device, options.recorded_launches, [&] { return kernel.run(inputs, outputs); });
     if (recorded.ok()) return time_recording(**recorded, device, options);
   }
   collage::TimingOptions timing = options.timing;
-  if (options.cold_caches && device.kind() == DeviceKind::cpu) {
-    timing.before_each = [&device] { (void)device.evict_caches(); };
-  } else if (device.kind() == DeviceKind::cpu && weights_leave_the_caches(function, options)) {
-    timing.before_each = [&] {
-      evict_caches(options.model_bytes);
-      for (std::size_t k = 0; k < inputs.size(); ++k) {
-        touch(inputs[k], static_cast<std::size_t>(numel(function.graph.node(function.graph.inputs()[k]).shape)));
-      }
-    };
-  }
-  collage::Measurement m = collage::time_run(run, timing);
+  if (options.cold_caches) timing.before_each = [&device] { (void)device.evict_caches(); };
+  collage::Status failure;
+  collage::Measurement m = collage::time_run(
+      [&] {
+        if (failure.ok()) failure = run_once(*ready);
+      },
+      timing);
   if (!failure.ok()) return failure.error();
   m.cost = collage::Cost::value(cost_from_seconds(m.cost.raw()));
   return m;
+}
+
+std::vector<collage::Result<collage::Measurement>> time_functions(const std::vector<KernelToTime>& kernels,
+                                                                  const KernelTimingOptions& options) {
+  std::vector<collage::Result<collage::Measurement>> out(kernels.size(), collage::Measurement{});
+  std::vector<KernelToTime> in_turns;
+  std::vector<std::size_t> in_turns_index;
+  for (std::size_t k = 0; k < kernels.size(); ++k) {
+    const KernelToTime& t = kernels[k];
+    if (times_in_turns(*t.device, options)) {
+      in_turns.push_back(t);
+      in_turns_index.push_back(k);
+    } else {
+      out[k] = time_function(*t.function, *t.backend, *t.device, options);
+    }
+  }
+  std::vector<collage::Result<collage::Measurement>> ms = time_in_turns(in_turns, options);
+  for (std::size_t j = 0; j < ms.size(); ++j) out[in_turns_index[j]] = std::move(ms[j]);
+  return out;
 }
 
 }  // namespace tc

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 #include <collage/cost/robust_timer.hpp>
 
@@ -25,11 +26,11 @@ struct KernelTimingOptions {
   /// time, CUDA events) after an eviction, rather than inside a recording.
   bool cold_caches = false;
   /// On the CPU, the bytes the rest of the model moves through the caches between two runs of one
-  /// of its partitions (its weights and activations; see model_cache_bytes), 0 for none. Before each
-  /// timed run of a kernel whose constants outgrow half the L2 cache, that many bytes are written
-  /// and the kernel's inputs read back: its weights then come from where they would inside the
-  /// model (the last-level cache or memory), its inputs from where the partition before left them.
-  /// Smaller kernels are timed warm, as their weights and inputs are little of what they move.
+  /// of its partitions (see model_cache_bytes), 0 for none. Kernels are then timed in turns
+  /// (time_functions): between two runs of one, the others of its group run and, where their bytes
+  /// fall short of these, the rest is written through the caches; each run starts with its inputs
+  /// and outputs read, as the partitions before it leave them. So its weights and code come from
+  /// where they would inside the model. 0: each kernel is timed run over and over, warm.
   /// cold_caches takes precedence.
   std::size_t model_bytes = 0;
   /// The bytes of the model's constants (its weights; weight_bytes), 0 for none (the default). On a
@@ -49,9 +50,8 @@ struct KernelTimingOptions {
 };
 
 /// KernelTimingOptions::model_bytes for `model`: the bytes of its constants and of every value it
-/// computes, or twice the L2 cache when those fit the last-level cache (a partition's weights then
-/// leave only the L2 between two of its runs); rounded up to a power of two MiB (so that models of
-/// about one size share measurements) and at most default_eviction_bytes().
+/// computes, rounded up to a power of two MiB (so that models of about one size share
+/// measurements), at most default_eviction_bytes().
 std::size_t model_cache_bytes(const Graph& model);
 
 /// The bytes of `model`'s constants (KernelTimingOptions::model_weight_bytes).
@@ -67,5 +67,20 @@ bool model_weights_outgrow(const Device& device, const KernelTimingOptions& opti
 /// compile or run failure is an error naming it.
 collage::Result<collage::Measurement> time_function(const Function& function, const Backend& backend, Device& device,
                                                     const KernelTimingOptions& options);
+
+/// One partition to time: its function, the backend that compiles it and the device it runs on.
+struct KernelToTime {
+  const Function* function = nullptr;
+  const Backend* backend = nullptr;
+  Device* device = nullptr;
+};
+
+/// Each kernel's cost as time_function gives it, except that CPU kernels, where
+/// options.model_bytes is set (and not cold_caches), are timed in turns (collage::time_in_turns):
+/// each round runs once every kernel in turns that wants more samples, and kernels join, in order,
+/// while those in turns hold fewer than model_bytes (inputs, outputs and constants) and number
+/// fewer than 256.
+std::vector<collage::Result<collage::Measurement>> time_functions(const std::vector<KernelToTime>& kernels,
+                                                                  const KernelTimingOptions& options);
 
 }  // namespace tc

@@ -13,7 +13,7 @@ std::string measuring_oracle_version(const BackendSet& backends, const DeviceSet
   if (timing.cold_caches) {
     version += "|cold caches";
   } else if (timing.model_bytes > 0) {
-    version += "|weights behind " + std::to_string(timing.model_bytes >> 20) + " MiB";
+    version += "|in turns behind " + std::to_string(timing.model_bytes >> 20) + " MiB";
   }
   if (!timing.flush_denormals) version += "|IEEE denormals";
   for (DeviceKind kind : {DeviceKind::cpu, DeviceKind::cuda}) {
@@ -77,7 +77,7 @@ std::string MeasurementSession::describe() const {
   std::string out = "measured (each candidate compiled and timed";
   if (cold_caches_) out += ", the caches evicted before each run";
   if (model_bytes_ > 0) {
-    out += ", " + std::to_string(model_bytes_ >> 20) + " MiB through the CPU caches before each run of one with large weights";
+    out += ", CPU kernels in turns with " + std::to_string(model_bytes_ >> 20) + " MiB through the caches between two runs of one";
   }
   if (cold_weights_) out += ", the GPU's weights out of its L2 cache as in the model";
   if (store_) {

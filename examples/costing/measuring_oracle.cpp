@@ -12,7 +12,8 @@ namespace {
 
 /// Measures a batch in two passes: each backend first readies its candidates' compilation at once
 /// (Backend::prepare: the cuda backend's NVRTC compiles run on the host's cores in parallel), then
-/// each candidate is compiled and timed alone, one after another, so that no two timings overlap.
+/// the candidates are compiled and timed (time_functions: CPU ones in turns), so that no two
+/// timings overlap.
 class MeasuringOracle final : public collage::CostOracle<Graph> {
  public:
   MeasuringOracle(const BackendSet& backends, const DeviceSet& devices, KernelTimingOptions options, std::size_t* timed)
@@ -31,25 +32,32 @@ class MeasuringOracle final : public collage::CostOracle<Graph> {
       targets.emplace_back(c->target);
     }
     prepare_all(backends_, devices_, targets, functions);
-    std::vector<collage::Result<collage::Measurement>> out;
-    out.reserve(candidates.size());
-    for (std::size_t k = 0; k < candidates.size(); ++k) out.push_back(measure(targets[k], functions[k]));
-    return out;
-  }
-
-  collage::Result<collage::Measurement> measure(const std::string& target, const Function& function) const {
-    const Backend* backend = backends_.find(target);
-    if (backend == nullptr) return collage::Error{collage::ErrorCode::oracle, "no backend named '" + target + "'"};
-    Device* device = devices_.find(backend->device());
-    if (device == nullptr || !device->available()) {
-      return collage::Error{collage::ErrorCode::oracle,
-                            target + ": " +
-                                (device ? device->unavailable_reason()
-                                        : "no " + std::string(to_string(backend->device())) + " device")};
+    std::vector<collage::Result<collage::Measurement>> out(candidates.size(), collage::Measurement{});
+    std::vector<KernelToTime> timed;
+    std::vector<std::size_t> timed_index;
+    for (std::size_t k = 0; k < candidates.size(); ++k) {
+      const Backend* backend = backends_.find(targets[k]);
+      if (backend == nullptr) {
+        out[k] = collage::Error{collage::ErrorCode::oracle, "no backend named '" + targets[k] + "'"};
+        continue;
+      }
+      Device* device = devices_.find(backend->device());
+      if (device == nullptr || !device->available()) {
+        out[k] = collage::Error{collage::ErrorCode::oracle,
+                                targets[k] + ": " +
+                                    (device ? device->unavailable_reason()
+                                            : "no " + std::string(to_string(backend->device())) + " device")};
+        continue;
+      }
+      timed.push_back({&functions[k], backend, device});
+      timed_index.push_back(k);
     }
-    collage::Result<collage::Measurement> m = time_function(function, *backend, *device, options_);
-    if (m.ok() && timed_ != nullptr) ++*timed_;
-    return m;
+    std::vector<collage::Result<collage::Measurement>> ms = time_functions(timed, options_);
+    for (std::size_t j = 0; j < ms.size(); ++j) {
+      if (ms[j].ok() && timed_ != nullptr) ++*timed_;
+      out[timed_index[j]] = std::move(ms[j]);
+    }
+    return out;
   }
 
   const BackendSet& backends_;

@@ -4,6 +4,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
 
 #include "backends/reference/reference_backend.hpp"
 #include "runtime/cpu_device.hpp"
@@ -121,6 +125,47 @@ TEST(KernelTiming, WhereRecordingFailsTheKernelIsTimedOnTheHostClock) {
   EXPECT_LT(m->cost.raw(), 1e3);
 }
 
+/// The reference backend on the CPU whose kernels note each of their runs in `log` by the order in
+/// which they were compiled; kernel `failing` fails on its `failing_run`-th run.
+class LoggingBackend final : public Backend {
+ public:
+  explicit LoggingBackend(std::vector<std::size_t>& log)
+      : Backend("logged", DeviceKind::cpu), inner_(make_reference_backend("logged")), log_(log) {}
+  collage::PartitionSpec<Graph> spec() const override { return inner_->spec(); }
+
+  std::size_t failing = SIZE_MAX;
+  std::size_t failing_run = 0;
+
+ private:
+  class LoggingKernel final : public Kernel {
+   public:
+    LoggingKernel(std::unique_ptr<Kernel> inner, const LoggingBackend& backend, std::size_t id)
+        : inner_(std::move(inner)), backend_(backend), id_(id) {}
+    collage::Status run(const std::vector<const float*>& inputs, const std::vector<float*>& outputs) override {
+      backend_.log_.push_back(id_);
+      if (id_ == backend_.failing && ++runs_ == backend_.failing_run) {
+        return collage::Error{collage::ErrorCode::oracle, "kernel " + std::to_string(id_) + " broke"};
+      }
+      return inner_->run(inputs, outputs);
+    }
+
+   private:
+    std::unique_ptr<Kernel> inner_;
+    const LoggingBackend& backend_;
+    std::size_t id_;
+    std::size_t runs_ = 0;
+  };
+  collage::Result<std::unique_ptr<Kernel>> do_compile(const Function& function, Device& device) const override {
+    auto inner = inner_->compile(function, device);
+    if (!inner.ok()) return inner.error();
+    return std::unique_ptr<Kernel>(std::make_unique<LoggingKernel>(std::move(inner).value(), *this, compiled_++));
+  }
+
+  std::unique_ptr<Backend> inner_;
+  std::vector<std::size_t>& log_;
+  mutable std::size_t compiled_ = 0;
+};
+
 /// A MatMul of a [2, k] input by a [k, k] constant (k * k floats of weights).
 Function linear_layer(std::int64_t k) {
   testing::GraphBuilder b(5);
@@ -128,25 +173,101 @@ Function linear_layer(std::int64_t k) {
   return whole_model_function(b.done());
 }
 
-TEST(KernelTiming, OnTheCpuTheModelsBytesGoThroughTheCachesBeforeEachRunOfAKernelWithLargeWeights) {
-  const std::unique_ptr<Backend> backend = make_reference_backend();
+/// How many times kernel `id` appears in `log`.
+std::size_t runs_of(const std::vector<std::size_t>& log, std::size_t id) {
+  return static_cast<std::size_t>(std::count(log.begin(), log.end(), id));
+}
+
+TEST(KernelTiming, OnTheCpuKernelsAreTimedInTurnsWithTheRestOfTheModelsBytesWrittenBeforeEachRound) {
+  std::vector<std::size_t> log;
+  LoggingBackend backend(log);
   CpuDevice cpu;
+  const std::vector<Function> functions{linear_layer(8), linear_layer(16), linear_layer(32)};
+  std::vector<KernelToTime> kernels;
+  for (const Function& f : functions) kernels.push_back({&f, &backend, &cpu});
+  KernelTimingOptions options = quick();
+  options.model_bytes = std::size_t{1} << 20;  // far more than the three kernels' bytes
+  const std::size_t before = evictions_on_this_thread();
+  std::vector<collage::Result<collage::Measurement>> ms = time_functions(kernels, options);
+  const std::size_t rounds = evictions_on_this_thread() - before;
+  ASSERT_EQ(ms.size(), 3u);
+  for (const auto& m : ms) {
+    ASSERT_TRUE(m.ok()) << m.error().message;
+    EXPECT_GE(m->samples, options.timing.min_repeats);
+  }
+  // Each kernel's check run, then rounds of every kernel that wants more samples, in order: all
+  // three until each has its warm-up and least samples.
+  const std::size_t full_rounds = options.timing.warmups + options.timing.min_repeats;
+  ASSERT_GE(log.size(), 3 * (1 + full_rounds));
+  for (std::size_t k = 0; k < 3 * (1 + full_rounds); ++k) EXPECT_EQ(log[k], k % 3) << "run " << k;
+  EXPECT_GE(rounds, full_rounds);
+  EXPECT_LE(rounds, options.timing.warmups + options.timing.max_repeats);
+  std::size_t most = 0;
+  for (std::size_t id = 0; id < 3; ++id) most = std::max(most, runs_of(log, id));
+  EXPECT_EQ(rounds + 1, most);  // one write before each round, none before the check runs
+
+  // Without the model's bytes, each kernel is timed alone, over and over, and nothing is written.
+  log.clear();
+  options.model_bytes = 0;
+  const std::size_t unwritten = evictions_on_this_thread();
+  ms = time_functions(kernels, options);
+  EXPECT_EQ(evictions_on_this_thread(), unwritten);
+  ASSERT_TRUE(std::is_sorted(log.begin(), log.end()));
+  EXPECT_EQ(log.front(), 3u);
+}
+
+/// The position of the last of `id`'s runs in `log`.
+std::size_t last_run(const std::vector<std::size_t>& log, std::size_t id) {
+  return static_cast<std::size_t>(log.rend() - std::find(log.rbegin(), log.rend(), id)) - 1;
+}
+
+TEST(KernelTiming, AKernelJoinsTheTurnsWhenThoseInTurnsHoldLessThanTheModelsBytes) {
+  std::vector<std::size_t> log;
+  LoggingBackend backend(log);
+  CpuDevice cpu;
+  // 64 KiB of weights each: the first two reach the 96 KiB given as the model's bytes.
+  const std::vector<Function> functions{linear_layer(128), linear_layer(128), linear_layer(128)};
+  std::vector<KernelToTime> kernels;
+  for (const Function& f : functions) kernels.push_back({&f, &backend, &cpu});
+  KernelTimingOptions options = quick();
+  options.model_bytes = 96 << 10;
+  for (const auto& m : time_functions(kernels, options)) ASSERT_TRUE(m.ok()) << m.error().message;
+  // The first two in turns; the third compiled (and run once) only once one of them has left.
+  const auto joined = static_cast<std::size_t>(std::find(log.begin(), log.end(), 2u) - log.begin());
+  EXPECT_GT(joined, std::min(last_run(log, 0), last_run(log, 1)));
+  EXPECT_GE(joined, 2 * (1 + options.timing.warmups + options.timing.min_repeats));
+  EXPECT_EQ((std::vector<std::size_t>(log.begin(), log.begin() + 4)), (std::vector<std::size_t>{0, 1, 0, 1}));
+}
+
+TEST(KernelTiming, InTurnsAKernelThatFailsGetsItsErrorAndTheOthersTheirCosts) {
+  std::vector<std::size_t> log;
+  LoggingBackend backend(log);
+  backend.failing = 1;
+  backend.failing_run = 3;  // after its check run and its warm-up
+  CpuDevice cpu;
+  const std::vector<Function> functions{linear_layer(8), linear_layer(8), linear_layer(8)};
+  std::vector<KernelToTime> kernels;
+  for (const Function& f : functions) kernels.push_back({&f, &backend, &cpu});
   KernelTimingOptions options = quick();
   options.model_bytes = std::size_t{1} << 20;
-  // Weights larger than the L2 cache: the model's bytes pass before the warm-up and every timed run.
-  const auto large = static_cast<std::int64_t>(std::sqrt(static_cast<double>(std::max<std::size_t>(cpu_cache_bytes(2), 1 << 20)) / 4)) + 8;
-  std::size_t before = evictions_on_this_thread();
-  collage::Result<collage::Measurement> m = time_function(linear_layer(large), *backend, cpu, options);
-  ASSERT_TRUE(m.ok()) << m.error().message;
-  const std::size_t evictions = evictions_on_this_thread() - before;
-  EXPECT_GE(evictions, options.timing.warmups + options.timing.min_repeats);
-  EXPECT_LE(evictions, options.timing.warmups + options.timing.max_repeats);
-  // Weights that stay in the caches, or no model's bytes: timed warm.
-  before = evictions_on_this_thread();
-  ASSERT_TRUE(time_function(linear_layer(8), *backend, cpu, options).ok());
-  options.model_bytes = 0;
-  ASSERT_TRUE(time_function(linear_layer(large), *backend, cpu, options).ok());
-  EXPECT_EQ(evictions_on_this_thread(), before);
+  std::vector<collage::Result<collage::Measurement>> ms = time_functions(kernels, options);
+  ASSERT_TRUE(ms[0].ok());
+  ASSERT_FALSE(ms[1].ok());
+  EXPECT_EQ(ms[1].error().message, "kernel 1 broke");
+  ASSERT_TRUE(ms[2].ok());
+  EXPECT_EQ(runs_of(log, 1), 3u);
+  EXPECT_GE(ms[2]->samples, options.timing.min_repeats);
+
+  // A kernel that fails its check run is never timed.
+  log.clear();
+  LoggingBackend first_fails(log);
+  first_fails.failing = 0;
+  first_fails.failing_run = 1;
+  for (KernelToTime& k : kernels) k.backend = &first_fails;
+  ms = time_functions(kernels, options);
+  ASSERT_FALSE(ms[0].ok());
+  EXPECT_EQ(runs_of(log, 0), 1u);
+  EXPECT_TRUE(ms[1].ok());
 }
 
 /// The smallest power of two MiB at least `bytes`.
@@ -157,23 +278,14 @@ std::size_t mib_power_of_two(std::size_t bytes) {
 }
 
 TEST(KernelTiming, TheModelsBytesArePowersOfTwoMebibytesAtMostTheDefaultEviction) {
-  const std::size_t llc = cpu_cache_bytes(3);
-  // Larger than the last-level cache: its own bytes (with more than 6 MiB of values), at most the
-  // default eviction.
-  const std::int64_t rows = static_cast<std::int64_t>(std::max<std::size_t>(llc, 64 << 20) / 4000) + 1;
+  // Its values' and constants' bytes (more than 6 MiB), whatever the last-level cache holds.
   testing::GraphBuilder b(6);
-  b.output(b.op(Op::matmul, {b.input({rows, 1000}, "x"), b.weight({1000, 1000})}));
+  b.output(b.op(Op::matmul, {b.input({1500, 1000}, "x"), b.weight({1000, 1000})}));
   const Graph large = b.done();
   std::size_t large_bytes = 0;
   for (const Node& n : large.nodes()) large_bytes += static_cast<std::size_t>(numel(n.shape)) * sizeof(float);
   EXPECT_EQ(model_cache_bytes(large), std::min(mib_power_of_two(large_bytes), default_eviction_bytes()));
-  // Held by the last-level cache: twice the L2, where the system reports the caches.
-  const std::size_t small = model_cache_bytes(linear_layer(4).graph);
-  if (llc != 0) {
-    EXPECT_EQ(small, std::min(mib_power_of_two(2 * cpu_cache_bytes(2)), default_eviction_bytes()));
-  } else {
-    EXPECT_EQ(small, std::size_t{1} << 20);
-  }
+  EXPECT_EQ(model_cache_bytes(linear_layer(4).graph), std::size_t{1} << 20);
 }
 
 }  // namespace
