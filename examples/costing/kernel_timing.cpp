@@ -274,9 +274,23 @@ std::size_t power_of_two_mib(std::size_t bytes, std::size_t cap) {
 }  // namespace
 
 std::size_t model_cache_bytes(const Graph& model) {
-  std::size_t bytes = 0;
-  for (const Node& n : model.nodes()) bytes += value_bytes(n);
-  return power_of_two_mib(bytes, default_eviction_bytes());
+  const std::vector<Node>& nodes = model.nodes();
+  std::vector<std::size_t> last_reader(nodes.size(), 0);
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    for (int in : nodes[i].inputs) last_reader[static_cast<std::size_t>(in)] = i;
+  }
+  for (int out : model.outputs()) last_reader[static_cast<std::size_t>(out)] = nodes.size();
+  std::size_t live = 0;
+  std::size_t peak = 0;
+  for (std::size_t i = 0; i < nodes.size(); ++i) {
+    live += value_bytes(nodes[i]);
+    peak = std::max(peak, live);
+    for (int in : nodes[i].inputs) {
+      const auto j = static_cast<std::size_t>(in);
+      if (last_reader[j] == i && nodes[j].op != Op::constant) live -= value_bytes(nodes[j]);
+    }
+  }
+  return power_of_two_mib(peak, default_eviction_bytes());
 }
 
 std::size_t weight_bytes(const Graph& model) { return constant_bytes(model); }

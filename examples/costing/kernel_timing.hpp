@@ -25,8 +25,8 @@ struct KernelTimingOptions {
   /// warm one of running it alone over and over. On a GPU each launch is then timed alone (device
   /// time, CUDA events) after an eviction, rather than inside a recording.
   bool cold_caches = false;
-  /// On the CPU, the bytes the rest of the model moves through the caches between two runs of one
-  /// of its partitions (see model_cache_bytes), 0 for none. Kernels are then timed in turns
+  /// On the CPU, the distinct bytes the rest of the model moves through the caches between two runs
+  /// of one of its partitions (see model_cache_bytes), 0 for none. Kernels are then timed in turns
   /// (time_functions): between two runs of one, the others of its group run and, where their bytes
   /// fall short of these, the rest is written through the caches; each run starts with its inputs
   /// and outputs read, as the partitions before it leave them. So its weights and code come from
@@ -49,9 +49,11 @@ struct KernelTimingOptions {
   bool flush_denormals = true;
 };
 
-/// KernelTimingOptions::model_bytes for `model`: the bytes of its constants and of every value it
-/// computes, rounded up to a power of two MiB (so that models of about one size share
-/// measurements), at most default_eviction_bytes().
+/// KernelTimingOptions::model_bytes for `model`: the bytes it keeps in memory at its peak, run node
+/// by node in order (its constants, and the values computed and not yet read for the last time):
+/// the distinct bytes a run of the model moves through the caches, as its memory plan reuses the
+/// buffers of values no longer read. Rounded up to a power of two MiB (so that models of about one
+/// size share measurements), at most default_eviction_bytes().
 std::size_t model_cache_bytes(const Graph& model);
 
 /// The bytes of `model`'s constants (KernelTimingOptions::model_weight_bytes).

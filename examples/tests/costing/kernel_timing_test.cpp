@@ -286,6 +286,13 @@ TEST(KernelTiming, TheModelsBytesArePowersOfTwoMebibytesAtMostTheDefaultEviction
   for (const Node& n : large.nodes()) large_bytes += static_cast<std::size_t>(numel(n.shape)) * sizeof(float);
   EXPECT_EQ(model_cache_bytes(large), std::min(mib_power_of_two(large_bytes), default_eviction_bytes()));
   EXPECT_EQ(model_cache_bytes(linear_layer(4).graph), std::size_t{1} << 20);
+  // A chain keeps two of its values at a time: a value's buffer is reused once it is read for the
+  // last time. Six values of 3 MiB each peak at 6 MiB: 8 MiB.
+  testing::GraphBuilder chain(7);
+  int v = chain.input({3 << 18}, "x");
+  for (int k = 0; k < 5; ++k) v = chain.op(Op::relu, {v});
+  chain.output(v);
+  EXPECT_EQ(model_cache_bytes(chain.done()), std::min<std::size_t>(std::size_t{8} << 20, default_eviction_bytes()));
 }
 
 }  // namespace
