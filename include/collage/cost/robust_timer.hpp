@@ -78,7 +78,8 @@ inline Measurement summarise_samples(std::vector<double> samples, const TimingOp
 }  // namespace detail
 
 /// The samples of one timed run and the stopping rules of TimingOptions over them: what
-/// time_run() keeps for its run and time_in_turns() for each of its runs.
+/// time_run() keeps for its run and time_in_turns() for each of its runs. It refers to the options
+/// it was made with, which must outlive it.
 class SampleSeries {
  public:
   explicit SampleSeries(const TimingOptions& options) : options_(options) {
