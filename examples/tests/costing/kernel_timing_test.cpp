@@ -173,6 +173,13 @@ Function linear_layer(std::int64_t k) {
   return whole_model_function(b.done());
 }
 
+/// `functions`, each compiled by `backend` for `cpu`.
+std::vector<KernelToTime> on(const std::vector<Function>& functions, const Backend& backend, CpuDevice& cpu) {
+  std::vector<KernelToTime> kernels;
+  for (const Function& f : functions) kernels.push_back({&f, &backend, &cpu});
+  return kernels;
+}
+
 /// How many times kernel `id` appears in `log`.
 std::size_t runs_of(const std::vector<std::size_t>& log, std::size_t id) {
   return static_cast<std::size_t>(std::count(log.begin(), log.end(), id));
@@ -183,8 +190,7 @@ TEST(KernelTiming, OnTheCpuKernelsAreTimedInTurnsWithTheRestOfTheModelsBytesWrit
   LoggingBackend backend(log);
   CpuDevice cpu;
   const std::vector<Function> functions{linear_layer(8), linear_layer(16), linear_layer(32)};
-  std::vector<KernelToTime> kernels;
-  for (const Function& f : functions) kernels.push_back({&f, &backend, &cpu});
+  std::vector<KernelToTime> kernels = on(functions, backend, cpu);
   KernelTimingOptions options = quick();
   options.model_bytes = std::size_t{1} << 20;  // far more than the three kernels' bytes
   const std::size_t before = evictions_on_this_thread();
@@ -227,8 +233,7 @@ TEST(KernelTiming, AKernelJoinsTheTurnsWhenThoseInTurnsHoldLessThanTheModelsByte
   CpuDevice cpu;
   // 64 KiB of weights each: the first two reach the 96 KiB given as the model's bytes.
   const std::vector<Function> functions{linear_layer(128), linear_layer(128), linear_layer(128)};
-  std::vector<KernelToTime> kernels;
-  for (const Function& f : functions) kernels.push_back({&f, &backend, &cpu});
+  std::vector<KernelToTime> kernels = on(functions, backend, cpu);
   KernelTimingOptions options = quick();
   options.model_bytes = 96 << 10;
   for (const auto& m : time_functions(kernels, options)) ASSERT_TRUE(m.ok()) << m.error().message;
@@ -246,8 +251,7 @@ TEST(KernelTiming, InTurnsAKernelThatFailsGetsItsErrorAndTheOthersTheirCosts) {
   backend.failing_run = 3;  // after its check run and its warm-up
   CpuDevice cpu;
   const std::vector<Function> functions{linear_layer(8), linear_layer(8), linear_layer(8)};
-  std::vector<KernelToTime> kernels;
-  for (const Function& f : functions) kernels.push_back({&f, &backend, &cpu});
+  std::vector<KernelToTime> kernels = on(functions, backend, cpu);
   KernelTimingOptions options = quick();
   options.model_bytes = std::size_t{1} << 20;
   std::vector<collage::Result<collage::Measurement>> ms = time_functions(kernels, options);
