@@ -17,6 +17,7 @@
 
 #include "runtime/device.hpp"
 #include "tensor/function.hpp"
+#include "tensor/layout.hpp"
 #include "tensor/graph.hpp"
 #include "tensor/traits.hpp"
 
@@ -26,9 +27,9 @@ namespace tc {
 class Kernel {
  public:
   virtual ~Kernel() = default;
-  /// Runs once. inputs[k] is the dense row-major float32 tensor of the Function's k-th graph
-  /// input, outputs[k] receives its k-th graph output; all are device pointers of the kernel's
-  /// device, and outputs never alias inputs. Kernels launched on an asynchronous device may
+  /// Runs once. inputs[k] is the float32 tensor of the Function's k-th graph input, outputs[k]
+  /// receives its k-th graph output, each in its backend's layout (Backend::layout); all are
+  /// device pointers of the kernel's device, and outputs never alias inputs. Kernels launched on an asynchronous device may
   /// return before they finish (Device::synchronize waits).
   virtual collage::Status run(const std::vector<const float*>& inputs, const std::vector<float*>& outputs) = 0;
 };
@@ -44,6 +45,9 @@ class Backend {
   const std::string& name() const { return name_; }
   /// The kind of device its kernels run on.
   DeviceKind device() const { return device_; }
+  /// The layout its kernels read and write rank-4 values in (others are plain): with the device,
+  /// where a value it reads must be, and where the values it writes are.
+  Layout layout() const { return layout_; }
   /// The rule proposing the sub-graphs it can run, with name() as target.
   virtual collage::PartitionSpec<Graph> spec() const = 0;
   /// Compiles `function` for `device`. A device of another kind, or one that is not available, is
@@ -60,7 +64,8 @@ class Backend {
   virtual std::string configuration() const { return ""; }
 
  protected:
-  Backend(std::string name, DeviceKind device) : name_(std::move(name)), device_(device) {}
+  Backend(std::string name, DeviceKind device, Layout layout = Layout::plain)
+      : name_(std::move(name)), device_(device), layout_(layout) {}
 
  private:
   /// The backend's own compiler, given an available device of kind device(). Its errors get the
@@ -71,6 +76,7 @@ class Backend {
 
   std::string name_;
   DeviceKind device_;
+  Layout layout_;
 };
 
 /// Choices every backend is made with.

@@ -12,9 +12,14 @@
 namespace tc {
 
 const std::vector<BackendRegistration>& registered_backends() {
-  static const std::vector<BackendRegistration> all = {cublas_registration(),          cudnn_registration(),
-                                                       cuda_registration(),            onednn_registration(),
-                                                       onednn_winograd_registration(), eigen_registration(),
+  static const std::vector<BackendRegistration> all = {cublas_registration(),
+                                                       cudnn_registration(),
+                                                       cuda_registration(),
+                                                       onednn_registration(),
+                                                       onednn_winograd_registration(),
+                                                       onednn_blocked_registration(),
+                                                       onednn_winograd_blocked_registration(),
+                                                       eigen_registration(),
                                                        native_registration()};
   return all;
 }

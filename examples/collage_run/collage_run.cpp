@@ -508,23 +508,43 @@ int main(int argc, char** argv) {
   compare.refine_timing.max_seconds = 0.3;
   compare.refine_seed = options.seed;
 
-  if (uses_a_gpu(backends)) {
-    Device& gpu = *devices.set.find(DeviceKind::cuda);
-    collage::TimingOptions link_timing;
-    link_timing.max_seconds = 0.5;
-    collage::Result<LinkSpeed> link = measure_link(gpu, link_timing);
-    if (!link.ok()) return fail(gpu.name() + ": timing host<->device copies failed: " + link.error().message);
-    if (compare.executable.record && gpu.can_record()) {
-      collage::Result<double> launch = measure_segment_launch(gpu, link_timing);
-      if (launch.ok()) link->segment_seconds = *launch;
-    }
-    compare.partitioner.transfers = transfer_model(*dataflow, backends, *link);
+  if (uses_a_gpu(backends) || keeps_blocked_values(backends)) {
+    collage::TimingOptions move_timing;
+    move_timing.max_seconds = 0.5;
+    LinkSpeed link;
+    std::vector<std::string> charged;
     char text[200];
-    std::snprintf(text, sizeof text,
-                  "host<->%s measured at %.1f GB/s + %.1f us per copy, %.1f us per segment launched, charged by the search",
-                  gpu.name().c_str(), link->bytes_per_second / 1e9, link->seconds_per_copy * 1e6,
-                  link->segment_seconds * 1e6);
-    report.transfers = text;
+    if (uses_a_gpu(backends)) {
+      Device& gpu = *devices.set.find(DeviceKind::cuda);
+      collage::Result<LinkSpeed> measured = measure_link(gpu, move_timing);
+      if (!measured.ok()) return fail(gpu.name() + ": timing host<->device copies failed: " + measured.error().message);
+      link = *measured;
+      if (compare.executable.record && gpu.can_record()) {
+        collage::Result<double> launch = measure_segment_launch(gpu, move_timing);
+        if (launch.ok()) link.segment_seconds = *launch;
+      }
+      std::snprintf(text, sizeof text, "host<->%s measured at %.1f GB/s + %.1f us per copy, %.1f us per segment launched",
+                    gpu.name().c_str(), link.bytes_per_second / 1e9, link.seconds_per_copy * 1e6,
+                    link.segment_seconds * 1e6);
+      charged.emplace_back(text);
+    }
+    ReorderTable reorders;
+    if (keeps_blocked_values(backends)) {
+      collage::TimingOptions reorder_timing;
+      reorder_timing.max_seconds = 0.05;
+      reorders = measure_reorders(*dataflow, backends, reorder_timing);
+      for (const auto& [layout, seconds] : reorders) {
+        double total = 0;
+        for (std::size_t i = 0; i < seconds.into.size(); ++i) total += seconds.into[i] + seconds.out_of[i];
+        std::snprintf(text, sizeof text, "reorders between plain and %s measured (%.3f ms for every value both ways)",
+                      to_string(layout).c_str(), cost_from_seconds(total));
+        charged.emplace_back(text);
+      }
+    }
+    collage::Result<collage::TransferModel> transfers = transfer_model(*dataflow, backends, link, reorders);
+    if (!transfers.ok()) return fail(transfers.error().message);
+    compare.partitioner.transfers = std::move(transfers).value();
+    report.transfers = join(charged, "; ") + ", charged by the search";
   }
 
   std::vector<Configuration> configurations;

@@ -154,7 +154,7 @@ std::string format_profile(const collage::DataflowGraph<Graph>& dataflow, const 
     std::vector<double> alone(r.step_ms.size(), 0.0);
     std::size_t part = 0;
     for (std::size_t k = 0; k < r.steps.size() && k < alone.size(); ++k) {
-      if (r.steps[k].target == "copy" || part >= r.partition->partitioning.parts.size()) continue;
+      if (r.steps[k].moves_a_value() || part >= r.partition->partitioning.parts.size()) continue;
       const auto& cost = r.partition->partitioning.parts[part++].cost;
       alone[k] = cost.is_known() ? cost.raw() : 0.0;
     }

@@ -174,8 +174,9 @@ collage::Result<ReadyKernel> make_ready(const Function& function, const Backend&
     ready.bytes += floats * sizeof(float);
     return &ready.buffers.back();
   };
+  auto floats = [&](int node) { return stored_floats(function.graph.node(node).shape, backend.layout()); };
   for (int in : function.graph.inputs()) {
-    const auto n = static_cast<std::size_t>(numel(function.graph.node(in).shape));
+    const std::size_t n = floats(in);
     std::vector<float> values(n);
     for (float& v : values) v = dist(rng);
     collage::Result<const OwnedBuffer*> b = allocate(n);
@@ -185,10 +186,10 @@ collage::Result<ReadyKernel> make_ready(const Function& function, const Backend&
     ready.input_floats.push_back(n);
   }
   for (int out : function.graph.outputs()) {
-    collage::Result<const OwnedBuffer*> b = allocate(static_cast<std::size_t>(numel(function.graph.node(out).shape)));
+    collage::Result<const OwnedBuffer*> b = allocate(floats(out));
     if (!b.ok()) return b.error();
     ready.outputs.push_back((*b)->floats());
-    ready.output_floats.push_back(static_cast<std::size_t>(numel(function.graph.node(out).shape)));
+    ready.output_floats.push_back(floats(out));
   }
   ready.bytes += constant_bytes(function.graph);
   const DenormalsFlushed denormals(options.flush_denormals);

@@ -77,39 +77,114 @@ collage::Result<double> measure_segment_launch(Device& device, const collage::Ti
   return seconds;
 }
 
+ReorderTable measure_reorders(const collage::DataflowGraph<Graph>& dataflow, const BackendSet& backends,
+                              const collage::TimingOptions& timing) {
+  ReorderTable table;
+  const Graph& graph = dataflow.ir();
+  for (const auto& backend : backends.all()) {
+    const Layout layout = backend->layout();
+    if (layout == Layout::plain || table.count(layout) != 0) continue;
+    ReorderSeconds& seconds = table[layout];
+    seconds.into.assign(dataflow.size(), 0.0);
+    seconds.out_of.assign(dataflow.size(), 0.0);
+    std::map<Shape, std::pair<double, double>> by_shape;
+    for (std::size_t i = 0; i < dataflow.size(); ++i) {
+      const Shape& shape = graph.node(dataflow.handle(i)).shape;
+      if (!is_blocked(shape, layout)) continue;
+      auto [it, fresh] = by_shape.try_emplace(shape);
+      if (fresh) {
+        std::vector<float> plain(static_cast<std::size_t>(numel(shape)), 1.0f);
+        std::vector<float> blocked(stored_floats(shape, layout));
+        auto time = [&](auto run) { return collage::time_run(run, timing).cost.raw(); };
+        it->second.first = time([&] { reorder(plain.data(), Layout::plain, blocked.data(), layout, shape); });
+        it->second.second = time([&] { reorder(blocked.data(), layout, plain.data(), Layout::plain, shape); });
+      }
+      seconds.into[i] = it->second.first;
+      seconds.out_of[i] = it->second.second;
+    }
+  }
+  return table;
+}
+
 namespace {
 
-/// Device 1 for each backend of `backends` whose kernels run on the CUDA device.
-std::map<std::string, std::size_t, std::less<>> gpu_placed(const BackendSet& backends) {
-  std::map<std::string, std::size_t, std::less<>> device;
-  for (const std::string& name : backends.names()) {
-    if (backends.find(name)->device() != DeviceKind::cpu) device[name] = 1;
-  }
-  return device;
+/// Where a backend's kernels read and write their values.
+struct Placement {
+  DeviceKind device = DeviceKind::cpu;
+  Layout layout = Layout::plain;
+  friend bool operator==(const Placement& a, const Placement& b) { return a.device == b.device && a.layout == b.layout; }
+};
+
+/// The placement of `backend` (a GPU's values are plain).
+Placement placement_of(const Backend& backend) {
+  return backend.device() == DeviceKind::cpu ? Placement{DeviceKind::cpu, backend.layout()}
+                                             : Placement{backend.device(), Layout::plain};
 }
+
+/// The placements of `backends`, the host with plain tensors first, then the GPU, then the host's
+/// blocked layouts; and each backend's index among them, where it is not 0.
+struct Placements {
+  std::vector<Placement> list{Placement{}};
+  std::map<std::string, std::size_t, std::less<>> of_backend;
+
+  explicit Placements(const BackendSet& backends) {
+    for (bool gpu : {true, false}) {
+      for (const auto& backend : backends.all()) {
+        const Placement p = placement_of(*backend);
+        if ((p.device != DeviceKind::cpu) != gpu) continue;
+        auto it = std::find(list.begin(), list.end(), p);
+        if (it == list.end()) it = list.insert(list.end(), p);
+        const auto index = static_cast<std::size_t>(it - list.begin());
+        if (index != 0) of_backend[backend->name()] = index;
+      }
+    }
+  }
+  bool has_gpu() const {
+    return std::any_of(list.begin(), list.end(), [](const Placement& p) { return p.device != DeviceKind::cpu; });
+  }
+};
 
 }  // namespace
 
-collage::TransferModel transfer_model(const collage::DataflowGraph<Graph>& dataflow, const BackendSet& backends,
-                                      const LinkSpeed& link) {
+collage::Result<collage::TransferModel> transfer_model(const collage::DataflowGraph<Graph>& dataflow,
+                                                       const BackendSet& backends, const LinkSpeed& link,
+                                                       const ReorderTable& reorders) {
+  const Placements placements(backends);
+  for (const Placement& p : placements.list) {
+    if (p.layout != Layout::plain && reorders.count(p.layout) == 0) {
+      return collage::Error{collage::ErrorCode::invalid_argument,
+                            "transfer model: no reorder costs for the " + to_string(p.layout) + " layout"};
+    }
+  }
   collage::TransferModel model;
-  model.device = gpu_placed(backends);
+  model.device = placements.of_backend;
   const Graph& graph = dataflow.ir();
   std::vector<double> copy(dataflow.size());
   for (std::size_t i = 0; i < dataflow.size(); ++i) {
     const double bytes = 4.0 * static_cast<double>(numel(graph.node(dataflow.handle(i)).shape));
     copy[i] = cost_from_seconds(link.seconds(bytes));
   }
-  model.cost = [copy = std::move(copy), launch = cost_from_seconds(link.segment_seconds)](std::size_t node, std::size_t,
-                                                                                           std::size_t to) {
-    return copy[node] + (to != 0 ? launch : 0.0);
+  model.cost = [copy = std::move(copy), launch = cost_from_seconds(link.segment_seconds), list = placements.list,
+                reorders](std::size_t node, std::size_t from, std::size_t to) {
+    const Placement& a = list[from];
+    const Placement& b = list[to];
+    double cost = 0;
+    if (a.layout != Layout::plain) cost += cost_from_seconds(reorders.at(a.layout).out_of[node]);
+    if (a.device != b.device) cost += copy[node] + (b.device != DeviceKind::cpu ? launch : 0.0);
+    if (b.layout != Layout::plain) cost += cost_from_seconds(reorders.at(b.layout).into[node]);
+    return cost;
   };
   model.unit = kCostUnit;
-  model.inputs_start_on_host = false;
-  model.outputs_end_on_host = false;
+  model.inputs_start_on_host = !placements.has_gpu();
+  model.outputs_end_on_host = !placements.has_gpu();
   return model;
 }
 
-bool uses_a_gpu(const BackendSet& backends) { return !gpu_placed(backends).empty(); }
+bool uses_a_gpu(const BackendSet& backends) { return Placements(backends).has_gpu(); }
+
+bool keeps_blocked_values(const BackendSet& backends) {
+  return std::any_of(backends.all().begin(), backends.all().end(),
+                     [](const auto& backend) { return placement_of(*backend).layout != Layout::plain; });
+}
 
 }  // namespace tc

@@ -1,8 +1,13 @@
 #pragma once
 
 /// \file
-/// What moving a tensor between the host and a GPU costs, for the search: the link to each device
-/// measured once, and the collage::TransferModel that places each backend on its device.
+/// What moving a tensor between placements costs, for the search: a placement is a device and a
+/// layout (the host in plain tensors, the host in a blocked layout, the GPU). The link to the GPU
+/// and the host's reorders between layouts are measured once, and the collage::TransferModel places
+/// each backend on its device and layout.
+
+#include <map>
+#include <vector>
 
 #include <collage/cost/robust_timer.hpp>
 #include <collage/graph/dataflow_graph.hpp>
@@ -41,16 +46,41 @@ collage::Result<LinkSpeed> measure_link(Device& device, const collage::TimingOpt
 /// Fails when the device cannot record or a copy fails.
 collage::Result<double> measure_segment_launch(Device& device, const collage::TimingOptions& timing);
 
-/// The transfer model of `backends` over `dataflow`: each backend runs on device 1 when its kernels
-/// run on the CUDA device and on the host (0) otherwise; moving a node's value (float32, its shape)
-/// costs `link`'s time for it, plus a segment launch when it moves onto the device, in kCostUnit
-/// (the unit the model says, as the example's oracles do). Graph inputs and outputs are not charged: Executable binds each input to
-/// every device that reads it before a run and reads the outputs after it, and a run is timed
-/// without them.
-collage::TransferModel transfer_model(const collage::DataflowGraph<Graph>& dataflow, const BackendSet& backends,
-                                      const LinkSpeed& link);
+/// Seconds to reorder each node's value (by DataflowGraph index) from plain tensors into a blocked
+/// layout and back; 0 for values that layout keeps plain.
+struct ReorderSeconds {
+  std::vector<double> into;
+  std::vector<double> out_of;
+};
+
+/// The reorders of each blocked layout some backend keeps values in.
+using ReorderTable = std::map<Layout, ReorderSeconds>;
+
+/// Times the host's reorders (tc::reorder, as Executable runs them) of every rank-4 value of
+/// `dataflow` between plain tensors and each blocked layout of `backends`, warm (a value is
+/// reordered just after its producer wrote it), each distinct shape once under `timing`.
+ReorderTable measure_reorders(const collage::DataflowGraph<Graph>& dataflow, const BackendSet& backends,
+                              const collage::TimingOptions& timing);
+
+/// The transfer model of `backends` over `dataflow`. Each placement (a device and a layout) is one
+/// of the model's devices: the host with plain tensors is 0, the GPU 1 (when a backend runs there),
+/// the host in each blocked layout the next; each backend is placed by its device and layout.
+/// Moving a node's value costs, in kCostUnit (the unit the model says, as the example's oracles do):
+/// a reorder to plain when it leaves a blocked layout, `link`'s time for it plus a segment launch
+/// when it moves onto the GPU, and a reorder when it enters a blocked layout (`reorders`, which
+/// holds for each blocked layout of `backends`). Without a GPU, graph inputs start plain on the
+/// host and outputs end there, as Executable binds and returns them, the reorders within the run.
+/// With one, graph inputs and outputs are not charged: Executable binds each input to every device
+/// that reads it before a run and reads the outputs after it, and a run is timed without them.
+/// Fails naming a blocked layout of `backends` that `reorders` lacks.
+collage::Result<collage::TransferModel> transfer_model(const collage::DataflowGraph<Graph>& dataflow,
+                                                       const BackendSet& backends, const LinkSpeed& link,
+                                                       const ReorderTable& reorders = {});
 
 /// Whether some backend of `backends` runs off the host.
 bool uses_a_gpu(const BackendSet& backends);
+
+/// Whether some backend of `backends` keeps values in a blocked layout.
+bool keeps_blocked_values(const BackendSet& backends);
 
 }  // namespace tc

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <functional>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "executor/memory_plan.hpp"
@@ -22,6 +23,7 @@ struct Executable::State {
   struct Slot {
     int node = -1;
     DeviceKind device = DeviceKind::cpu;
+    Layout layout = Layout::plain;
     std::size_t bytes = 0;
     int first = 0;
     int last = 0;
@@ -48,7 +50,7 @@ struct Executable::State {
   const Graph* model = nullptr;
   DeviceSet devices;
   std::vector<Slot> slots;
-  std::map<std::pair<int, DeviceKind>, int> slot_of;
+  std::map<std::tuple<int, DeviceKind, Layout>, int> slot_of;
   std::vector<int> first_slot;  // per model node: its first slot (the producer's), or -1
   std::vector<std::unique_ptr<Kernel>> kernels;
   std::vector<Step> steps;
@@ -70,21 +72,49 @@ struct Executable::State {
   std::vector<Segment> segments;
   std::vector<std::string> notes;
 
-  int add_slot(int node, DeviceKind device, int step) {
+  int add_slot(int node, DeviceKind device, Layout layout, int step) {
     Slot s;
     s.node = node;
     s.device = device;
-    s.bytes = static_cast<std::size_t>(numel(model->node(node).shape)) * sizeof(float);
+    s.layout = layout;
+    s.bytes = stored_floats(model->node(node).shape, layout) * sizeof(float);
     s.first = s.last = step;
     slots.push_back(s);
     const int id = static_cast<int>(slots.size() - 1);
-    slot_of[{node, device}] = id;
+    slot_of[{node, device, layout}] = id;
     if (first_slot[static_cast<std::size_t>(node)] < 0) first_slot[static_cast<std::size_t>(node)] = id;
     return id;
   }
-  int find_slot(int node, DeviceKind device) const {
-    auto it = slot_of.find({node, device});
+  int find_slot(int node, DeviceKind device, Layout layout) const {
+    auto it = slot_of.find({node, device, layout});
     return it == slot_of.end() ? -1 : it->second;
+  }
+
+  /// The slot holding `from`'s value on `device` in `layout`: `from` itself, one made earlier, or
+  /// one made now by steps moving it there (a reorder to plain before leaving a device in a
+  /// blocked layout, a copy between devices, a reorder into the layout), each at the next `step`.
+  int place(int from, DeviceKind device, Layout layout, int& step) {
+    int at = from;
+    const int node = slots[static_cast<std::size_t>(from)].node;
+    auto move_to = [&](DeviceKind d, Layout l) {
+      if (const int found = find_slot(node, d, l); found >= 0) {
+        at = found;
+        return;
+      }
+      ++step;
+      const int made = add_slot(node, d, l, step);
+      slots[static_cast<std::size_t>(at)].last = step;
+      const bool copy = slots[static_cast<std::size_t>(at)].device != d;
+      steps.push_back(Step{nullptr, {at}, {made}});
+      infos.push_back(StepInfo{copy ? "copy" : "reorder", {node}, d});
+      at = made;
+    };
+    if (slots[static_cast<std::size_t>(at)].device != device) {
+      if (slots[static_cast<std::size_t>(at)].layout != Layout::plain) move_to(slots[static_cast<std::size_t>(at)].device, Layout::plain);
+      move_to(device, Layout::plain);
+    }
+    if (slots[static_cast<std::size_t>(at)].layout != layout) move_to(device, layout);
+    return at;
   }
   /// The first slot made for `node` (the producer's), or -1.
   int producer_slot(int node) const { return first_slot[static_cast<std::size_t>(node)]; }
@@ -98,7 +128,11 @@ struct Executable::State {
   Device* recording_device(std::size_t k) const {
     const Step& step = steps[k];
     const DeviceKind kind = infos[k].device;
-    if (step.kernel == nullptr && slots[static_cast<std::size_t>(step.inputs[0])].device != kind) return nullptr;
+    if (step.kernel == nullptr && (slots[static_cast<std::size_t>(step.inputs[0])].device != kind ||
+                                   slots[static_cast<std::size_t>(step.inputs[0])].layout !=
+                                       slots[static_cast<std::size_t>(step.outputs[0])].layout)) {
+      return nullptr;
+    }
     Device* device = devices.find(kind);
     return device != nullptr && device->can_record() ? device : nullptr;
   }
@@ -138,6 +172,7 @@ struct Executable::State {
         const int from = producer[static_cast<std::size_t>(in)];
         fits = fits && from >= 0 && steps[static_cast<std::size_t>(from)].kernel != nullptr &&
                !steps[static_cast<std::size_t>(from)].in_place && slot.device == slots[result].device &&
+               slot.layout == slots[result].layout && whole_blocks(slot, step.concat_axis) &&
                readers[static_cast<std::size_t>(in)] == 1 && !model_output_slot[static_cast<std::size_t>(in)] &&
                slot.slice_of < 0 && offset % kSliceAlignment == 0;
         offset += slot.bytes;
@@ -156,6 +191,14 @@ struct Executable::State {
     }
   }
 
+  /// Whether `slot`, an input of a Concat along `axis`, is a contiguous slice of the result in its
+  /// layout: always when plain; when blocked, along the channels in whole blocks.
+  bool whole_blocks(const Slot& slot, int axis) const {
+    const Shape& shape = model->node(slot.node).shape;
+    if (!is_blocked(shape, slot.layout)) return true;
+    return axis == 1 && shape[1] % static_cast<std::int64_t>(channel_block(slot.layout)) == 0;
+  }
+
   /// Launches step `k`.
   Status run_step(std::size_t k) {
     const Step& step = steps[k];
@@ -163,6 +206,11 @@ struct Executable::State {
     if (step.kernel == nullptr) {
       const Slot& src = slots[static_cast<std::size_t>(step.inputs[0])];
       const Slot& dst = slots[static_cast<std::size_t>(step.outputs[0])];
+      if (src.layout != dst.layout) {
+        reorder(static_cast<const float*>(address(step.inputs[0])), src.layout, static_cast<float*>(address(step.outputs[0])),
+                dst.layout, model->node(src.node).shape);
+        return Status::success();
+      }
       return copy_between(*devices.find(dst.device), address(step.outputs[0]), *devices.find(src.device),
                           address(step.inputs[0]), src.bytes, arenas.at(dst.device).get(), arenas.at(src.device).get());
     }
@@ -290,31 +338,28 @@ Result<Executable> Executable::compile(const collage::DataflowGraph<Graph>& data
     launch.concat_axis = in_place_concat_axis(function);
     s.kernels.push_back(std::move(kernel).value());
     const DeviceKind where = device->kind();
+    auto layout = [&](int node) { return layout_of(model.node(node).shape, backend->layout()); };
     for (int param : function.params) {
-      int slot = s.find_slot(param, where);
+      int slot = s.find_slot(param, where, layout(param));
       if (slot < 0) {
-        const int pos = input_position[static_cast<std::size_t>(param)];
-        if (pos >= 0) {
-          slot = s.add_slot(param, where, 0);
-          s.input_slots[static_cast<std::size_t>(pos)].push_back(slot);
-        } else {
-          const int source = s.producer_slot(param);
+        int source = s.producer_slot(param);
+        if (const int pos = input_position[static_cast<std::size_t>(param)]; pos >= 0) {
+          source = s.find_slot(param, where, Layout::plain);
           if (source < 0) {
-            return Error{ErrorCode::internal, part_name(dataflow, k, part) + ": input '" + model.node(param).name +
-                                                  "' is produced by no earlier part"};
+            source = s.add_slot(param, where, Layout::plain, 0);
+            s.input_slots[static_cast<std::size_t>(pos)].push_back(source);
           }
-          ++step;
-          slot = s.add_slot(param, where, step);
-          s.slots[static_cast<std::size_t>(source)].last = step;
-          s.steps.push_back(State::Step{nullptr, {source}, {slot}});
-          s.infos.push_back(StepInfo{"copy", {param}, where});
+        } else if (source < 0) {
+          return Error{ErrorCode::internal, part_name(dataflow, k, part) + ": input '" + model.node(param).name +
+                                                "' is produced by no earlier part"};
         }
+        slot = s.place(source, where, layout(param), step);
       }
       launch.inputs.push_back(slot);
     }
     ++step;
     for (int in : launch.inputs) s.slots[static_cast<std::size_t>(in)].last = step;
-    for (int result : function.results) launch.outputs.push_back(s.add_slot(result, where, step));
+    for (int result : function.results) launch.outputs.push_back(s.add_slot(result, where, layout(result), step));
     s.steps.push_back(std::move(launch));
     StepInfo info{std::string(part.target), {}, where};
     for (std::size_t i : part.sub_graph.inside()) {
@@ -322,7 +367,6 @@ Result<Executable> Executable::compile(const collage::DataflowGraph<Graph>& data
     }
     s.infos.push_back(std::move(info));
   }
-  const int end = step + 1;
   for (int out : model.outputs()) {
     State::OutputSource source;
     const Op op = model.node(out).op;
@@ -333,9 +377,14 @@ Result<Executable> Executable::compile(const collage::DataflowGraph<Graph>& data
       if (source.slot < 0) {
         return Error{ErrorCode::uncovered, "model output '" + model.node(out).name + "' is computed by no part"};
       }
-      s.slots[static_cast<std::size_t>(source.slot)].last = end;
+      const State::Slot& produced = s.slots[static_cast<std::size_t>(source.slot)];
+      source.slot = s.place(source.slot, produced.device, Layout::plain, step);
     }
     s.output_sources.push_back(source);
+  }
+  const int end = step + 1;
+  for (const State::OutputSource& source : s.output_sources) {
+    if (source.slot >= 0) s.slots[static_cast<std::size_t>(source.slot)].last = end;
   }
 
   if (options.concat_in_place) {

@@ -3,8 +3,10 @@
 /// \file
 /// Executable: a partitioned model compiled by its backends, with planned memory, ready to run
 /// many times. Partitions run in the partitioning's (topological) order; tensors crossing
-/// partitions live in one arena per device, placed by liveness; a tensor needed on another device
-/// is copied there just before its first use there.
+/// partitions live in one arena per device, placed by liveness. A tensor's placement is a device
+/// and a layout (its backend's): a tensor needed on another device is copied there, and one needed
+/// in another layout reordered (on the host), just before its first use there; model inputs are
+/// bound plain and outputs are reordered to plain at the end of a run.
 
 #include <cstddef>
 #include <memory>
@@ -31,16 +33,19 @@ struct ArenaStats {
   std::size_t buffers = 0;
 };
 
-/// One step of an Executable: a kernel launch or a copy between devices.
+/// One step of an Executable: a kernel launch, a copy between devices or a reorder between layouts.
 struct StepInfo {
-  /// The backend's name for a kernel; "copy" for a transfer.
+  /// The backend's name for a kernel; "copy" for a copy, "reorder" for a reorder.
   std::string target;
-  /// The partition's operator nodes (model node ids), or the copied node.
+  /// The partition's operator nodes (model node ids), or the copied or reordered node.
   std::vector<int> nodes;
   DeviceKind device = DeviceKind::cpu;
   /// A Concat whose inputs the steps before it wrote straight into its output
   /// (ExecutableOptions::concat_in_place): it launches nothing.
   bool in_place = false;
+
+  /// Whether it moves a value (a copy or a reorder) rather than running a partition.
+  bool moves_a_value() const { return target == "copy" || target == "reorder"; }
 };
 
 /// Consecutive steps that run on one device and can be recorded there (a CUDA graph): launched

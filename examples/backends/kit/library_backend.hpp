@@ -68,6 +68,8 @@ struct Library {
   Joins joins;
   /// See Backend::configuration.
   std::string configuration;
+  /// See Backend::layout.
+  Layout layout = Layout::plain;
 };
 
 /// The Backend of a Library: its rule is table_rule over the table (and the single operators),
@@ -77,7 +79,7 @@ template <class CallPlan>
 class LibraryBackend final : public Backend {
  public:
   explicit LibraryBackend(Library<CallPlan> library)
-      : Backend(library.name, library.device), library_(std::move(library)) {}
+      : Backend(library.name, library.device, library.layout), library_(std::move(library)) {}
 
   collage::PartitionSpec<Graph> spec() const override {
     return collage::PartitionSpec<Graph>{name(), table_rule(library_.table, name(), library_.single_operators, library_.joins), 0.0};

@@ -16,15 +16,21 @@ namespace {
 
 constexpr const char* kNotBuilt = TC_HAVE_ONEDNN ? "" : "oneDNN 2.x (libdnnl-dev) was not found when this build was configured";
 
-/// `library`'s configuration and kernel, on `threads` OpenMP threads.
-void run_on_threads(Library<onednn::CallPlan>& library, int threads) {
+/// `library`'s configuration and kernel, on `threads` OpenMP threads, its values in `layout`.
+void run_on_threads(Library<onednn::CallPlan>& library, int threads, Layout layout) {
   library.configuration = threads_configuration(threads);
+  library.layout = layout;
 #if TC_HAVE_ONEDNN
-  library.kernel = [threads](const Function& function, const std::vector<LibraryCall>& calls,
-                             std::vector<onednn::CallPlan> plans, Device& device) {
-    return onednn::kernel(function, calls, plans, device, threads);
+  library.kernel = [threads, layout](const Function& function, const std::vector<LibraryCall>& calls,
+                                     std::vector<onednn::CallPlan> plans, Device& device) {
+    return onednn::kernel(function, calls, plans, device, threads, layout);
   };
 #endif
+}
+
+/// The name of a onednn backend (`plain_name` in the plain layout) whose values are in `layout`.
+std::string layout_name(const std::string& plain_name, Layout layout) {
+  return layout == Layout::plain ? plain_name : plain_name + "_blocked";
 }
 
 #if TC_HAVE_ONEDNN
@@ -59,9 +65,9 @@ LibraryTable winograd_table() {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_onednn_backend(int threads) {
+std::unique_ptr<Backend> make_onednn_backend(int threads, Layout layout) {
   threads = std::max(threads, 1);
-  Library<onednn::CallPlan> library("onednn", DeviceKind::cpu, kNotBuilt, onednn::table(), library_calls, onednn::plan);
+  Library<onednn::CallPlan> library(layout_name("onednn", layout), DeviceKind::cpu, kNotBuilt, onednn::table(), library_calls, onednn::plan);
   library.single_operators = onednn::accepts;
   // Partitions of several calls keep convolution chains in oneDNN's blocked layouts; 6 deep holds
   // a MobileNet block (three convolutions and their activations), and deeper joins measured many
@@ -71,19 +77,20 @@ std::unique_ptr<Backend> make_onednn_backend(int threads) {
   // modules (docs/kernels-libraries.md).
   library.joins.max_depth = 6;
   library.joins.alone_only = [](const Graph& g, const LibraryCall& call) { return g.node(call.root()).op == Op::concat; };
-  run_on_threads(library, threads);
+  run_on_threads(library, threads, layout);
   return make_library_backend(std::move(library));
 }
 
-std::unique_ptr<Backend> make_onednn_winograd_backend(int threads) {
+std::unique_ptr<Backend> make_onednn_winograd_backend(int threads, Layout layout) {
+  const std::string name = layout_name("onednn_winograd", layout);
 #if TC_HAVE_ONEDNN
-  Library<onednn::CallPlan> library("onednn_winograd", DeviceKind::cpu, kNotBuilt, winograd_table(), library_calls,
-                                    plan_winograd);
+  Library<onednn::CallPlan> library(name, DeviceKind::cpu, kNotBuilt, winograd_table(), library_calls, plan_winograd);
   library.single_operators = accepts_winograd;
-  run_on_threads(library, std::max(threads, 1));
+  run_on_threads(library, std::max(threads, 1), layout);
 #else
   (void)threads;
-  Library<onednn::CallPlan> library("onednn_winograd", DeviceKind::cpu, kNotBuilt, {}, library_calls, onednn::plan);
+  Library<onednn::CallPlan> library(name, DeviceKind::cpu, kNotBuilt, {}, library_calls, onednn::plan);
+  library.layout = layout;
 #endif
   return make_library_backend(std::move(library));
 }
@@ -96,6 +103,19 @@ BackendRegistration onednn_registration() {
 BackendRegistration onednn_winograd_registration() {
   return {"onednn_winograd", DeviceKind::cpu, kNotBuilt,
           [](const BackendOptions& options) { return make_onednn_winograd_backend(options.cpu_threads); }};
+}
+
+BackendRegistration onednn_blocked_registration() {
+  return {layout_name("onednn", native_blocked_layout()), DeviceKind::cpu, kNotBuilt, [](const BackendOptions& options) {
+            return make_onednn_backend(options.cpu_threads, native_blocked_layout());
+          }};
+}
+
+BackendRegistration onednn_winograd_blocked_registration() {
+  return {layout_name("onednn_winograd", native_blocked_layout()), DeviceKind::cpu, kNotBuilt,
+          [](const BackendOptions& options) {
+            return make_onednn_winograd_backend(options.cpu_threads, native_blocked_layout());
+          }};
 }
 
 }  // namespace tc

@@ -8,7 +8,11 @@
 /// its pattern table (onednn_table.hpp): composites of one primitive + post-ops that recognise the
 /// decomposed forms exporters emit (GELU as Div/Erf/Add/Mul/Mul, SiLU as Sigmoid/Mul, LayerNorm as
 /// ReduceMean/Sub/Pow/ReduceMean/Add/Sqrt/Div/Mul/Add), plus a predicate for each operator oneDNN
-/// runs alone. Kernels run on one thread unless the backend is made with more.
+/// runs alone. Kernels run on one thread unless the backend is made with more. Each comes in two
+/// layouts: "onednn" and "onednn_winograd" take and return plain tensors, "onednn_blocked" and
+/// "onednn_winograd_blocked" take and return rank-4 values in the CPU's blocked layout
+/// (native_blocked_layout), so that chains of their partitions convert nothing between them; the
+/// search charges the reorders where a value passes between layouts.
 
 #include <memory>
 
@@ -18,8 +22,8 @@ namespace tc {
 
 /// The onednn backend (a LibraryBackend of onednn::table, onednn::plan and onednn::kernel), its
 /// kernels on `threads` OpenMP threads (at least 1). It exists in every build; in one without
-/// oneDNN its compile() says so.
-std::unique_ptr<Backend> make_onednn_backend(int threads = 1);
+/// oneDNN its compile() says so. Named "onednn" in the plain layout, "onednn_blocked" in another.
+std::unique_ptr<Backend> make_onednn_backend(int threads = 1, Layout layout = Layout::plain);
 
 /// The onednn backend's entry in the registry (built with oneDNN 2.x; made with BackendOptions::cpu_threads).
 BackendRegistration onednn_registration();
@@ -30,10 +34,15 @@ BackendRegistration onednn_registration();
 /// for transforms: faster than the direct kernel on wide activations and slower on narrow ones
 /// (docs/kernels-libraries.md), so the search measures both. Joining touching ones, which keeps their
 /// values blocked between them, made ResNet-18 and ResNet-50 no faster. Its kernels run on
-/// `threads` OpenMP threads.
-std::unique_ptr<Backend> make_onednn_winograd_backend(int threads = 1);
+/// `threads` OpenMP threads. Named "onednn_winograd" in the plain layout, "onednn_winograd_blocked"
+/// in another.
+std::unique_ptr<Backend> make_onednn_winograd_backend(int threads = 1, Layout layout = Layout::plain);
 
 /// The onednn_winograd backend's entry in the registry.
 BackendRegistration onednn_winograd_registration();
+
+/// The entries of onednn and onednn_winograd in the CPU's blocked layout (native_blocked_layout).
+BackendRegistration onednn_blocked_registration();
+BackendRegistration onednn_winograd_blocked_registration();
 
 }  // namespace tc

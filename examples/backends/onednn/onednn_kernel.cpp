@@ -6,8 +6,10 @@
 #include <cstdlib>
 #include <deque>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
 #include <utility>
 
 #include <oneapi/dnnl/dnnl.hpp>
@@ -170,38 +172,18 @@ int sum_post_op(const CallPlan& p) {
   return -1;
 }
 
-/// The values call `p` reads in any layout: a convolution's source and summed residual, a
-/// pooling's source, a concat's sources.
-std::vector<int> read_in_any_layout(const CallPlan& p) {
-  switch (p.kind) {
-    case CallPlan::Kind::conv: {
-      const int sum = sum_post_op(p);
-      if (sum < 0) return {p.src.node};
-      return {p.src.node, p.post_ops[static_cast<std::size_t>(sum)].operand.node};
-    }
-    case CallPlan::Kind::pool: return {p.src.node};
-    case CallPlan::Kind::concat: {
-      std::vector<int> sources;
-      for (const Operand& o : p.sources) sources.push_back(o.node);
-      return sources;
-    }
-    default: return {};
-  }
+/// By node of `graph`: whether it is a result the kernel returns as a plain tensor (not blocked in
+/// `layout`).
+std::vector<bool> returned_plain(const Graph& graph, Layout layout) {
+  std::vector<bool> plain(graph.size(), false);
+  for (int n : graph.outputs()) plain[static_cast<std::size_t>(n)] = !is_blocked(graph.node(n).shape, layout);
+  return plain;
 }
 
-/// By node of `graph`: whether `plans` need its plain tensor, that is whether it is a result or
-/// read other than in any layout (see read_in_any_layout).
-std::vector<bool> values_read_plain(const Graph& graph, const std::vector<CallPlan>& plans) {
-  std::vector<bool> plain(graph.size(), false);
-  for (int n : graph.outputs()) plain[static_cast<std::size_t>(n)] = true;
-  for (const CallPlan& p : plans) {
-    std::vector<int> reads = operands(p);
-    for (int n : read_in_any_layout(p)) reads.erase(std::find(reads.begin(), reads.end(), n));
-    for (int n : reads) {
-      if (n >= 0) plain[static_cast<std::size_t>(n)] = true;
-    }
-  }
-  return plain;
+/// Whether oneDNN implements `pd` only by its reference code (any layout, far slower than its
+/// vectorised kernels, which refuse some layouts).
+bool reference_only(const dnnl::primitive_desc_base& pd) {
+  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
 }
 
 constexpr std::size_t kScratchAlignment = 64;
@@ -234,15 +216,30 @@ struct Step {
 
 class OnednnKernel final : public Kernel {
  public:
-  OnednnKernel(KernelOperands operands, int threads)
-      : engine_(dnnl::engine::kind::cpu, 0), stream_(engine_), operands_(std::move(operands)), threads_(threads) {}
+  OnednnKernel(KernelOperands operands, int threads, Layout layout)
+      : engine_(dnnl::engine::kind::cpu, 0),
+        stream_(engine_),
+        operands_(std::move(operands)),
+        threads_(threads),
+        layout_(layout) {}
 
   collage::Status build(const Graph& graph, const std::vector<CallPlan>& plans) {
     const ThreadLimit limit(threads_);
-    needs_plain_ = values_read_plain(graph, plans);
+    needs_plain_ = returned_plain(graph, layout_);
+    kept_blocked_.assign(graph.size(), false);
+    for (int n : graph.inputs()) kept_blocked_[static_cast<std::size_t>(n)] = is_blocked(graph.node(n).shape, layout_);
+    for (int n : graph.outputs()) kept_blocked_[static_cast<std::size_t>(n)] = is_blocked(graph.node(n).shape, layout_);
+    try {
+      for (int n : graph.inputs()) {
+        if (kept_blocked_[static_cast<std::size_t>(n)]) take_blocked_parameter(n, graph.node(n).shape);
+      }
+    } catch (const dnnl::error& e) {
+      return collage::Error{collage::ErrorCode::invalid_argument, std::string("onednn: a blocked parameter: ") + e.what()};
+    }
     for (const CallPlan& plan : plans) {
       try {
         add_steps(plan);
+        if (kept_blocked_[static_cast<std::size_t>(plan.root)]) return_blocked(plan);
       } catch (const dnnl::error& e) {
         return collage::Error{collage::ErrorCode::invalid_argument,
                               "onednn: " + plan.name + " at " + describe(graph, plan.root) + ": " + e.what()};
@@ -258,6 +255,11 @@ class OnednnKernel final : public Kernel {
       if (char* base = shared_scratch(scratch_bytes_); base != scratch_base_) {
         for (const auto& [m, offset] : scratch_) m.set_data_handle(base + offset);
         scratch_base_ = base;
+      }
+      for (Binding& b : blocked_io_) {
+        void* address = operands_.address(b.node, inputs, outputs);
+        if (address != b.bound) b.mem.set_data_handle(address);
+        b.bound = address;
       }
       for (Step& step : steps_) {
         for (Binding& b : step.bindings) {
@@ -290,6 +292,13 @@ class OnednnKernel final : public Kernel {
   void bind(Step& step, int arg, const Operand& o, const Md& md, const Shape* to = nullptr) {
     if (operands_.is_constant(o.node)) {
       step.args[arg] = memory(md, engine_, constant_data(o, to));
+      return;
+    }
+    if (const memory* held = held_value(o.node); held != nullptr && plain_written_.count(o.node) == 0) {
+      write_plain(*held, o.node, held->get_desc().dims());  // (o.dims may be a transposed view)
+    }
+    if (kept_blocked_[static_cast<std::size_t>(o.node)]) {
+      step.args[arg] = plain_tensor(o.node, md);
       return;
     }
     memory m(md, engine_, DNNL_MEMORY_NONE);
@@ -409,10 +418,13 @@ class OnednnKernel final : public Kernel {
     }
     // The destination: the result itself when plain (its address set by the residual's reorder,
     // the first step that writes it), else a buffer in the convolution's layout.
-    memory out = plain_dst ? memory(pd.dst_desc(), engine_, DNNL_MEMORY_NONE) : scratch(pd.dst_desc());
+    const bool plain_bound = plain_dst && !kept_blocked_[static_cast<std::size_t>(p.root)];
+    memory out = plain_bound ? memory(pd.dst_desc(), engine_, DNNL_MEMORY_NONE)
+                 : plain_dst  ? plain_tensor(p.root, pd.dst_desc())
+                              : blocked_destination(pd.dst_desc(), p);
     if (sum >= 0) {
       Step residual = reorder_into(p.post_ops[static_cast<std::size_t>(sum)].operand, out);
-      if (plain_dst) residual.bindings.push_back({out, p.root});
+      if (plain_bound) residual.bindings.push_back({out, p.root});
       steps_.push_back(std::move(residual));
     }
     step.args[DNNL_ARG_DST] = out;
@@ -464,23 +476,150 @@ class OnednnKernel final : public Kernel {
       steps_.push_back(std::move(step));
       return;
     }
-    memory out = scratch(dst);
+    memory out = blocked_destination(dst, p);
     step.args[DNNL_ARG_DST] = out;
     steps_.push_back(std::move(step));
     hand_on(out, p);
   }
 
-  /// Keeps `out`, `p`'s result in a layout of its own, for the calls after it, and converts it to
-  /// the plain tensor when that is read.
+  /// The memory of `layout` (oneDNN's tag for it) for a rank-4 value of `dims`.
+  Md blocked(const Dims& dims) const {
+    return Md(dims, memory::data_type::f32,
+              layout_ == Layout::nChw8c ? memory::format_tag::aBcd8b : memory::format_tag::aBcd16b);
+  }
+
+  /// Where a call writes `p`'s result in blocked layout `md`: the kernel's result itself when it
+  /// is returned in that layout, else scratch.
+  memory blocked_destination(const Md& md, const CallPlan& p) {
+    if (!kept_blocked_[static_cast<std::size_t>(p.root)] || md != blocked(p.dst)) return scratch(md);
+    memory out(md, engine_, DNNL_MEMORY_NONE);
+    blocked_io_.push_back({out, p.root});
+    returned_.insert(p.root);
+    return out;
+  }
+
+  /// A parameter given in the kernel's blocked layout: held in it (its plain tensor written in
+  /// scratch when a call first reads that, see bind).
+  void take_blocked_parameter(int n, const Shape& shape) {
+    memory given(blocked(shape), engine_, DNNL_MEMORY_NONE);
+    blocked_io_.push_back({given, n});
+    held_.emplace(n, given);
+  }
+
+  /// The plain tensor, in scratch, of `n`, a parameter or result the kernel takes or returns in its
+  /// blocked layout, viewed as `md`.
+  memory plain_tensor(int n, const Md& md) {
+    auto it = plain_offset_.find(n);
+    if (it == plain_offset_.end()) {
+      it = plain_offset_.emplace(n, scratch_bytes_).first;
+      scratch_bytes_ += (md.get_size() + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
+    }
+    memory m(md, engine_, DNNL_MEMORY_NONE);
+    scratch_.emplace_back(m, it->second);
+    return m;
+  }
+
+  /// Writes `p`'s result, returned in the kernel's blocked layout, into the kernel's output unless
+  /// its call wrote it there: from the layout a call left it in, or from its plain tensor.
+  void return_blocked(const CallPlan& p) {
+    if (returned_.count(p.root) != 0) return;
+    returned_.insert(p.root);
+    memory out(blocked(p.dst), engine_, DNNL_MEMORY_NONE);
+    blocked_io_.push_back({out, p.root});
+    Step step;
+    const memory* held = held_value(p.root);
+    const memory from = held != nullptr ? *held : plain_tensor(p.root, plain(p.dst));
+    step.args[DNNL_ARG_FROM] = from;
+    step.args[DNNL_ARG_TO] = out;
+    step.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, from.get_desc(), engine_, out.get_desc()));
+    steps_.push_back(std::move(step));
+  }
+
+  /// Keeps `out`, `p`'s result in a layout of its own, for the calls after it; converts it to the
+  /// plain tensor now when it is returned plain, else when a call first reads that (see bind).
   void hand_on(const memory& out, const CallPlan& p) {
     held_.emplace(p.root, out);
-    if (!needs_plain_[static_cast<std::size_t>(p.root)]) return;
+    if (needs_plain_[static_cast<std::size_t>(p.root)]) write_plain(out, p.root, p.dst);
+  }
+
+  /// Adds a step reordering `held`, node `n`'s value of `dims` in a layout of its own, into its
+  /// plain tensor.
+  void write_plain(const memory& held, int n, const Dims& dims) {
+    plain_written_.insert(n);
     Step back;
-    back.args[DNNL_ARG_FROM] = out;
-    const Md dst = plain(p.dst);
-    bind(back, DNNL_ARG_TO, Operand{p.root, p.dst, {}, 1.0f}, dst);
-    back.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, out.get_desc(), engine_, dst));
+    back.args[DNNL_ARG_FROM] = held;
+    const Md dst = plain(dims);
+    bind(back, DNNL_ARG_TO, Operand{n, dims, {}, 1.0f}, dst);
+    back.primitive = dnnl::reorder(dnnl::reorder::primitive_desc(engine_, held.get_desc(), engine_, dst));
     steps_.push_back(std::move(back));
+  }
+
+  /// Binds `o` as argument `arg` of `step` in layout `md`: as held when it is, a constant reordered
+  /// once, a plain tensor as is, anything else reordered into scratch by a step before.
+  void bind_in(Step& step, int arg, const Operand& o, const Md& md) {
+    if (const memory* held = held_value(o.node); held != nullptr && held->get_desc() == md) {
+      step.args[arg] = *held;
+    } else if (operands_.is_constant(o.node) && md != plain(o.dims)) {
+      memory source(plain(o.dims), engine_, constant_data(o));
+      memory packed(md, engine_);
+      dnnl::reorder(source, packed).execute(stream_, source, packed);
+      stream_.wait();
+      step.args[arg] = packed;
+    } else if (held == nullptr && md == plain(o.dims)) {
+      bind(step, arg, o, md);
+    } else {
+      memory converted = scratch(md);
+      steps_.push_back(reorder_into(o, converted));
+      step.args[arg] = converted;
+    }
+  }
+
+  /// The blocked layout `value`'s is (aBcd8b or aBcd16b) given to a rank-4 tensor of `dims`, or
+  /// none when it is another.
+  std::optional<Md> same_blocking(const memory& value, const Dims& dims) const {
+    const Dims& held = value.get_desc().dims();
+    for (memory::format_tag tag : {memory::format_tag::aBcd8b, memory::format_tag::aBcd16b}) {
+      if (dims.size() == 4 && value.get_desc() == Md(held, memory::data_type::f32, tag)) {
+        return Md(dims, memory::data_type::f32, tag);
+      }
+    }
+    return std::nullopt;
+  }
+
+  /// An eltwise operator in the layout its source is held in, where oneDNN has a vectorised kernel
+  /// for it (not for a padded block); else on the plain tensor.
+  bool add_blocked_eltwise(const CallPlan& p) {
+    const memory* held = held_value(p.src.node);
+    if (held == nullptr) return false;
+    dnnl::eltwise_forward::primitive_desc pd(
+        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, eltwise_algorithm(p.eltwise), held->get_desc(),
+                                    p.alpha, p.beta),
+        engine_);
+    if (reference_only(pd)) return false;
+    Step step;
+    step.args[DNNL_ARG_SRC] = *held;
+    step.primitive = dnnl::eltwise_forward(pd);
+    write_result(std::move(step), pd.dst_desc(), p);
+    return true;
+  }
+
+  /// A binary operator whose first operand has the result's shape, in the blocked layout that
+  /// operand is held in, the second operand (the same shape or broadcast) in the same blocking,
+  /// where oneDNN has a vectorised kernel for it; else on the plain tensors.
+  bool add_blocked_binary(const CallPlan& p) {
+    const memory* held = held_value(p.src.node);
+    if (held == nullptr || p.src.dims != p.dst) return false;
+    const std::optional<Md> second = same_blocking(*held, p.weights.dims);
+    if (!second) return false;
+    dnnl::binary::primitive_desc pd(dnnl::binary::desc(binary_algorithm(p.binary), held->get_desc(), *second, any(p.dst)),
+                                    engine_);
+    if (reference_only(pd)) return false;
+    Step step;
+    step.args[DNNL_ARG_SRC_0] = *held;
+    bind_in(step, DNNL_ARG_SRC_1, p.weights, *second);
+    step.primitive = dnnl::binary(pd);
+    write_result(std::move(step), pd.dst_desc(), p);
+    return true;
   }
 
   /// Adds the steps of call `p`.
@@ -545,6 +684,7 @@ class OnednnKernel final : public Kernel {
         break;
       }
       case CallPlan::Kind::eltwise: {
+        if (add_blocked_eltwise(p)) return;
         dnnl::eltwise_forward::desc d(inference, eltwise_algorithm(p.eltwise), plain(p.src.dims), p.alpha, p.beta);
         dnnl::eltwise_forward::primitive_desc pd(d, engine_);
         bind(step, DNNL_ARG_SRC, p.src, plain(p.src.dims));
@@ -553,6 +693,7 @@ class OnednnKernel final : public Kernel {
         break;
       }
       case CallPlan::Kind::binary: {
+        if (add_blocked_binary(p)) return;
         dnnl::binary::desc d(binary_algorithm(p.binary), plain(p.src.dims), plain(p.weights.dims), plain(p.dst));
         dnnl::binary::primitive_desc pd(d, engine_);
         bind(step, DNNL_ARG_SRC_0, p.src, plain(p.src.dims));
@@ -584,7 +725,16 @@ class OnednnKernel final : public Kernel {
   dnnl::stream stream_;
   KernelOperands operands_;
   int threads_;
+  Layout layout_;
   std::vector<Step> steps_;
+  /// By node: whether it is a parameter or result the kernel takes or returns in layout_.
+  std::vector<bool> kept_blocked_;
+  /// The memories of those parameters and results, bound to their addresses at each run.
+  std::vector<Binding> blocked_io_;
+  /// Results written in layout_ already.
+  std::unordered_set<int> returned_;
+  /// Offsets in scratch of the plain tensors of parameters and results kept blocked.
+  std::unordered_map<int, std::size_t> plain_offset_;
   /// Values calls left in their own (blocked) layouts, by node: the calls after them that read any
   /// layout read them as they are, so a chain converts from and to plain tensors only at its ends.
   std::unordered_map<int, memory> held_;
@@ -593,9 +743,10 @@ class OnednnKernel final : public Kernel {
   std::vector<std::pair<memory, std::size_t>> scratch_;
   std::size_t scratch_bytes_ = 0;
   char* scratch_base_ = nullptr;
-  /// By node: whether its plain tensor is read (by a call that reads plain tensors only, or as a
-  /// result of the kernel).
+  /// By node: whether it is a result returned as a plain tensor.
   std::vector<bool> needs_plain_;
+  /// Values held in a layout of their own whose plain tensor is written.
+  std::unordered_set<int> plain_written_;
   /// Constants broadcast or scaled at compile time; a deque keeps their addresses.
   std::deque<std::vector<float>> prepared_;
 };
@@ -617,12 +768,13 @@ bool winograd_available(const CallPlan& conv) {
 }
 
 collage::Result<std::unique_ptr<Kernel>> kernel(const Function& function, const std::vector<LibraryCall>& calls,
-                                                const std::vector<CallPlan>& plans, Device& device, int threads) {
+                                                const std::vector<CallPlan>& plans, Device& device, int threads,
+                                                Layout layout) {
   collage::Result<KernelOperands> bound = KernelOperands::bind(function, calls, operands_of(plans), device);
   if (!bound.ok()) return bound.error();
   std::unique_ptr<OnednnKernel> kernel;
   try {
-    kernel = std::make_unique<OnednnKernel>(std::move(bound).value(), threads);
+    kernel = std::make_unique<OnednnKernel>(std::move(bound).value(), threads, layout);
   } catch (const dnnl::error& e) {
     return collage::Error{collage::ErrorCode::invalid_argument, std::string("onednn: no CPU engine: ") + e.what()};
   }

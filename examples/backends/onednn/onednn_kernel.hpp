@@ -18,9 +18,11 @@ namespace tc::onednn {
 /// A kernel running `plans` (one per call of `function`, in execution order) on `device`, a CPU
 /// device: primitive descriptors and primitives created, constant weights reordered into the
 /// layout each primitive prefers, constants broadcast or scaled as planned, scratch buffers for
-/// the values passed between calls, on `threads` OpenMP threads. oneDNN's errors become error values.
+/// the values passed between calls, on `threads` OpenMP threads. Its rank-4 parameters and
+/// results are in `layout` (Backend::layout). oneDNN's errors become error values.
 collage::Result<std::unique_ptr<Kernel>> kernel(const Function& function, const std::vector<LibraryCall>& calls,
-                                                const std::vector<CallPlan>& plans, Device& device, int threads = 1);
+                                                const std::vector<CallPlan>& plans, Device& device, int threads = 1,
+                                                Layout layout = Layout::plain);
 
 /// Whether oneDNN has a Winograd kernel for convolution `conv` on this CPU (its post-ops aside).
 bool winograd_available(const CallPlan& conv);

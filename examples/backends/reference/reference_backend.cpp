@@ -12,7 +12,7 @@ namespace {
 
 class ReferenceKernel final : public Kernel {
  public:
-  explicit ReferenceKernel(const Function& function) : graph_(function.graph) {}
+  ReferenceKernel(const Function& function, Layout layout) : graph_(function.graph), layout_(layout) {}
 
   collage::Status run(const std::vector<const float*>& inputs, const std::vector<float*>& outputs) override {
     if (inputs.size() != graph_.inputs().size() || outputs.size() != graph_.outputs().size()) {
@@ -20,28 +20,31 @@ class ReferenceKernel final : public Kernel {
     }
     std::vector<Tensor> args;
     for (std::size_t k = 0; k < inputs.size(); ++k) {
-      const Shape& shape = graph_.node(graph_.inputs()[k]).shape;
-      args.emplace_back(shape, std::vector<float>(inputs[k], inputs[k] + numel(shape)));
+      args.emplace_back(graph_.node(graph_.inputs()[k]).shape);
+      reorder(inputs[k], layout_, args.back().data.data(), Layout::plain, args.back().shape);
     }
     collage::Result<std::vector<Tensor>> results = evaluate(graph_, args);
     if (!results.ok()) return results.error();
-    for (std::size_t k = 0; k < outputs.size(); ++k) std::copy((*results)[k].data.begin(), (*results)[k].data.end(), outputs[k]);
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      reorder((*results)[k].data.data(), Layout::plain, outputs[k], layout_, (*results)[k].shape);
+    }
     return collage::Status::success();
   }
 
  private:
   Graph graph_;
+  Layout layout_;
 };
 
 class ReferenceBackend final : public Backend {
  public:
-  ReferenceBackend(std::string name, std::size_t max_depth, DeviceKind device)
-      : Backend(std::move(name), device), max_depth_(max_depth) {}
+  ReferenceBackend(std::string name, std::size_t max_depth, DeviceKind device, Layout layout)
+      : Backend(std::move(name), device, layout), max_depth_(max_depth) {}
   collage::PartitionSpec<Graph> spec() const override { return collage::native_fusion_spec<Graph>(name(), max_depth_); }
 
  private:
   collage::Result<std::unique_ptr<Kernel>> do_compile(const Function& function, Device&) const override {
-    return std::unique_ptr<Kernel>(std::make_unique<ReferenceKernel>(function));
+    return std::unique_ptr<Kernel>(std::make_unique<ReferenceKernel>(function, layout()));
   }
 
   std::size_t max_depth_;
@@ -49,8 +52,9 @@ class ReferenceBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_reference_backend(std::string name, std::size_t max_depth, DeviceKind device) {
-  return std::make_unique<ReferenceBackend>(std::move(name), max_depth, device);
+std::unique_ptr<Backend> make_reference_backend(std::string name, std::size_t max_depth, DeviceKind device,
+                                                Layout layout) {
+  return std::make_unique<ReferenceBackend>(std::move(name), max_depth, device, layout);
 }
 
 }  // namespace tc

@@ -14,8 +14,9 @@ namespace tc {
 
 /// A backend named `name` whose rule is native fusion (max depth `max_depth`) and whose kernels
 /// interpret their function with evaluate(). It claims devices of `device` kind, whose memory it
-/// reads as host memory (for tests of transfers with a host-backed stand-in device).
+/// reads as host memory (for tests of transfers with a host-backed stand-in device), and takes and
+/// returns rank-4 values in `layout` (for tests of reorders).
 std::unique_ptr<Backend> make_reference_backend(std::string name = "reference", std::size_t max_depth = 4,
-                                                DeviceKind device = DeviceKind::cpu);
+                                                DeviceKind device = DeviceKind::cpu, Layout layout = Layout::plain);
 
 }  // namespace tc

@@ -20,6 +20,7 @@
 #include "runtime/cpu_device.hpp"
 #include "tensor/compare.hpp"
 #include "tensor/function.hpp"
+#include "tensor/layout.hpp"
 #include "tensor/reference.hpp"
 #include "tests/support/graph_builder.hpp"
 
@@ -81,8 +82,9 @@ inline std::vector<std::string> composite_labels(const Function& function) {
   return out;
 }
 
-/// Compiles `function` with `backend` for the CPU and runs it on seeded random inputs; success
-/// when every output is within (rtol, atol) of the reference interpreter's.
+/// Compiles `function` with `backend` for the CPU and runs it on seeded random inputs (reordered
+/// into the backend's layout, its outputs back to plain tensors); success when every output is
+/// within (rtol, atol) of the reference interpreter's.
 inline ::testing::AssertionResult runs_like_reference(const Backend& backend, const Function& function,
                                                       std::uint64_t seed, double rtol = 1e-4, double atol = 1e-4) {
   CpuDevice cpu;
@@ -91,16 +93,26 @@ inline ::testing::AssertionResult runs_like_reference(const Backend& backend, co
   const std::vector<Tensor> inputs = random_inputs(function.graph, seed);
   collage::Result<std::vector<Tensor>> expected = evaluate(function.graph, inputs);
   if (!expected.ok()) return ::testing::AssertionFailure() << "reference: " << expected.error().message;
-  std::vector<Tensor> outputs;
-  for (int out : function.graph.outputs()) outputs.emplace_back(function.graph.node(out).shape, std::nanf(""));
+  const Layout layout = backend.layout();
+  std::vector<std::vector<float>> given, returned;
+  for (const Tensor& t : inputs) {
+    given.emplace_back(stored_floats(t.shape, layout));
+    reorder(t.data.data(), Layout::plain, given.back().data(), layout, t.shape);
+  }
+  for (int out : function.graph.outputs()) returned.emplace_back(stored_floats(function.graph.node(out).shape, layout), std::nanf(""));
   std::vector<const float*> in_ptrs;
-  for (const Tensor& t : inputs) in_ptrs.push_back(t.data.data());
+  for (const std::vector<float>& t : given) in_ptrs.push_back(t.data());
   std::vector<float*> out_ptrs;
-  for (Tensor& t : outputs) out_ptrs.push_back(t.data.data());
+  for (std::vector<float>& t : returned) out_ptrs.push_back(t.data());
   // Twice: a second run must not depend on anything the first left behind.
   for (int run = 0; run < 2; ++run) {
     collage::Status ran = (*kernel)->run(in_ptrs, out_ptrs);
     if (!ran.ok()) return ::testing::AssertionFailure() << "run: " << ran.message();
+  }
+  std::vector<Tensor> outputs;
+  for (std::size_t k = 0; k < returned.size(); ++k) {
+    outputs.emplace_back(function.graph.node(function.graph.outputs()[k]).shape);
+    reorder(returned[k].data(), layout, outputs.back().data.data(), Layout::plain, outputs.back().shape);
   }
   for (std::size_t k = 0; k < outputs.size(); ++k) {
     std::string worst;

@@ -612,6 +612,34 @@ TEST(OnednnBackend, ConvolutionChainsInOneKernelMatchTheReference) {
   EXPECT_GT(joined, 12u);
 }
 
+// The blocked variants take and return rank-4 values in a blocked layout (padded where the block
+// does not divide the channels): every candidate of real graphs and random chains matches the
+// reference, each run given its inputs in that layout and its outputs read back from it.
+TEST(OnednnBackend, InBlockedLayoutsEveryCandidateMatchesTheReference) {
+  for (Layout layout : {Layout::nChw8c, Layout::nChw16c}) {
+    const std::unique_ptr<Backend> blocked = make_onednn_backend(1, layout);
+    EXPECT_EQ(blocked->name(), "onednn_blocked");
+    EXPECT_EQ(blocked->layout(), layout);
+    std::mt19937_64 rng(78);
+    for (int trial = 0; trial < 8; ++trial) {
+      const Graph model = random_conv_chain(rng, static_cast<std::uint64_t>(trial));
+      const testing::CandidateReport report =
+          testing::check_every_candidate(*blocked, model, static_cast<std::uint64_t>(trial));
+      EXPECT_TRUE(report.failures.empty()) << to_string(layout) << " trial " << trial << ": "
+                                           << ::testing::PrintToString(report.failures);
+    }
+    for (const Graph& model : {testing::conv_bn_relu_block(7), testing::transformer_layer(9)}) {
+      const testing::CandidateReport report = testing::check_every_candidate(*blocked, model, 3);
+      EXPECT_TRUE(report.failures.empty()) << to_string(layout) << ": " << ::testing::PrintToString(report.failures);
+      EXPECT_GT(report.candidates, 0u);
+    }
+    const std::unique_ptr<Backend> winograd = make_onednn_winograd_backend(1, layout);
+    EXPECT_EQ(winograd->name(), "onednn_winograd_blocked");
+    const testing::CandidateReport report = testing::check_every_candidate(*winograd, testing::conv_bn_relu_block(7), 4);
+    EXPECT_TRUE(report.failures.empty()) << ::testing::PrintToString(report.failures);
+  }
+}
+
 /// A chain of three 3x3 convolutions with Relus over [1, channels, size, size].
 Graph conv_chain(std::int64_t channels, std::int64_t size) {
   GraphBuilder b(5);

@@ -9,6 +9,7 @@
 
 #include <collage/cost/cost_oracle.hpp>
 
+#include "backends/reference/reference_backend.hpp"
 #include "driver/configurations.hpp"
 #include "backends/registry.hpp"
 #include "runtime/cpu_device.hpp"
@@ -37,6 +38,19 @@ class GpuPlacedBackend final : public Backend {
   bool every_op_ = false;
 };
 
+/// Reorders between plain tensors and `layout` costing `seconds` for each rank-4 value of
+/// `dataflow`, the other way twice as much.
+ReorderTable reorders_costing(const collage::DataflowGraph<Graph>& dataflow, double seconds,
+                              Layout layout = native_blocked_layout()) {
+  ReorderSeconds r;
+  for (std::size_t i = 0; i < dataflow.size(); ++i) {
+    const bool blocked = is_blocked(dataflow.ir().node(dataflow.handle(i)).shape, layout);
+    r.into.push_back(blocked ? seconds : 0.0);
+    r.out_of.push_back(blocked ? 2 * seconds : 0.0);
+  }
+  return {{layout, r}};
+}
+
 /// The host's backends and `gpu`, the same on a machine with a GPU as on one without.
 struct TransferCostsTest : ::testing::Test {
   Graph model = testing::residual_block();
@@ -44,6 +58,7 @@ struct TransferCostsTest : ::testing::Test {
   CpuDevice cpu;
   DeviceSet host;
   BackendSet backends;
+  ReorderTable reorders = reorders_costing(dataflow, 1e-3);
 
   TransferCostsTest() {
     host.add(cpu);
@@ -62,15 +77,14 @@ struct TransferCostsTest : ::testing::Test {
           return (c.target == "gpu" ? 1e-5 : 1e-4) * kernels;
         });
     collage::PartitionerOptions options;
-    options.transfers = transfer_model(dataflow, backends, link);
+    options.transfers = transfer_model(dataflow, backends, link, reorders).value();
     return partition_model(dataflow, backends, Configuration{"collage", {"native", "gpu"}}, *oracle, options);
   }
 };
 
 TEST_F(TransferCostsTest, PlacesGpuBackendsOnDeviceOneAndChargesBytesOverTheLink) {
   const LinkSpeed link{1e-5, 1e10};
-  collage::TransferModel transfers = transfer_model(dataflow, backends, link);
-  EXPECT_EQ(transfers.device.size(), 1u);
+  collage::TransferModel transfers = transfer_model(dataflow, backends, link, reorders).value();
   EXPECT_EQ(transfers.device.at("gpu"), 1u);
   EXPECT_EQ(transfers.unit, kCostUnit);
   EXPECT_FALSE(transfers.inputs_start_on_host);
@@ -83,13 +97,14 @@ TEST_F(TransferCostsTest, PlacesGpuBackendsOnDeviceOneAndChargesBytesOverTheLink
   }
   BackendSet cpu_only = make_default_backends(host);
   EXPECT_FALSE(uses_a_gpu(cpu_only));
-  EXPECT_FALSE(transfer_model(dataflow, cpu_only, link).places_off_host());
+  for (const char* blocked : {"onednn_blocked", "onednn_winograd_blocked"}) (void)cpu_only.take(blocked);
+  EXPECT_FALSE(transfer_model(dataflow, cpu_only, link).value().places_off_host());
 }
 
 TEST_F(TransferCostsTest, EveryMoveOntoTheDeviceStartsASegmentAndPaysItsLaunch) {
   LinkSpeed link{1e-5, 1e10};
   link.segment_seconds = 3e-5;
-  collage::TransferModel transfers = transfer_model(dataflow, backends, link);
+  collage::TransferModel transfers = transfer_model(dataflow, backends, link, reorders).value();
   for (std::size_t i = 0; i < dataflow.size(); ++i) {
     const double bytes = 4.0 * static_cast<double>(numel(model.node(dataflow.handle(i)).shape));
     EXPECT_DOUBLE_EQ(transfers.cost(i, 0, 1), cost_from_seconds(1e-5 + bytes / 1e10 + 3e-5));
@@ -149,7 +164,7 @@ collage::Result<collage::PartitionResult> partition_with_cheap_host_relus(const 
         return ms;
       });
   collage::PartitionerOptions options;
-  options.transfers = transfer_model(dataflow, backends, LinkSpeed{2e-6, 1e15});
+  options.transfers = transfer_model(dataflow, backends, LinkSpeed{2e-6, 1e15}, reorders_costing(dataflow, 1e-3)).value();
   return partition_model(dataflow, backends, Configuration{"collage", {"native", "gpu"}}, *oracle, options);
 }
 
@@ -186,12 +201,113 @@ TEST_F(TransferCostsTest, AnOracleInAnotherUnitThanTheTransfersIsRefused) {
       "in seconds", "s", [](const collage::DataflowGraph<Graph>&, const collage::Candidate&,
                             const collage::ExtractedFunction&) { return 1e-5; });
   collage::PartitionerOptions options;
-  options.transfers = transfer_model(dataflow, backends, LinkSpeed{1e-5, 1e10});
+  options.transfers = transfer_model(dataflow, backends, LinkSpeed{1e-5, 1e10}, reorders).value();
   auto r = partition_model(dataflow, backends, Configuration{"collage", {"native", "gpu"}}, *seconds, options);
   ASSERT_FALSE(r.ok());
   EXPECT_EQ(r.error().code, collage::ErrorCode::invalid_argument);
   EXPECT_NE(r.error().message.find("'ms' but cost oracle 'in seconds' answers in 's'"), std::string::npos)
       << r.error().message;
+}
+
+TEST_F(TransferCostsTest, APlacementIsADeviceAndALayoutAndMovesBetweenLayoutsAreReorders) {
+  const LinkSpeed link{1e-5, 1e10};
+  collage::TransferModel transfers = transfer_model(dataflow, backends, link, reorders).value();
+  EXPECT_EQ(transfers.device.at("gpu"), 1u);
+  EXPECT_EQ(transfers.device.at("onednn_blocked"), 2u);
+  EXPECT_EQ(transfers.device.at("onednn_winograd_blocked"), 2u);
+  EXPECT_EQ(transfers.device.count("onednn"), 0u);  // the host with plain tensors: device 0
+  for (std::size_t i = 0; i < dataflow.size(); ++i) {
+    const Shape& shape = model.node(dataflow.handle(i)).shape;
+    const double copy = cost_from_seconds(1e-5 + 4.0 * static_cast<double>(numel(shape)) / 1e10);
+    const double into = is_blocked(shape, native_blocked_layout()) ? 1.0 : 0.0;  // ms
+    EXPECT_DOUBLE_EQ(transfers.cost(i, 0, 2), into) << to_string(shape);
+    EXPECT_DOUBLE_EQ(transfers.cost(i, 2, 0), 2 * into);
+    EXPECT_DOUBLE_EQ(transfers.cost(i, 2, 1), 2 * into + copy);  // to plain, then over the link
+    EXPECT_DOUBLE_EQ(transfers.cost(i, 1, 2), copy + into);
+  }
+  // Without a GPU, model inputs start plain on the host and outputs end there.
+  (void)backends.take("gpu");
+  collage::TransferModel host_only = transfer_model(dataflow, backends, link, reorders).value();
+  EXPECT_TRUE(host_only.places_off_host());
+  EXPECT_EQ(host_only.device.at("onednn_blocked"), 1u);
+  EXPECT_TRUE(host_only.inputs_start_on_host);
+  EXPECT_TRUE(host_only.outputs_end_on_host);
+  EXPECT_TRUE(keeps_blocked_values(backends));
+
+  auto missing = transfer_model(dataflow, backends, link);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message.find("no reorder costs for the " + to_string(native_blocked_layout()) + " layout"),
+            std::string::npos)
+      << missing.error().message;
+}
+
+TEST_F(TransferCostsTest, ReordersAreTimedOncePerShapeAndOnlyForRankFourValues) {
+  BackendSet blocked;
+  blocked.add(make_reference_backend("blocked", 4, DeviceKind::cpu, Layout::nChw8c));
+  collage::TimingOptions timing;
+  timing.warmups = 1;
+  timing.min_repeats = 3;
+  timing.max_repeats = 5;
+  const ReorderTable table = measure_reorders(dataflow, blocked, timing);
+  ASSERT_EQ(table.size(), 1u);
+  const ReorderSeconds& r = table.at(Layout::nChw8c);
+  ASSERT_EQ(r.into.size(), dataflow.size());
+  for (std::size_t i = 0; i < dataflow.size(); ++i) {
+    const Shape& shape = model.node(dataflow.handle(i)).shape;
+    EXPECT_EQ(r.into[i] > 0, shape.size() == 4) << to_string(shape);
+    EXPECT_EQ(r.out_of[i] > 0, shape.size() == 4) << to_string(shape);
+    for (std::size_t j = 0; j < i; ++j) {
+      if (model.node(dataflow.handle(j)).shape == shape) {
+        EXPECT_EQ(r.into[i], r.into[j]);
+      }
+    }
+  }
+}
+
+/// The residual block's collage partitioning over "plain" and "blocked" (nChw8c), reference
+/// backends where each operator costs 1 ms plain and 1 - `saving` ms blocked, and a reorder 1 ms
+/// into the blocked layout and 2 ms out of it.
+collage::Result<collage::PartitionResult> partition_blocked(const collage::DataflowGraph<Graph>& dataflow,
+                                                            double saving) {
+  BackendSet backends;
+  backends.add(make_reference_backend("plain"));
+  backends.add(make_reference_backend("blocked", 4, DeviceKind::cpu, Layout::nChw8c));
+  auto oracle = collage::make_oracle<Graph>(
+      "blocked saves", kCostUnit,
+      [saving](const collage::DataflowGraph<Graph>& g, const collage::Candidate& c, const collage::ExtractedFunction&) {
+        double ms = 0;
+        for (std::size_t i : c.sub_graph.inside()) ms += g.needs_kernel(i) ? (c.target == "blocked" ? 1 - saving : 1.0) : 0.0;
+        return ms;
+      });
+  collage::PartitionerOptions options;
+  options.transfers =
+      transfer_model(dataflow, backends, LinkSpeed{}, reorders_costing(dataflow, 1e-3, Layout::nChw8c)).value();
+  return partition_model(dataflow, backends, Configuration{"collage", {"plain", "blocked"}}, *oracle, options);
+}
+
+TEST_F(TransferCostsTest, ValuesStayPlainWhereTheBlockedLayoutSavesLessThanItsReorders) {
+  auto r = partition_blocked(dataflow, 0.1);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  for (double moved : r->partitioning.transfers) EXPECT_EQ(moved, 0.0);
+  // Only parts that read and write no rank-4 value (plain in every layout) run blocked.
+  for (const collage::Candidate& part : r->partitioning.parts) {
+    if (part.target != "blocked") continue;
+    for (const collage::IndexSet* values : {&part.sub_graph.input(), &part.sub_graph.output()}) {
+      for (std::size_t i : *values) EXPECT_NE(model.node(dataflow.handle(i)).shape.size(), 4u) << dataflow.label(i);
+    }
+  }
+}
+
+TEST_F(TransferCostsTest, ChainsStayBlockedWhereTheySaveMoreAndTheTotalIncludesTheReorders) {
+  auto r = partition_blocked(dataflow, 0.9);
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_GT(parts_on(*r, "blocked"), 0u);
+  double parts = 0;
+  double moves = 0;
+  for (const collage::Candidate& part : r->partitioning.parts) parts += part.cost.raw();
+  for (double moved : r->partitioning.transfers) moves += moved;
+  EXPECT_GE(moves, 1.0 + 2.0);  // at least the input into the layout and an output out of it
+  EXPECT_NEAR(r->partitioning.total.raw(), parts + moves, 1e-12);
 }
 
 TEST_F(TransferCostsTest, MeasuresTheLinkOfADevice) {

@@ -129,6 +129,35 @@ TEST(Executable, TensorsCrossDevicesThroughCopies) {
   EXPECT_GT(accelerator.downloads, 0);
 }
 
+// A placement is a device and a layout: convolutions on a backend that keeps its values blocked
+// (4 channels padded to a block of 8), the rest plain. Values are reordered where they pass
+// between the two, the model input as it is read and the outputs before they are returned.
+TEST(Executable, TensorsChangeLayoutsThroughReorders) {
+  const Graph model = testing::residual_block();
+  auto dataflow = DataflowGraph::build(model);
+  ASSERT_TRUE(dataflow.ok());
+  BackendSet backends;
+  backends.add(make_reference_backend("general"));
+  backends.add(make_reference_backend("fast_conv", 4, DeviceKind::cpu, Layout::nChw8c));
+  CpuDevice cpu;
+  DeviceSet devices;
+  devices.add(cpu);
+  auto oracle = op_cost_oracle();
+  for (const std::vector<std::string>& targets : {std::vector<std::string>{"general", "fast_conv"},
+                                                  std::vector<std::string>{"fast_conv"}}) {
+    auto partitioned = partition_model(*dataflow, backends, {"collage", targets, collage::SearchAlgorithm::exact}, *oracle);
+    ASSERT_TRUE(partitioned.ok()) << partitioned.error().message;
+    auto exe = Executable::compile(*dataflow, partitioned->partitioning, backends, devices);
+    ASSERT_TRUE(exe.ok()) << exe.error().message;
+    std::size_t reorders = 0;
+    for (const StepInfo& step : exe->steps()) reorders += step.target == "reorder";
+    // all on fast_conv: x in, relu1 out; mixed: also each convolution's result out and relu1 in
+    EXPECT_GE(reorders, targets.size() == 1 ? 2u : 4u);
+    expect_matches_reference(model, *exe, 41);
+    expect_matches_reference(model, *exe, 42);
+  }
+}
+
 /// The residual block with its convolutions on a TapeDevice and the rest on the CPU.
 struct RecordingFixture : ::testing::Test {
   Graph model = testing::residual_block();
@@ -247,16 +276,17 @@ std::unique_ptr<collage::CostOracle<Graph>> one_node_parts_oracle() {
   });
 }
 
-/// `model` compiled with every operator a part of its own on the reference backend, and whether
-/// its step running node `concat` ran in place; checked against the reference interpreter.
-bool concat_runs_in_place(const Graph& model, int concat, bool allowed = true) {
+/// `model` compiled with every operator a part of its own on the reference backend (its values in
+/// `layout`), and whether its step running node `concat` ran in place; checked against the
+/// reference interpreter.
+bool concat_runs_in_place(const Graph& model, int concat, bool allowed = true, Layout layout = Layout::plain) {
   auto dataflow = DataflowGraph::build(model);
   if (!dataflow.ok()) {
     ADD_FAILURE() << dataflow.error().message;
     return false;
   }
   BackendSet backends;
-  backends.add(make_reference_backend("general"));
+  backends.add(make_reference_backend("general", 4, DeviceKind::cpu, layout));
   CpuDevice cpu;
   DeviceSet devices;
   devices.add(cpu);
@@ -295,6 +325,16 @@ TEST(Executable, AConcatOfSlicesTheStepsBeforeItWroteRunsNothing) {
   const Graph model = b.done(b.op(Op::tanh, {cat}));
   EXPECT_TRUE(concat_runs_in_place(model, cat));
   EXPECT_FALSE(concat_runs_in_place(model, cat, /*allowed=*/false));
+}
+
+TEST(Executable, ABlockedConcatRunsInPlaceWhereEachInputIsWholeBlocksOfChannels) {
+  for (const std::int64_t channels : {16, 12}) {
+    GraphBuilder b;
+    const int x = b.input({1, channels, 4, 4});
+    const int cat = b.op(Op::concat, {b.op(Op::relu, {x}), b.op(Op::neg, {x})}, concat_axis(1));
+    const Graph model = b.done(b.op(Op::tanh, {cat}));
+    EXPECT_EQ(concat_runs_in_place(model, cat, true, Layout::nChw8c), channels % 8 == 0) << channels << " channels";
+  }
 }
 
 TEST(Executable, AConcatCopiesWhereAnInputIsNotOnlyItsOwn) {
