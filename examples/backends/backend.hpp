@@ -83,6 +83,9 @@ class Backend {
 struct BackendOptions {
   /// Threads a CPU backend's kernels may use (backends that cannot use more run on one).
   int cpu_threads = 1;
+  /// Whether make_default_backends also makes the backends that are not made by default (those
+  /// keeping values in the CPU's blocked layout).
+  bool blocked_layouts = false;
 };
 
 /// A CPU backend's configuration() on `threads` threads: "threads=N", "" for one.
@@ -98,6 +101,8 @@ struct BackendRegistration {
   std::string not_built;
   /// Makes the backend (null when it is not built).
   std::function<std::unique_ptr<Backend>(const BackendOptions&)> make;
+  /// Whether make_default_backends makes it without being asked (BackendOptions::blocked_layouts).
+  bool by_default = true;
 
   bool built() const { return not_built.empty(); }
 };

@@ -82,7 +82,7 @@ BackendSet make_default_backends(const DeviceSet& devices, std::vector<std::stri
                                  const BackendOptions& options) {
   BackendSet set;
   for (const BackendRegistration& r : registered_backends()) {
-    if (!r.built()) continue;
+    if (!r.built() || (!r.by_default && !options.blocked_layouts)) continue;
     if (devices.find(r.device) == nullptr) {
       if (skipped) skipped->push_back(r.name + ": left out, its " + to_string(r.device) + " device is not available");
       continue;

@@ -44,7 +44,8 @@ void prepare_all(const BackendSet& backends, const DeviceSet& devices, const std
                  const std::vector<Function>& functions);
 
 /// Every built backend whose device is available in `devices`, made with `options`, in priority
-/// order; `skipped` receives one line per backend left out and why.
+/// order (those not made by default only when `options` asks); `skipped` receives one line per
+/// backend left out and why.
 BackendSet make_default_backends(const DeviceSet& devices, std::vector<std::string>* skipped = nullptr,
                                  const BackendOptions& options = {});
 

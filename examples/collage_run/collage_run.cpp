@@ -69,6 +69,9 @@ const char* const kHelp =
     "                        shared by all (default 1)\n"
     "  --no-record           on a GPU, launch every step from the host instead of recording the run's\n"
     "                        GPU work as CUDA graphs and replaying them (and time candidates the same way)\n"
+    "  --blocked-layouts     also the onednn backends that keep values in the CPU's blocked layout\n"
+    "                        (onednn_blocked, onednn_winograd_blocked), the search charging the\n"
+    "                        reorders between layouts as it charges copies between devices\n"
     "  --no-concat-in-place  copy every Concat (default: a lone Concat whose inputs are contiguous slices\n"
     "                        of its result, each computed by another part and read by nothing else, has\n"
     "                        them written straight into it and runs nothing)\n"
@@ -77,10 +80,9 @@ const char* const kHelp =
     "  --cold-caches         evict the device's caches (CPU caches, GPU L2) before each timed run of a\n"
     "                        candidate (its cost inside a model too large for the caches, rather than\n"
     "                        alone and warm); on a GPU each launch is then timed alone\n"
-    "  --warm-caches         on the CPU, time candidates whose weights outgrow half the L2 cache warm,\n"
-    "                        run over and over (default: before each run the caches are written over\n"
-    "                        as the rest of the model would, the L2 or, when the last-level cache cannot\n"
-    "                        hold the model, the model's bytes, and the candidate's inputs read back)\n"
+    "  --warm-caches         on the CPU, time each candidate warm, run over and over (default: a batch's\n"
+    "                        candidates in turns, the rest of the model's bytes written through the\n"
+    "                        caches before each round and each candidate's inputs read back before it)\n"
     "  --cold-weights        on a GPU whose L2 cache holds less than twice the model's weights, time each\n"
     "                        recorded launch of a candidate with weights after a read that evicts the L2\n"
     "                        and a read of its inputs, taking their own time off (default: back to back)\n"
@@ -121,6 +123,7 @@ struct Options {
   bool warm_caches = false;
   bool cold_weights = false;
   int threads = 1;
+  bool blocked_layouts = false;
   bool record = true;
   bool concat_in_place = true;
   bool ieee_denormals = false;
@@ -162,6 +165,8 @@ std::optional<int> parse(const std::vector<std::string>& args, Options& out) {
       out.concat_in_place = false;
     } else if (a == "--cold-caches") {
       out.cold_caches = true;
+    } else if (a == "--blocked-layouts") {
+      out.blocked_layouts = true;
     } else if (a == "--warm-caches") {
       out.warm_caches = true;
     } else if (a == "--cold-weights") {
@@ -288,7 +293,7 @@ collage::Result<std::unique_ptr<Machine>> set_up_machine(const Options& options)
   auto m = std::make_unique<Machine>();
   m->devices = make_default_devices();
   m->notes = m->devices.unavailable;
-  BackendSet all = make_default_backends(m->devices.set, &m->notes, BackendOptions{options.threads});
+  BackendSet all = make_default_backends(m->devices.set, &m->notes, BackendOptions{options.threads, options.blocked_layouts});
   for (const std::string& name : options.backends) {
     if (all.find(name) == nullptr) {
       return collage::Error{collage::ErrorCode::invalid_argument,
@@ -530,9 +535,9 @@ int main(int argc, char** argv) {
     }
     ReorderTable reorders;
     if (keeps_blocked_values(backends)) {
-      collage::TimingOptions reorder_timing;
-      reorder_timing.max_seconds = 0.05;
-      reorders = measure_reorders(*dataflow, backends, reorder_timing);
+      // As the candidates are timed: in turns behind the model's bytes unless they are timed warm.
+      const KernelTimingOptions reorder_timing = candidate_timing(options, *model);
+      reorders = measure_reorders(*dataflow, backends, reorder_timing.timing, reorder_timing.model_bytes);
       for (const auto& [layout, seconds] : reorders) {
         double total = 0;
         for (std::size_t i = 0; i < seconds.into.size(); ++i) total += seconds.into[i] + seconds.out_of[i];

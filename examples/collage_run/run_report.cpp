@@ -117,8 +117,8 @@ std::string format_report(const collage::DataflowGraph<Graph>& dataflow, const R
              "x the best single configuration\n";
     }
     const double additive = c->latency_ms > 0 ? (c->estimated_ms - c->latency_ms) / c->latency_ms : 0;
-    out += "additive error: the parts' measured costs sum to " + ms(c->estimated_ms) + " ms against " + ms(c->latency_ms) +
-           " ms measured end to end (" + (additive >= 0 ? "+" : "") + collage::format_double(100 * additive, 3) + "%)\n";
+    out += "additive error: the parts' measured costs and the moves charged between them sum to " +
+           ms(c->estimated_ms) + " ms against " + ms(c->latency_ms) + " ms measured end to end (" + (additive >= 0 ? "+" : "") + collage::format_double(100 * additive, 3) + "%)\n";
   }
   if (std::optional<GuardDecision> guard = decide_guard(report.results)) out += "runs: " + guard->summary + "\n";
   for (const ConfigurationResult& r : report.results) {

@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
+
+#include "runtime/cpu_state.hpp"
 
 namespace tc {
 namespace {
@@ -78,29 +81,70 @@ collage::Result<double> measure_segment_launch(Device& device, const collage::Ti
 }
 
 ReorderTable measure_reorders(const collage::DataflowGraph<Graph>& dataflow, const BackendSet& backends,
-                              const collage::TimingOptions& timing) {
-  ReorderTable table;
+                              const collage::TimingOptions& timing, std::size_t model_bytes) {
+  /// One reorder to time: a shape from `from` to `to`, its buffers, and its time.
+  struct Reorder {
+    Shape shape;
+    Layout from = Layout::plain;
+    Layout to = Layout::plain;
+    std::vector<float> source, target;
+    double seconds = 0;
+  };
+  std::vector<Reorder> reorders;
+  auto index_of = [&](const Shape& shape, Layout from, Layout to) {
+    for (std::size_t k = 0; k < reorders.size(); ++k) {
+      if (reorders[k].shape == shape && reorders[k].from == from && reorders[k].to == to) return k;
+    }
+    reorders.push_back(Reorder{shape, from, to, std::vector<float>(stored_floats(shape, from), 1.0f),
+                               std::vector<float>(stored_floats(shape, to)), 0.0});
+    return reorders.size() - 1;
+  };
   const Graph& graph = dataflow.ir();
+  ReorderTable table;
+  std::map<Layout, std::vector<std::pair<std::size_t, std::size_t>>> by_node;  // (into, out of) per node
   for (const auto& backend : backends.all()) {
     const Layout layout = backend->layout();
-    if (layout == Layout::plain || table.count(layout) != 0) continue;
-    ReorderSeconds& seconds = table[layout];
-    seconds.into.assign(dataflow.size(), 0.0);
-    seconds.out_of.assign(dataflow.size(), 0.0);
-    std::map<Shape, std::pair<double, double>> by_shape;
+    if (layout == Layout::plain || by_node.count(layout) != 0) continue;
+    auto& indexes = by_node[layout];
     for (std::size_t i = 0; i < dataflow.size(); ++i) {
       const Shape& shape = graph.node(dataflow.handle(i)).shape;
-      if (!is_blocked(shape, layout)) continue;
-      auto [it, fresh] = by_shape.try_emplace(shape);
-      if (fresh) {
-        std::vector<float> plain(static_cast<std::size_t>(numel(shape)), 1.0f);
-        std::vector<float> blocked(stored_floats(shape, layout));
-        auto time = [&](auto run) { return collage::time_run(run, timing).cost.raw(); };
-        it->second.first = time([&] { reorder(plain.data(), Layout::plain, blocked.data(), layout, shape); });
-        it->second.second = time([&] { reorder(blocked.data(), layout, plain.data(), Layout::plain, shape); });
+      if (!is_blocked(shape, layout)) {
+        indexes.emplace_back(SIZE_MAX, SIZE_MAX);
+        continue;
       }
-      seconds.into[i] = it->second.first;
-      seconds.out_of[i] = it->second.second;
+      const std::size_t into = index_of(shape, Layout::plain, layout);
+      indexes.emplace_back(into, index_of(shape, layout, Layout::plain));
+    }
+  }
+  auto run = [&](std::size_t k) {
+    Reorder& r = reorders[k];
+    reorder(r.source.data(), r.from, r.target.data(), r.to, r.shape);
+    return true;
+  };
+  std::vector<collage::Measurement> measured;
+  if (model_bytes == 0) {
+    for (std::size_t k = 0; k < reorders.size(); ++k) measured.push_back(collage::time_run([&] { run(k); }, timing));
+  } else {
+    auto bytes_of = [&](const std::vector<std::size_t>& runs) {
+      std::size_t bytes = 0;
+      for (std::size_t k : runs) bytes += (reorders[k].source.size() + reorders[k].target.size()) * sizeof(float);
+      return bytes;
+    };
+    collage::TurnHooks hooks;
+    hooks.before_round = [&](const std::vector<std::size_t>& runs) {
+      if (const std::size_t bytes = bytes_of(runs); bytes < model_bytes) evict_caches(model_bytes - bytes);
+    };
+    hooks.before_run = [&](std::size_t k) {
+      touch(reorders[k].source.data(), reorders[k].source.size());
+      touch(reorders[k].target.data(), reorders[k].target.size());
+    };
+    measured = collage::time_in_turns(reorders.size(), run, timing, hooks);
+  }
+  for (const auto& [layout, indexes] : by_node) {
+    ReorderSeconds& seconds = table[layout];
+    for (const auto& [into, out_of] : indexes) {
+      seconds.into.push_back(into == SIZE_MAX ? 0.0 : measured[into].cost.raw());
+      seconds.out_of.push_back(out_of == SIZE_MAX ? 0.0 : measured[out_of].cost.raw());
     }
   }
   return table;

@@ -20,6 +20,7 @@ PreparedRun prepare_partitioning(const collage::DataflowGraph<Graph>& dataflow, 
     ++r.partitions[std::string(part.target)];
     if (part.cost.is_known()) r.estimated_ms += part.cost.raw();
   }
+  for (double moves : partitioning.transfers) r.estimated_ms += moves;
   collage::Result<Executable> exe = Executable::compile(dataflow, partitioning, backends, devices, options.executable);
   if (!exe.ok()) {
     r.error = exe.error().message;

@@ -38,7 +38,8 @@ struct ConfigurationResult {
   std::string mismatch;
   /// Partitions per backend.
   std::map<std::string, std::size_t> partitions;
-  /// The sum of the chosen parts' estimated costs (ms): what the search believed.
+  /// The sum of the chosen parts' estimated costs and of the copies and reorders the search
+  /// charged between them (ms): what the search believed.
   double estimated_ms = 0;
   /// The partitioning and everything the search knew (for explanations and pictures).
   std::optional<collage::PartitionResult> partition;

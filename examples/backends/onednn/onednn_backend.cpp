@@ -28,6 +28,25 @@ void run_on_threads(Library<onednn::CallPlan>& library, int threads, Layout layo
 #endif
 }
 
+/// Whether `call` reads or writes a rank-4 value: where a blocked layout makes a kernel differ
+/// from the same kernel on plain tensors.
+bool touches_rank4(const Graph& g, const LibraryCall& call) {
+  for (int n : call.nodes) {
+    if (g.node(n).shape.size() == 4) return true;
+    for (int in : g.node(n).inputs) {
+      if (g.node(in).shape.size() == 4) return true;
+    }
+  }
+  return false;
+}
+
+/// `check` (everything when empty) and touches_rank4.
+CallCheck touching_rank4(CallCheck check) {
+  return [check = std::move(check)](const Graph& g, const LibraryCall& call) {
+    return touches_rank4(g, call) && (!check || check(g, call));
+  };
+}
+
 /// The name of a onednn backend (`plain_name` in the plain layout) whose values are in `layout`.
 std::string layout_name(const std::string& plain_name, Layout layout) {
   return layout == Layout::plain ? plain_name : plain_name + "_blocked";
@@ -77,6 +96,11 @@ std::unique_ptr<Backend> make_onednn_backend(int threads, Layout layout) {
   // modules (docs/kernels-libraries.md).
   library.joins.max_depth = 6;
   library.joins.alone_only = [](const Graph& g, const LibraryCall& call) { return g.node(call.root()).op == Op::concat; };
+  if (layout != Layout::plain) {
+    // Calls on values of other ranks only would be the plain backend's kernels again.
+    for (LibraryPattern& entry : library.table) entry.check = touching_rank4(std::move(entry.check));
+    library.single_operators = touching_rank4(std::move(library.single_operators));
+  }
   run_on_threads(library, threads, layout);
   return make_library_backend(std::move(library));
 }
@@ -106,16 +130,19 @@ BackendRegistration onednn_winograd_registration() {
 }
 
 BackendRegistration onednn_blocked_registration() {
-  return {layout_name("onednn", native_blocked_layout()), DeviceKind::cpu, kNotBuilt, [](const BackendOptions& options) {
+  return {layout_name("onednn", native_blocked_layout()), DeviceKind::cpu, kNotBuilt,
+          [](const BackendOptions& options) {
             return make_onednn_backend(options.cpu_threads, native_blocked_layout());
-          }};
+          },
+          /*by_default=*/false};
 }
 
 BackendRegistration onednn_winograd_blocked_registration() {
   return {layout_name("onednn_winograd", native_blocked_layout()), DeviceKind::cpu, kNotBuilt,
           [](const BackendOptions& options) {
             return make_onednn_winograd_backend(options.cpu_threads, native_blocked_layout());
-          }};
+          },
+          /*by_default=*/false};
 }
 
 }  // namespace tc

@@ -12,7 +12,8 @@
 /// layouts: "onednn" and "onednn_winograd" take and return plain tensors, "onednn_blocked" and
 /// "onednn_winograd_blocked" take and return rank-4 values in the CPU's blocked layout
 /// (native_blocked_layout), so that chains of their partitions convert nothing between them; the
-/// search charges the reorders where a value passes between layouts.
+/// search charges the reorders where a value passes between layouts. The blocked ones propose only
+/// calls that read or write a rank-4 value (on others they would be the plain ones again).
 
 #include <memory>
 
@@ -41,7 +42,8 @@ std::unique_ptr<Backend> make_onednn_winograd_backend(int threads = 1, Layout la
 /// The onednn_winograd backend's entry in the registry.
 BackendRegistration onednn_winograd_registration();
 
-/// The entries of onednn and onednn_winograd in the CPU's blocked layout (native_blocked_layout).
+/// The entries of onednn and onednn_winograd in the CPU's blocked layout (native_blocked_layout),
+/// made only when asked (BackendOptions::blocked_layouts).
 BackendRegistration onednn_blocked_registration();
 BackendRegistration onednn_winograd_blocked_registration();
 

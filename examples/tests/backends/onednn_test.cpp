@@ -633,6 +633,12 @@ TEST(OnednnBackend, InBlockedLayoutsEveryCandidateMatchesTheReference) {
       EXPECT_TRUE(report.failures.empty()) << to_string(layout) << ": " << ::testing::PrintToString(report.failures);
       EXPECT_GT(report.candidates, 0u);
     }
+    // On values of other ranks only, it proposes nothing: its kernels would be onednn's.
+    GraphBuilder b(3);
+    const int x = b.input({4, 16}, "x");
+    const Graph mlp = b.done(b.op(Op::relu, {b.op(Op::gemm, {x, b.weight({16, 8}), b.weight({8})}, gemm_attributes(false, false))}));
+    EXPECT_TRUE(testing::candidate_functions(*blocked, mlp).empty());
+    EXPECT_FALSE(testing::candidate_functions(*make_onednn_backend(), mlp).empty());
     const std::unique_ptr<Backend> winograd = make_onednn_winograd_backend(1, layout);
     EXPECT_EQ(winograd->name(), "onednn_winograd_blocked");
     const testing::CandidateReport report = testing::check_every_candidate(*winograd, testing::conv_bn_relu_block(7), 4);

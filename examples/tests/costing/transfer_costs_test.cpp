@@ -10,9 +10,12 @@
 #include <collage/cost/cost_oracle.hpp>
 
 #include "backends/reference/reference_backend.hpp"
+#include "driver/comparison.hpp"
 #include "driver/configurations.hpp"
 #include "backends/registry.hpp"
 #include "runtime/cpu_device.hpp"
+#include "tensor/reference.hpp"
+#include "tests/support/graph_builder.hpp"
 #include "tests/support/tape_device.hpp"
 #include "tests/support/test_models.hpp"
 
@@ -62,7 +65,7 @@ struct TransferCostsTest : ::testing::Test {
 
   TransferCostsTest() {
     host.add(cpu);
-    backends = make_default_backends(host);
+    backends = make_default_backends(host, nullptr, BackendOptions{1, /*blocked_layouts=*/true});
     backends.add(std::make_unique<GpuPlacedBackend>());
   }
 
@@ -97,7 +100,6 @@ TEST_F(TransferCostsTest, PlacesGpuBackendsOnDeviceOneAndChargesBytesOverTheLink
   }
   BackendSet cpu_only = make_default_backends(host);
   EXPECT_FALSE(uses_a_gpu(cpu_only));
-  for (const char* blocked : {"onednn_blocked", "onednn_winograd_blocked"}) (void)cpu_only.take(blocked);
   EXPECT_FALSE(transfer_model(dataflow, cpu_only, link).value().places_off_host());
 }
 
@@ -164,7 +166,7 @@ collage::Result<collage::PartitionResult> partition_with_cheap_host_relus(const 
         return ms;
       });
   collage::PartitionerOptions options;
-  options.transfers = transfer_model(dataflow, backends, LinkSpeed{2e-6, 1e15}, reorders_costing(dataflow, 1e-3)).value();
+  options.transfers = transfer_model(dataflow, backends, LinkSpeed{2e-6, 1e15}).value();
   return partition_model(dataflow, backends, Configuration{"collage", {"native", "gpu"}}, *oracle, options);
 }
 
@@ -210,6 +212,7 @@ TEST_F(TransferCostsTest, AnOracleInAnotherUnitThanTheTransfersIsRefused) {
 }
 
 TEST_F(TransferCostsTest, APlacementIsADeviceAndALayoutAndMovesBetweenLayoutsAreReorders) {
+  if (backends.find("onednn_blocked") == nullptr) GTEST_SKIP() << "this build has no onednn backend";
   const LinkSpeed link{1e-5, 1e10};
   collage::TransferModel transfers = transfer_model(dataflow, backends, link, reorders).value();
   EXPECT_EQ(transfers.device.at("gpu"), 1u);
@@ -241,6 +244,18 @@ TEST_F(TransferCostsTest, APlacementIsADeviceAndALayoutAndMovesBetweenLayoutsAre
       << missing.error().message;
 }
 
+TEST_F(TransferCostsTest, TheBlockedBackendsAreMadeOnlyWhenAsked) {
+  const BackendSet plain = make_default_backends(host);
+  EXPECT_FALSE(keeps_blocked_values(plain));
+  EXPECT_EQ(plain.find("onednn_blocked"), nullptr);
+  if (plain.find("onednn") == nullptr) GTEST_SKIP() << "this build has no onednn backend";
+  EXPECT_TRUE(keeps_blocked_values(backends));
+  for (const char* name : {"onednn_blocked", "onednn_winograd_blocked"}) {
+    ASSERT_NE(backends.find(name), nullptr) << name;
+    EXPECT_EQ(backends.find(name)->layout(), native_blocked_layout());
+  }
+}
+
 TEST_F(TransferCostsTest, ReordersAreTimedOncePerShapeAndOnlyForRankFourValues) {
   BackendSet blocked;
   blocked.add(make_reference_backend("blocked", 4, DeviceKind::cpu, Layout::nChw8c));
@@ -248,30 +263,38 @@ TEST_F(TransferCostsTest, ReordersAreTimedOncePerShapeAndOnlyForRankFourValues) 
   timing.warmups = 1;
   timing.min_repeats = 3;
   timing.max_repeats = 5;
-  const ReorderTable table = measure_reorders(dataflow, blocked, timing);
-  ASSERT_EQ(table.size(), 1u);
-  const ReorderSeconds& r = table.at(Layout::nChw8c);
-  ASSERT_EQ(r.into.size(), dataflow.size());
-  for (std::size_t i = 0; i < dataflow.size(); ++i) {
-    const Shape& shape = model.node(dataflow.handle(i)).shape;
-    EXPECT_EQ(r.into[i] > 0, shape.size() == 4) << to_string(shape);
-    EXPECT_EQ(r.out_of[i] > 0, shape.size() == 4) << to_string(shape);
-    for (std::size_t j = 0; j < i; ++j) {
-      if (model.node(dataflow.handle(j)).shape == shape) {
-        EXPECT_EQ(r.into[i], r.into[j]);
+  for (std::size_t model_bytes : {std::size_t{0}, std::size_t{1} << 20}) {  // warm, in turns
+    const ReorderTable table = measure_reorders(dataflow, blocked, timing, model_bytes);
+    ASSERT_EQ(table.size(), 1u);
+    const ReorderSeconds& r = table.at(Layout::nChw8c);
+    ASSERT_EQ(r.into.size(), dataflow.size());
+    ASSERT_EQ(r.out_of.size(), dataflow.size());
+    for (std::size_t i = 0; i < dataflow.size(); ++i) {
+      const Shape& shape = model.node(dataflow.handle(i)).shape;
+      EXPECT_EQ(r.into[i] > 0, shape.size() == 4) << to_string(shape);
+      EXPECT_EQ(r.out_of[i] > 0, shape.size() == 4) << to_string(shape);
+      for (std::size_t j = 0; j < i; ++j) {
+        if (model.node(dataflow.handle(j)).shape == shape) {
+          EXPECT_EQ(r.into[i], r.into[j]);
+        }
       }
     }
   }
 }
 
-/// The residual block's collage partitioning over "plain" and "blocked" (nChw8c), reference
-/// backends where each operator costs 1 ms plain and 1 - `saving` ms blocked, and a reorder 1 ms
-/// into the blocked layout and 2 ms out of it.
-collage::Result<collage::PartitionResult> partition_blocked(const collage::DataflowGraph<Graph>& dataflow,
-                                                            double saving) {
+/// Reference backends "plain" and "blocked" (nChw8c).
+BackendSet plain_and_blocked() {
   BackendSet backends;
   backends.add(make_reference_backend("plain"));
   backends.add(make_reference_backend("blocked", 4, DeviceKind::cpu, Layout::nChw8c));
+  return backends;
+}
+
+/// The residual block's collage partitioning over plain_and_blocked, where each operator costs
+/// 1 ms plain and 1 - `saving` ms blocked, and a reorder 1 ms into the blocked layout and 2 ms out.
+collage::Result<collage::PartitionResult> partition_blocked(const collage::DataflowGraph<Graph>& dataflow,
+                                                            double saving) {
+  const BackendSet backends = plain_and_blocked();
   auto oracle = collage::make_oracle<Graph>(
       "blocked saves", kCostUnit,
       [saving](const collage::DataflowGraph<Graph>& g, const collage::Candidate& c, const collage::ExtractedFunction&) {
@@ -308,6 +331,16 @@ TEST_F(TransferCostsTest, ChainsStayBlockedWhereTheySaveMoreAndTheTotalIncludesT
   for (double moved : r->partitioning.transfers) moves += moved;
   EXPECT_GE(moves, 1.0 + 2.0);  // at least the input into the layout and an output out of it
   EXPECT_NEAR(r->partitioning.total.raw(), parts + moves, 1e-12);
+  // The run matches the reference, and its estimate (the additive model's) counts the reorders.
+  const BackendSet backends = plain_and_blocked();
+  const std::vector<Tensor> inputs = testing::random_inputs(model, 5);
+  collage::Result<std::vector<Tensor>> expected = evaluate(model, inputs);
+  ASSERT_TRUE(expected.ok());
+  DeviceSet devices;
+  devices.add(cpu);
+  const PreparedRun run = prepare_partitioning(dataflow, r->partitioning, inputs, *expected, backends, devices, {});
+  EXPECT_TRUE(run.result.matches) << run.result.error << run.result.mismatch;
+  EXPECT_NEAR(run.result.estimated_ms, parts + moves, 1e-9);
 }
 
 TEST_F(TransferCostsTest, MeasuresTheLinkOfADevice) {

@@ -116,7 +116,7 @@ TEST_F(ComparisonFixture, OnednnOnSeveralThreadsMatchesAndIsMeasuredApart) {
   expect_all_ran_and_matched(compare(*one_thread, quick_comparison()));
   const std::size_t measured_on_one = one_thread->measured();
   one_thread.reset();
-  backends = make_default_backends(devices.set, nullptr, BackendOptions{2});
+  backends = make_default_backends(devices.set, nullptr, BackendOptions{2, false});
   const Backend* onednn = backends.find("onednn");
   if (onednn == nullptr) GTEST_SKIP() << "this build has no onednn backend";
   EXPECT_EQ(onednn->configuration(), "threads=2");

@@ -25,7 +25,10 @@ namespace collage {
 inline constexpr std::size_t kMaxDevices = 8;
 
 /// Where targets run and what moving a value between devices costs, for a search that should
-/// decide whether a move is worth it (a CPU part feeding a GPU part pays for the copy).
+/// decide whether a move is worth it (a CPU part feeding a GPU part pays for the copy). A "device"
+/// is any place a value can be whose moves cost something: a device, or a device and a layout (the
+/// example compiler places backends that keep tensors in a blocked layout on a device index of their
+/// own, and moving there is a reorder).
 ///
 /// Device 0 is the host: by default the graph's inputs live there and its outputs must end there.
 /// A target not listed in `device` runs on the host. The searchers charge, for each part on device
