@@ -293,7 +293,8 @@ collage::Result<std::unique_ptr<Machine>> set_up_machine(const Options& options)
   auto m = std::make_unique<Machine>();
   m->devices = make_default_devices();
   m->notes = m->devices.unavailable;
-  BackendSet all = make_default_backends(m->devices.set, &m->notes, BackendOptions{options.threads, options.blocked_layouts});
+  BackendSet all =
+      make_default_backends(m->devices.set, &m->notes, BackendOptions{options.threads, options.blocked_layouts});
   for (const std::string& name : options.backends) {
     if (all.find(name) == nullptr) {
       return collage::Error{collage::ErrorCode::invalid_argument,

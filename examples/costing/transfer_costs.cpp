@@ -82,13 +82,12 @@ collage::Result<double> measure_segment_launch(Device& device, const collage::Ti
 
 ReorderTable measure_reorders(const collage::DataflowGraph<Graph>& dataflow, const BackendSet& backends,
                               const collage::TimingOptions& timing, std::size_t model_bytes) {
-  /// One reorder to time: a shape from `from` to `to`, its buffers, and its time.
+  /// One reorder to time: a shape from `from` to `to`, and its buffers.
   struct Reorder {
     Shape shape;
     Layout from = Layout::plain;
     Layout to = Layout::plain;
     std::vector<float> source, target;
-    double seconds = 0;
   };
   std::vector<Reorder> reorders;
   auto index_of = [&](const Shape& shape, Layout from, Layout to) {
@@ -96,7 +95,7 @@ ReorderTable measure_reorders(const collage::DataflowGraph<Graph>& dataflow, con
       if (reorders[k].shape == shape && reorders[k].from == from && reorders[k].to == to) return k;
     }
     reorders.push_back(Reorder{shape, from, to, std::vector<float>(stored_floats(shape, from), 1.0f),
-                               std::vector<float>(stored_floats(shape, to)), 0.0});
+                               std::vector<float>(stored_floats(shape, to))});
     return reorders.size() - 1;
   };
   const Graph& graph = dataflow.ir();
@@ -121,10 +120,8 @@ ReorderTable measure_reorders(const collage::DataflowGraph<Graph>& dataflow, con
     reorder(r.source.data(), r.from, r.target.data(), r.to, r.shape);
     return true;
   };
-  std::vector<collage::Measurement> measured;
-  if (model_bytes == 0) {
-    for (std::size_t k = 0; k < reorders.size(); ++k) measured.push_back(collage::time_run([&] { run(k); }, timing));
-  } else {
+  std::vector<collage::Measurement> measured(reorders.size(), collage::Measurement{collage::Cost::unknown(), 0.0, 0});
+  if (model_bytes > 0) {
     auto bytes_of = [&](const std::vector<std::size_t>& runs) {
       std::size_t bytes = 0;
       for (std::size_t k : runs) bytes += (reorders[k].source.size() + reorders[k].target.size()) * sizeof(float);
@@ -139,6 +136,10 @@ ReorderTable measure_reorders(const collage::DataflowGraph<Graph>& dataflow, con
       touch(reorders[k].target.data(), reorders[k].target.size());
     };
     measured = collage::time_in_turns(reorders.size(), run, timing, hooks);
+  }
+  for (std::size_t k = 0; k < reorders.size(); ++k) {
+    // Warm, over and over: without the model's bytes, or where the turns left a reorder no samples.
+    if (!measured[k].cost.is_known()) measured[k] = collage::time_run([&] { run(k); }, timing);
   }
   for (const auto& [layout, indexes] : by_node) {
     ReorderSeconds& seconds = table[layout];

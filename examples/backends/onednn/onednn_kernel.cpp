@@ -591,10 +591,15 @@ class OnednnKernel final : public Kernel {
   bool add_blocked_eltwise(const CallPlan& p) {
     const memory* held = held_value(p.src.node);
     if (held == nullptr) return false;
-    dnnl::eltwise_forward::primitive_desc pd(
-        dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, eltwise_algorithm(p.eltwise), held->get_desc(),
-                                    p.alpha, p.beta),
-        engine_);
+    dnnl::eltwise_forward::primitive_desc pd;
+    try {
+      pd = dnnl::eltwise_forward::primitive_desc(
+          dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, eltwise_algorithm(p.eltwise),
+                                      held->get_desc(), p.alpha, p.beta),
+          engine_);
+    } catch (const dnnl::error&) {
+      return false;
+    }
     if (reference_only(pd)) return false;
     Step step;
     step.args[DNNL_ARG_SRC] = *held;
@@ -611,8 +616,13 @@ class OnednnKernel final : public Kernel {
     if (held == nullptr || p.src.dims != p.dst) return false;
     const std::optional<Md> second = same_blocking(*held, p.weights.dims);
     if (!second) return false;
-    dnnl::binary::primitive_desc pd(dnnl::binary::desc(binary_algorithm(p.binary), held->get_desc(), *second, any(p.dst)),
-                                    engine_);
+    dnnl::binary::primitive_desc pd;
+    try {
+      pd = dnnl::binary::primitive_desc(dnnl::binary::desc(binary_algorithm(p.binary), held->get_desc(), *second, any(p.dst)),
+                                        engine_);
+    } catch (const dnnl::error&) {
+      return false;
+    }
     if (reference_only(pd)) return false;
     Step step;
     step.args[DNNL_ARG_SRC_0] = *held;
