@@ -38,24 +38,34 @@ std::size_t stored_floats(const Shape& shape, Layout layout) {
 
 namespace {
 
+/// Calls visit(plain, blocked, channels, hw) for each block of b channels of each image of a
+/// [N, C, H, W] tensor: the offsets of its first value in the plain tensor and in the blocked one,
+/// its channels (fewer than b in a last, padded block) and the H*W positions of each.
+template <std::size_t B, class Visit>
+void for_each_block(const Shape& shape, Visit visit) {
+  const auto n = static_cast<std::size_t>(shape[0]);
+  const auto c = static_cast<std::size_t>(shape[1]);
+  const auto hw = static_cast<std::size_t>(shape[2] * shape[3]);
+  const std::size_t blocks = (c + B - 1) / B;
+  for (std::size_t i = 0; i < n; ++i) {
+    for (std::size_t cb = 0; cb < blocks; ++cb) {
+      visit((i * c + cb * B) * hw, (i * blocks + cb) * hw * B, std::min(B, c - cb * B), hw);
+    }
+  }
+}
+
 /// Plain [N, C, H, W] to [N, C/b, H, W, b]: for each block of channels, a transpose of its
 /// b x (H*W) rows into (H*W) x b, the missing channels of the last block zero.
 template <std::size_t B>
 void to_blocked(const float* from, float* to, const Shape& shape) {
-  const std::size_t n = static_cast<std::size_t>(shape[0]), c = static_cast<std::size_t>(shape[1]);
-  const std::size_t hw = static_cast<std::size_t>(shape[2] * shape[3]);
-  const std::size_t blocks = (c + B - 1) / B;
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t cb = 0; cb < blocks; ++cb) {
-      const std::size_t channels = std::min(B, c - cb * B);
-      const float* src = from + (i * c + cb * B) * hw;
-      float* dst = to + (i * blocks + cb) * hw * B;
-      if (channels < B) std::memset(dst, 0, hw * B * sizeof(float));
-      for (std::size_t p = 0; p < hw; ++p) {
-        for (std::size_t k = 0; k < channels; ++k) dst[p * B + k] = src[k * hw + p];
-      }
+  for_each_block<B>(shape, [&](std::size_t plain, std::size_t blocked, std::size_t channels, std::size_t hw) {
+    const float* src = from + plain;
+    float* dst = to + blocked;
+    if (channels < B) std::memset(dst, 0, hw * B * sizeof(float));
+    for (std::size_t p = 0; p < hw; ++p) {
+      for (std::size_t k = 0; k < channels; ++k) dst[p * B + k] = src[k * hw + p];
     }
-  }
+  });
 }
 
 /// Positions from_blocked writes at a time for each channel: their kTile blocks stay in the L1
@@ -65,22 +75,16 @@ constexpr std::size_t kTile = 32;
 /// The inverse of to_blocked.
 template <std::size_t B>
 void from_blocked(const float* from, float* to, const Shape& shape) {
-  const std::size_t n = static_cast<std::size_t>(shape[0]), c = static_cast<std::size_t>(shape[1]);
-  const std::size_t hw = static_cast<std::size_t>(shape[2] * shape[3]);
-  const std::size_t blocks = (c + B - 1) / B;
-  for (std::size_t i = 0; i < n; ++i) {
-    for (std::size_t cb = 0; cb < blocks; ++cb) {
-      const std::size_t channels = std::min(B, c - cb * B);
-      const float* src = from + (i * blocks + cb) * hw * B;
-      float* dst = to + (i * c + cb * B) * hw;
-      for (std::size_t p0 = 0; p0 < hw; p0 += kTile) {
-        const std::size_t p1 = std::min(hw, p0 + kTile);
-        for (std::size_t k = 0; k < channels; ++k) {
-          for (std::size_t p = p0; p < p1; ++p) dst[k * hw + p] = src[p * B + k];
-        }
+  for_each_block<B>(shape, [&](std::size_t plain, std::size_t blocked, std::size_t channels, std::size_t hw) {
+    const float* src = from + blocked;
+    float* dst = to + plain;
+    for (std::size_t p0 = 0; p0 < hw; p0 += kTile) {
+      const std::size_t p1 = std::min(hw, p0 + kTile);
+      for (std::size_t k = 0; k < channels; ++k) {
+        for (std::size_t p = p0; p < p1; ++p) dst[k * hw + p] = src[p * B + k];
       }
     }
-  }
+  });
 }
 
 void to_blocked(const float* from, float* to, Layout layout, const Shape& shape) {

@@ -170,6 +170,18 @@ collage::Result<collage::PartitionResult> partition_with_cheap_host_relus(const 
   return partition_model(dataflow, backends, Configuration{"collage", {"native", "gpu"}}, *oracle, options);
 }
 
+/// The parts' costs and the moves charged between them in `r`, summed.
+struct Charged {
+  double parts = 0;
+  double moves = 0;
+};
+Charged charged(const collage::PartitionResult& r) {
+  Charged c;
+  for (const collage::Candidate& part : r.partitioning.parts) c.parts += part.cost.raw();
+  for (double moved : r.partitioning.transfers) c.moves += moved;
+  return c;
+}
+
 std::size_t parts_on(const collage::PartitionResult& r, std::string_view target) {
   std::size_t n = 0;
   for (const collage::Candidate& part : r.partitioning.parts) n += part.target == target ? 1 : 0;
@@ -190,12 +202,9 @@ TEST_F(TransferCostsTest, WorkMovesWhereTheHostSavesMoreThanTheCopiesAndTheTotal
   auto r = partition_with_cheap_host_relus(dataflow, 0.001);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_EQ(parts_on(*r, "native"), 2u);
-  double parts = 0;
-  double moves = 0;
-  for (const collage::Candidate& part : r->partitioning.parts) parts += part.cost.raw();
-  for (double moved : r->partitioning.transfers) moves += moved;
-  EXPECT_GE(moves, 4 * 0.002);  // each ReLU's input to the host and its output back
-  EXPECT_NEAR(r->partitioning.total.raw(), parts + moves, 1e-12);
+  const Charged c = charged(*r);
+  EXPECT_GE(c.moves, 4 * 0.002);  // each ReLU's input to the host and its output back
+  EXPECT_NEAR(r->partitioning.total.raw(), c.parts + c.moves, 1e-12);
 }
 
 TEST_F(TransferCostsTest, AnOracleInAnotherUnitThanTheTransfersIsRefused) {
@@ -325,12 +334,9 @@ TEST_F(TransferCostsTest, ChainsStayBlockedWhereTheySaveMoreAndTheTotalIncludesT
   auto r = partition_blocked(dataflow, 0.9);
   ASSERT_TRUE(r.ok()) << r.error().message;
   EXPECT_GT(parts_on(*r, "blocked"), 0u);
-  double parts = 0;
-  double moves = 0;
-  for (const collage::Candidate& part : r->partitioning.parts) parts += part.cost.raw();
-  for (double moved : r->partitioning.transfers) moves += moved;
-  EXPECT_GE(moves, 1.0 + 2.0);  // at least the input into the layout and an output out of it
-  EXPECT_NEAR(r->partitioning.total.raw(), parts + moves, 1e-12);
+  const Charged c = charged(*r);
+  EXPECT_GE(c.moves, 1.0 + 2.0);  // at least the input into the layout and an output out of it
+  EXPECT_NEAR(r->partitioning.total.raw(), c.parts + c.moves, 1e-12);
   // The run matches the reference, and its estimate (the additive model's) counts the reorders.
   const BackendSet backends = plain_and_blocked();
   const std::vector<Tensor> inputs = testing::random_inputs(model, 5);
@@ -340,7 +346,7 @@ TEST_F(TransferCostsTest, ChainsStayBlockedWhereTheySaveMoreAndTheTotalIncludesT
   devices.add(cpu);
   const PreparedRun run = prepare_partitioning(dataflow, r->partitioning, inputs, *expected, backends, devices, {});
   EXPECT_TRUE(run.result.matches) << run.result.error << run.result.mismatch;
-  EXPECT_NEAR(run.result.estimated_ms, parts + moves, 1e-9);
+  EXPECT_NEAR(run.result.estimated_ms, c.parts + c.moves, 1e-9);
 }
 
 TEST_F(TransferCostsTest, MeasuresTheLinkOfADevice) {
