@@ -158,6 +158,39 @@ TEST(Executable, TensorsChangeLayoutsThroughReorders) {
   }
 }
 
+// Between a device and a blocked layout on the host a value takes two steps: out of the device by a
+// copy, then into the layout by a reorder; back, a reorder to plain, then a copy.
+TEST(Executable, AValueMovesBetweenADeviceAndABlockedLayoutByACopyAndAReorder) {
+  const Graph model = testing::residual_block();
+  auto dataflow = DataflowGraph::build(model);
+  ASSERT_TRUE(dataflow.ok());
+  BackendSet backends;
+  backends.add(make_reference_backend("general", 4, DeviceKind::cpu, Layout::nChw8c));
+  backends.add(make_reference_backend("fast_conv", 4, DeviceKind::cuda));
+  CpuDevice cpu;
+  HostBackedDevice accelerator;
+  DeviceSet devices;
+  devices.add(cpu);
+  devices.add(accelerator);
+  auto oracle = op_cost_oracle();
+  auto partitioned =
+      partition_model(*dataflow, backends, {"collage", {"general", "fast_conv"}, collage::SearchAlgorithm::exact}, *oracle);
+  ASSERT_TRUE(partitioned.ok()) << partitioned.error().message;
+  auto exe = Executable::compile(*dataflow, partitioned->partitioning, backends, devices);
+  ASSERT_TRUE(exe.ok()) << exe.error().message;
+  std::size_t copies = 0;
+  std::size_t reorders = 0;
+  for (const StepInfo& step : exe->steps()) {
+    copies += step.target == "copy";
+    reorders += step.target == "reorder";
+  }
+  EXPECT_GE(copies, 2u);
+  EXPECT_GE(reorders, 2u);
+  expect_matches_reference(model, *exe, 43);
+  expect_matches_reference(model, *exe, 44);
+  EXPECT_GT(accelerator.downloads, 0);
+}
+
 /// The residual block with its convolutions on a TapeDevice and the rest on the CPU.
 struct RecordingFixture : ::testing::Test {
   Graph model = testing::residual_block();
