@@ -180,10 +180,17 @@ std::vector<bool> returned_plain(const Graph& graph, Layout layout) {
   return plain;
 }
 
-/// Whether oneDNN implements `pd` only by its reference code (any layout, far slower than its
-/// vectorised kernels, which refuse some layouts).
-bool reference_only(const dnnl::primitive_desc_base& pd) {
-  return std::string(pd.impl_info_str()).rfind("ref", 0) == 0;
+/// The primitive descriptor `make` returns, or none where oneDNN has no kernel for it or only its
+/// reference code (any layout, far slower than its vectorised kernels, which refuse some layouts).
+template <class Make>
+auto vectorised(Make make) -> std::optional<decltype(make())> {
+  try {
+    auto pd = make();
+    if (std::string(pd.impl_info_str()).rfind("ref", 0) == 0) return std::nullopt;
+    return pd;
+  } catch (const dnnl::error&) {
+    return std::nullopt;
+  }
 }
 
 constexpr std::size_t kScratchAlignment = 64;
@@ -591,20 +598,17 @@ class OnednnKernel final : public Kernel {
   bool add_blocked_eltwise(const CallPlan& p) {
     const memory* held = held_value(p.src.node);
     if (held == nullptr) return false;
-    dnnl::eltwise_forward::primitive_desc pd;
-    try {
-      pd = dnnl::eltwise_forward::primitive_desc(
+    const auto pd = vectorised([&] {
+      return dnnl::eltwise_forward::primitive_desc(
           dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, eltwise_algorithm(p.eltwise),
                                       held->get_desc(), p.alpha, p.beta),
           engine_);
-    } catch (const dnnl::error&) {
-      return false;
-    }
-    if (reference_only(pd)) return false;
+    });
+    if (!pd) return false;
     Step step;
     step.args[DNNL_ARG_SRC] = *held;
-    step.primitive = dnnl::eltwise_forward(pd);
-    write_result(std::move(step), pd.dst_desc(), p);
+    step.primitive = dnnl::eltwise_forward(*pd);
+    write_result(std::move(step), pd->dst_desc(), p);
     return true;
   }
 
@@ -616,19 +620,16 @@ class OnednnKernel final : public Kernel {
     if (held == nullptr || p.src.dims != p.dst) return false;
     const std::optional<Md> second = same_blocking(*held, p.weights.dims);
     if (!second) return false;
-    dnnl::binary::primitive_desc pd;
-    try {
-      pd = dnnl::binary::primitive_desc(dnnl::binary::desc(binary_algorithm(p.binary), held->get_desc(), *second, any(p.dst)),
-                                        engine_);
-    } catch (const dnnl::error&) {
-      return false;
-    }
-    if (reference_only(pd)) return false;
+    const auto pd = vectorised([&] {
+      return dnnl::binary::primitive_desc(
+          dnnl::binary::desc(binary_algorithm(p.binary), held->get_desc(), *second, any(p.dst)), engine_);
+    });
+    if (!pd) return false;
     Step step;
     step.args[DNNL_ARG_SRC_0] = *held;
     bind_in(step, DNNL_ARG_SRC_1, p.weights, *second);
-    step.primitive = dnnl::binary(pd);
-    write_result(std::move(step), pd.dst_desc(), p);
+    step.primitive = dnnl::binary(*pd);
+    write_result(std::move(step), pd->dst_desc(), p);
     return true;
   }
 

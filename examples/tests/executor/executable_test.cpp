@@ -101,6 +101,22 @@ TEST(Executable, MixedPartitioningMatchesTheReference) {
   EXPECT_LE(static_cast<double>(exe->memory()[0].arena_bytes), 1.2 * static_cast<double>(exe->memory()[0].lower_bound));
 }
 
+/// `model`'s collage partitioning over `targets` (of `backends`) under op_cost_oracle, compiled.
+collage::Result<Executable> compile_collage(const DataflowGraph& dataflow, const BackendSet& backends,
+                                            const DeviceSet& devices, const std::vector<std::string>& targets) {
+  auto oracle = op_cost_oracle();
+  auto partitioned = partition_model(dataflow, backends, {"collage", targets, collage::SearchAlgorithm::exact}, *oracle);
+  if (!partitioned.ok()) return partitioned.error();
+  return Executable::compile(dataflow, partitioned->partitioning, backends, devices);
+}
+
+/// How many of `exe`'s steps have `target` ("copy", "reorder" or a backend's name).
+std::size_t steps_named(const Executable& exe, const std::string& target) {
+  std::size_t n = 0;
+  for (const StepInfo& step : exe.steps()) n += step.target == target;
+  return n;
+}
+
 TEST(Executable, TensorsCrossDevicesThroughCopies) {
   const Graph model = testing::residual_block();
   auto dataflow = DataflowGraph::build(model);
@@ -113,16 +129,10 @@ TEST(Executable, TensorsCrossDevicesThroughCopies) {
   DeviceSet devices;
   devices.add(cpu);
   devices.add(accelerator);
-  auto oracle = op_cost_oracle();
-  Configuration config{"collage", {"general", "fast_conv"}, collage::SearchAlgorithm::exact};
-  auto partitioned = partition_model(*dataflow, backends, config, *oracle);
-  ASSERT_TRUE(partitioned.ok()) << partitioned.error().message;
-  auto exe = Executable::compile(*dataflow, partitioned->partitioning, backends, devices);
+  auto exe = compile_collage(*dataflow, backends, devices, {"general", "fast_conv"});
   ASSERT_TRUE(exe.ok()) << exe.error().message;
-  std::size_t copies = 0;
-  for (const StepInfo& step : exe->steps()) copies += step.target == "copy";
   // relu1 and the input x go to the accelerator's conv2 / are read back for the residual add.
-  EXPECT_GE(copies, 2u);
+  EXPECT_GE(steps_named(*exe, "copy"), 2u);
   EXPECT_EQ(exe->memory().size(), 2u);
   expect_matches_reference(model, *exe, 5);
   EXPECT_GT(accelerator.uploads, 0);
@@ -142,17 +152,12 @@ TEST(Executable, TensorsChangeLayoutsThroughReorders) {
   CpuDevice cpu;
   DeviceSet devices;
   devices.add(cpu);
-  auto oracle = op_cost_oracle();
   for (const std::vector<std::string>& targets : {std::vector<std::string>{"general", "fast_conv"},
                                                   std::vector<std::string>{"fast_conv"}}) {
-    auto partitioned = partition_model(*dataflow, backends, {"collage", targets, collage::SearchAlgorithm::exact}, *oracle);
-    ASSERT_TRUE(partitioned.ok()) << partitioned.error().message;
-    auto exe = Executable::compile(*dataflow, partitioned->partitioning, backends, devices);
+    auto exe = compile_collage(*dataflow, backends, devices, targets);
     ASSERT_TRUE(exe.ok()) << exe.error().message;
-    std::size_t reorders = 0;
-    for (const StepInfo& step : exe->steps()) reorders += step.target == "reorder";
     // all on fast_conv: x in, relu1 out; mixed: also each convolution's result out and relu1 in
-    EXPECT_GE(reorders, targets.size() == 1 ? 2u : 4u);
+    EXPECT_GE(steps_named(*exe, "reorder"), targets.size() == 1 ? 2u : 4u);
     expect_matches_reference(model, *exe, 41);
     expect_matches_reference(model, *exe, 42);
   }
@@ -172,20 +177,10 @@ TEST(Executable, AValueMovesBetweenADeviceAndABlockedLayoutByACopyAndAReorder) {
   DeviceSet devices;
   devices.add(cpu);
   devices.add(accelerator);
-  auto oracle = op_cost_oracle();
-  auto partitioned =
-      partition_model(*dataflow, backends, {"collage", {"general", "fast_conv"}, collage::SearchAlgorithm::exact}, *oracle);
-  ASSERT_TRUE(partitioned.ok()) << partitioned.error().message;
-  auto exe = Executable::compile(*dataflow, partitioned->partitioning, backends, devices);
+  auto exe = compile_collage(*dataflow, backends, devices, {"general", "fast_conv"});
   ASSERT_TRUE(exe.ok()) << exe.error().message;
-  std::size_t copies = 0;
-  std::size_t reorders = 0;
-  for (const StepInfo& step : exe->steps()) {
-    copies += step.target == "copy";
-    reorders += step.target == "reorder";
-  }
-  EXPECT_GE(copies, 2u);
-  EXPECT_GE(reorders, 2u);
+  EXPECT_GE(steps_named(*exe, "copy"), 2u);
+  EXPECT_GE(steps_named(*exe, "reorder"), 2u);
   expect_matches_reference(model, *exe, 43);
   expect_matches_reference(model, *exe, 44);
   EXPECT_GT(accelerator.downloads, 0);
