@@ -69,9 +69,9 @@ const char* const kHelp =
     "                        shared by all (default 1)\n"
     "  --no-record           on a GPU, launch every step from the host instead of recording the run's\n"
     "                        GPU work as CUDA graphs and replaying them (and time candidates the same way)\n"
-    "  --blocked-layouts     also the onednn backends that keep values in the CPU's blocked layout\n"
-    "                        (onednn_blocked, onednn_winograd_blocked), the search charging the\n"
-    "                        reorders between layouts as it charges copies between devices\n"
+    "  --no-blocked-layouts  leave out the onednn backends that keep values in the CPU's blocked layout\n"
+    "                        (onednn_blocked, onednn_winograd_blocked; by default made, the search\n"
+    "                        charging the reorders between layouts as it charges copies between devices)\n"
     "  --no-concat-in-place  copy every Concat (default: a lone Concat whose inputs are contiguous slices\n"
     "                        of its result, each computed by another part and read by nothing else, has\n"
     "                        them written straight into it and runs nothing)\n"
@@ -123,7 +123,7 @@ struct Options {
   bool warm_caches = false;
   bool cold_weights = false;
   int threads = 1;
-  bool blocked_layouts = false;
+  bool blocked_layouts = true;
   bool record = true;
   bool concat_in_place = true;
   bool ieee_denormals = false;
@@ -167,6 +167,8 @@ std::optional<int> parse(const std::vector<std::string>& args, Options& out) {
       out.cold_caches = true;
     } else if (a == "--blocked-layouts") {
       out.blocked_layouts = true;
+    } else if (a == "--no-blocked-layouts") {
+      out.blocked_layouts = false;
     } else if (a == "--warm-caches") {
       out.warm_caches = true;
     } else if (a == "--cold-weights") {

@@ -400,7 +400,7 @@ class OnednnKernel final : public Kernel {
     auto make_pd = [&](const Md& s, const Md& d) { return conv_primitive_desc(p, s, d, attr, engine_); };
     dnnl::convolution_forward::primitive_desc pd;
     try {
-      pd = make_pd(any(p.src.dims), any(p.dst));
+      pd = p.winograd ? make_pd(any(p.src.dims), any(p.dst)) : make_pd(conv_activation(p.src.dims), conv_activation(p.dst));
     } catch (const dnnl::error&) {
       if (p.winograd) throw;  // Winograd kernels take blocked layouts only
       pd = make_pd(src, dst);
@@ -437,6 +437,19 @@ class OnednnKernel final : public Kernel {
     step.args[DNNL_ARG_DST] = out;
     steps_.push_back(std::move(step));
     if (!plain_dst) hand_on(out, p);
+  }
+
+  /// How a convolution's source or destination of `dims` is asked for: in the kernel's blocked
+  /// layout where it has one and the value has a block of channels at least (so that a chain of
+  /// blocked kernels converts nothing), else in any layout oneDNN picks (for fp32 on AVX-512 CPUs
+  /// mostly channels-last, whose reorders to and from a blocked layout cost as much as those to
+  /// and from plain tensors; narrower values such as a stem's 3 channels get only oneDNN's
+  /// reference kernel in a blocked layout).
+  Md conv_activation(const Dims& dims) const {
+    if (layout_ == Layout::plain || dims.size() != 4 || dims[1] < static_cast<std::int64_t>(channel_block(layout_))) {
+      return any(dims);
+    }
+    return blocked(dims);
   }
 
   /// Pooling in the layout its source is in.

@@ -612,6 +612,17 @@ TEST(OnednnBackend, ConvolutionChainsInOneKernelMatchTheReference) {
   EXPECT_GT(joined, 12u);
 }
 
+// The blocked variants' convolutions keep their values in the blocked layout where oneDNN's
+// choice differs, so their measurements are another configuration's: a database does not serve
+// them costs measured before, nor the plain backend's.
+TEST(OnednnBackend, BlockedConvolutionsArePartOfTheBlockedBackendsConfiguration) {
+  EXPECT_EQ(make_onednn_backend()->configuration(), "");
+  EXPECT_EQ(make_onednn_backend(1, native_blocked_layout())->configuration(), "blocked convolutions");
+  EXPECT_EQ(make_onednn_backend(2, native_blocked_layout())->configuration(), "threads=2, blocked convolutions");
+  // Winograd convolutions take oneDNN's blocked layouts as before.
+  EXPECT_EQ(make_onednn_winograd_backend(1, native_blocked_layout())->configuration(), "");
+}
+
 // The blocked variants take and return rank-4 values in a blocked layout (padded where the block
 // does not divide the channels): every candidate of real graphs and random chains matches the
 // reference, each run given its inputs in that layout and its outputs read back from it.
