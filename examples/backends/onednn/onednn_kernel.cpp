@@ -398,9 +398,13 @@ class OnednnKernel final : public Kernel {
     const Md src = plain(p.src.dims);
     const Md dst = plain(p.dst);
     auto make_pd = [&](const Md& s, const Md& d) { return conv_primitive_desc(p, s, d, attr, engine_); };
+    std::optional<dnnl::convolution_forward::primitive_desc> own;
+    if (!p.winograd && layout_ != Layout::plain && p.src.dims.size() == 4) {
+      own = vectorised([&] { return make_pd(in_own_layout(p.src.dims), in_own_layout(p.dst)); });
+    }
     dnnl::convolution_forward::primitive_desc pd;
     try {
-      pd = p.winograd ? make_pd(any(p.src.dims), any(p.dst)) : make_pd(conv_activation(p.src.dims), conv_activation(p.dst));
+      pd = own ? *own : make_pd(any(p.src.dims), any(p.dst));
     } catch (const dnnl::error&) {
       if (p.winograd) throw;  // Winograd kernels take blocked layouts only
       pd = make_pd(src, dst);
@@ -439,17 +443,15 @@ class OnednnKernel final : public Kernel {
     if (!plain_dst) hand_on(out, p);
   }
 
-  /// How a convolution's source or destination of `dims` is asked for: in the kernel's blocked
-  /// layout where it has one and the value has a block of channels at least (so that a chain of
-  /// blocked kernels converts nothing), else in any layout oneDNN picks (for fp32 on AVX-512 CPUs
-  /// mostly channels-last, whose reorders to and from a blocked layout cost as much as those to
-  /// and from plain tensors; narrower values such as a stem's 3 channels get only oneDNN's
-  /// reference kernel in a blocked layout).
-  Md conv_activation(const Dims& dims) const {
-    if (layout_ == Layout::plain || dims.size() != 4 || dims[1] < static_cast<std::int64_t>(channel_block(layout_))) {
-      return any(dims);
-    }
-    return blocked(dims);
+  /// A direct convolution's source or destination of `dims` in the kernel's blocked layout where
+  /// it has a block of channels at least, else in any layout oneDNN picks. A blocked kernel asks
+  /// for its convolutions in its own layout first, so that a chain of blocked kernels converts
+  /// nothing: left to choose, oneDNN picks channels-last for fp32 on AVX-512 CPUs, whose reorders
+  /// to and from a blocked layout cost as much as those to and from plain tensors. Where oneDNN has
+  /// only its reference kernel for that (a stem's 3 channels, some grouped convolutions), the
+  /// convolution takes the layouts oneDNN picks.
+  Md in_own_layout(const Dims& dims) const {
+    return dims[1] < static_cast<std::int64_t>(channel_block(layout_)) ? any(dims) : blocked(dims);
   }
 
   /// Pooling in the layout its source is in.
