@@ -57,6 +57,19 @@ class HostBackedDevice final : public Device {
   CpuDevice host_;
 };
 
+/// The host and a HostBackedDevice, both in `set`.
+struct HostAndAccelerator {
+  HostAndAccelerator() {
+    set.add(cpu);
+    set.add(accelerator);
+  }
+  HostAndAccelerator(const HostAndAccelerator&) = delete;
+  HostAndAccelerator& operator=(const HostAndAccelerator&) = delete;
+  CpuDevice cpu;
+  HostBackedDevice accelerator;
+  DeviceSet set;
+};
+
 /// Costs per op: target "fast_conv" is cheap for convolutions, "general" for the rest.
 std::unique_ptr<collage::CostOracle<Graph>> op_cost_oracle() {
   return collage::make_oracle<Graph>("op cost", [](const DataflowGraph& g, const collage::Candidate& c, const auto&) {
@@ -124,19 +137,15 @@ TEST(Executable, TensorsCrossDevicesThroughCopies) {
   BackendSet backends;
   backends.add(make_reference_backend("general"));
   backends.add(make_reference_backend("fast_conv", 4, DeviceKind::cuda));
-  CpuDevice cpu;
-  HostBackedDevice accelerator;
-  DeviceSet devices;
-  devices.add(cpu);
-  devices.add(accelerator);
-  auto exe = compile_collage(*dataflow, backends, devices, {"general", "fast_conv"});
+  HostAndAccelerator devices;
+  auto exe = compile_collage(*dataflow, backends, devices.set, {"general", "fast_conv"});
   ASSERT_TRUE(exe.ok()) << exe.error().message;
   // relu1 and the input x go to the accelerator's conv2 / are read back for the residual add.
   EXPECT_GE(steps_named(*exe, "copy"), 2u);
   EXPECT_EQ(exe->memory().size(), 2u);
   expect_matches_reference(model, *exe, 5);
-  EXPECT_GT(accelerator.uploads, 0);
-  EXPECT_GT(accelerator.downloads, 0);
+  EXPECT_GT(devices.accelerator.uploads, 0);
+  EXPECT_GT(devices.accelerator.downloads, 0);
 }
 
 // A placement is a device and a layout: convolutions on a backend that keeps its values blocked
@@ -172,18 +181,14 @@ TEST(Executable, AValueMovesBetweenADeviceAndABlockedLayoutByACopyAndAReorder) {
   BackendSet backends;
   backends.add(make_reference_backend("general", 4, DeviceKind::cpu, Layout::nChw8c));
   backends.add(make_reference_backend("fast_conv", 4, DeviceKind::cuda));
-  CpuDevice cpu;
-  HostBackedDevice accelerator;
-  DeviceSet devices;
-  devices.add(cpu);
-  devices.add(accelerator);
-  auto exe = compile_collage(*dataflow, backends, devices, {"general", "fast_conv"});
+  HostAndAccelerator devices;
+  auto exe = compile_collage(*dataflow, backends, devices.set, {"general", "fast_conv"});
   ASSERT_TRUE(exe.ok()) << exe.error().message;
   EXPECT_GE(steps_named(*exe, "copy"), 2u);
   EXPECT_GE(steps_named(*exe, "reorder"), 2u);
   expect_matches_reference(model, *exe, 43);
   expect_matches_reference(model, *exe, 44);
-  EXPECT_GT(accelerator.downloads, 0);
+  EXPECT_GT(devices.accelerator.downloads, 0);
 }
 
 /// The residual block with its convolutions on a TapeDevice and the rest on the CPU.
