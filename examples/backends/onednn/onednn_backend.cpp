@@ -103,9 +103,11 @@ std::unique_ptr<Backend> make_onednn_backend(int threads, Layout layout) {
   }
   run_on_threads(library, threads, layout);
   if (layout != Layout::plain) {
-    // Its direct convolutions keep their values in its layout (onednn::kernel): measurements from
-    // before, when they converted them to oneDNN's choice and back, are not these.
-    library.configuration += std::string(library.configuration.empty() ? "" : ", ") + "blocked convolutions";
+    // Its direct convolutions keep their values in its layout and its concats of channel blocks
+    // are written in place (onednn::kernel): measurements from before, when convolutions converted
+    // their values to oneDNN's choice and back and oneDNN's concat copied, are not these.
+    library.configuration +=
+        std::string(library.configuration.empty() ? "" : ", ") + "blocked convolutions, concats in place";
   }
   return make_library_backend(std::move(library));
 }

@@ -151,12 +151,21 @@ std::vector<float> broadcast_copy(const Tensor& value, const Shape& to, float sc
   return out;
 }
 
-/// A memory whose address is set from a node's value at each run (when it moved: oneDNN's
-/// set_data_handle is not free).
+/// A memory whose address is set from a node's value, `offset` bytes into it, at each run (when it
+/// moved: oneDNN's set_data_handle is not free).
 struct Binding {
   memory mem;
   int node;
   void* bound = nullptr;
+  std::size_t offset = 0;
+};
+
+/// Where a value is written: `offset` bytes into the shared scratch (node < 0) or into the kernel's
+/// result `node`.
+struct Place {
+  int node = -1;
+  std::size_t offset = 0;
+  bool operator==(const Place& other) const { return node == other.node && offset == other.offset; }
 };
 
 /// The post-op of convolution `p` that becomes oneDNN's sum post-op (an added tensor of the
@@ -236,6 +245,7 @@ class OnednnKernel final : public Kernel {
     kept_blocked_.assign(graph.size(), false);
     for (int n : graph.inputs()) kept_blocked_[static_cast<std::size_t>(n)] = is_blocked(graph.node(n).shape, layout_);
     for (int n : graph.outputs()) kept_blocked_[static_cast<std::size_t>(n)] = is_blocked(graph.node(n).shape, layout_);
+    place_concats(plans);
     try {
       for (int n : graph.inputs()) {
         if (kept_blocked_[static_cast<std::size_t>(n)]) take_blocked_parameter(n, graph.node(n).shape);
@@ -263,17 +273,9 @@ class OnednnKernel final : public Kernel {
         for (const auto& [m, offset] : scratch_) m.set_data_handle(base + offset);
         scratch_base_ = base;
       }
-      for (Binding& b : blocked_io_) {
-        void* address = operands_.address(b.node, inputs, outputs);
-        if (address != b.bound) b.mem.set_data_handle(address);
-        b.bound = address;
-      }
+      for (Binding& b : blocked_io_) rebind(b, inputs, outputs);
       for (Step& step : steps_) {
-        for (Binding& b : step.bindings) {
-          void* address = operands_.address(b.node, inputs, outputs);
-          if (address != b.bound) b.mem.set_data_handle(address);
-          b.bound = address;
-        }
+        for (Binding& b : step.bindings) rebind(b, inputs, outputs);
         step.primitive.execute(stream_, step.args);
       }
       stream_.wait();
@@ -285,6 +287,13 @@ class OnednnKernel final : public Kernel {
   }
 
  private:
+  /// Points `b` at its node's value in this run.
+  void rebind(Binding& b, const std::vector<const float*>& inputs, const std::vector<float*>& outputs) {
+    void* address = reinterpret_cast<char*>(operands_.address(b.node, inputs, outputs)) + b.offset;
+    if (address != b.bound) b.mem.set_data_handle(address);
+    b.bound = address;
+  }
+
   /// The data of constant `o` as the primitive reads it: as is, or broadcast to `to` and scaled
   /// (a copy the kernel keeps).
   float* constant_data(const Operand& o, const Shape* to = nullptr) {
@@ -370,11 +379,13 @@ class OnednnKernel final : public Kernel {
 
   /// A memory of `md` for a value that lives only while the kernel runs, in the scratch every
   /// onednn kernel of the thread shares.
-  memory scratch(const Md& md) {
-    memory m(md, engine_, DNNL_MEMORY_NONE);
-    scratch_.emplace_back(m, scratch_bytes_);
+  memory scratch(const Md& md) { return at(Place{-1, reserve_scratch(md)}, md); }
+
+  /// The offset of room for `md` in the shared scratch.
+  std::size_t reserve_scratch(const Md& md) {
+    const std::size_t offset = scratch_bytes_;
     scratch_bytes_ += (md.get_size() + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
-    return m;
+    return offset;
   }
 
   /// Node `n`'s value in the layout a call of this kernel wrote it in, or null when it has only
@@ -466,8 +477,79 @@ class OnednnKernel final : public Kernel {
     write_result(std::move(step), pd.dst_desc(), p);
   }
 
+  /// Whether concat `p` is written in place: along the channels of one image in the kernel's
+  /// blocked layout, every source but the last a whole number of channel blocks, so that each
+  /// source's slice of the result is a dense tensor of the source's shape in that layout.
+  bool concat_in_place(const CallPlan& p) const {
+    if (p.kind != CallPlan::Kind::concat || layout_ == Layout::plain || p.dst.size() != 4 || p.dst[0] != 1 ||
+        p.axis != 1) {
+      return false;
+    }
+    const auto block = static_cast<std::int64_t>(channel_block(layout_));
+    for (std::size_t k = 0; k + 1 < p.sources.size(); ++k) {
+      if (p.sources[k].dims[1] % block != 0) return false;
+    }
+    return true;
+  }
+
+  /// Places the results of the concats written in place, and each source's slice of them, so that
+  /// the calls computing the sources write them there (see blocked_destination) and the concat
+  /// copies nothing: oneDNN's concat of blocked tensors copies a block of channels at a time,
+  /// several times slower than its concat of plain ones. From the last call back, so that a concat
+  /// that is itself a source is placed in its slice.
+  void place_concats(const std::vector<CallPlan>& plans) {
+    for (auto p = plans.rbegin(); p != plans.rend(); ++p) {
+      if (!concat_in_place(*p)) continue;
+      auto placed = in_place_.find(p->root);
+      if (placed == in_place_.end()) {
+        Place place;
+        if (kept_blocked_[static_cast<std::size_t>(p->root)]) {
+          place.node = p->root;
+          returned_.insert(p->root);
+        } else {
+          place.offset = reserve_scratch(blocked(p->dst));
+        }
+        placed = in_place_.emplace(p->root, place).first;
+      }
+      concats_in_place_.insert(p->root);
+      Place slice = placed->second;
+      for (const Operand& source : p->sources) {
+        if (!kept_blocked_[static_cast<std::size_t>(source.node)]) in_place_.emplace(source.node, slice);
+        slice.offset += blocked(source.dims).get_size();
+      }
+    }
+  }
+
+  /// A memory of `md` at `place`, bound at each run.
+  memory at(const Place& place, const Md& md) {
+    memory m(md, engine_, DNNL_MEMORY_NONE);
+    if (place.node < 0) {
+      scratch_.emplace_back(m, place.offset);
+    } else {
+      blocked_io_.push_back({m, place.node, nullptr, place.offset});
+    }
+    return m;
+  }
+
+  /// Concat `p` written in place: the sources their calls did not write into their slices are
+  /// copied there.
+  void add_concat_in_place(const CallPlan& p) {
+    const Place place = in_place_.at(p.root);
+    Place slice = place;
+    for (const Operand& source : p.sources) {
+      const Md md = blocked(source.dims);
+      auto placed = in_place_.find(source.node);
+      const bool written = written_in_place_.count(source.node) != 0 && placed->second == slice;
+      if (!written) steps_.push_back(reorder_into(source, at(slice, md)));
+      slice.offset += md.get_size();
+    }
+    written_in_place_.insert(p.root);
+    hand_on(at(place, blocked(p.dst)), p);
+  }
+
   /// Concat of its sources in the layouts they are in.
   void add_concat(const CallPlan& p) {
+    if (concats_in_place_.count(p.root) != 0) return add_concat_in_place(p);
     Step step;
     std::vector<Md> sources;
     for (std::size_t k = 0; k < p.sources.size(); ++k) {
@@ -510,9 +592,13 @@ class OnednnKernel final : public Kernel {
               layout_ == Layout::nChw8c ? memory::format_tag::aBcd8b : memory::format_tag::aBcd16b);
   }
 
-  /// Where a call writes `p`'s result in blocked layout `md`: the kernel's result itself when it
-  /// is returned in that layout, else scratch.
+  /// Where a call writes `p`'s result in blocked layout `md`: its slice of a concat written in
+  /// place, the kernel's result itself when it is returned in that layout, else scratch.
   memory blocked_destination(const Md& md, const CallPlan& p) {
+    if (auto placed = in_place_.find(p.root); placed != in_place_.end() && md == blocked(p.dst)) {
+      written_in_place_.insert(p.root);
+      return at(placed->second, md);
+    }
     if (!kept_blocked_[static_cast<std::size_t>(p.root)] || md != blocked(p.dst)) return scratch(md);
     memory out(md, engine_, DNNL_MEMORY_NONE);
     blocked_io_.push_back({out, p.root});
@@ -532,10 +618,7 @@ class OnednnKernel final : public Kernel {
   /// blocked layout, viewed as `md`.
   memory plain_tensor(int n, const Md& md) {
     auto it = plain_offset_.find(n);
-    if (it == plain_offset_.end()) {
-      it = plain_offset_.emplace(n, scratch_bytes_).first;
-      scratch_bytes_ += (md.get_size() + kScratchAlignment - 1) / kScratchAlignment * kScratchAlignment;
-    }
+    if (it == plain_offset_.end()) it = plain_offset_.emplace(n, reserve_scratch(md)).first;
     memory m(md, engine_, DNNL_MEMORY_NONE);
     scratch_.emplace_back(m, it->second);
     return m;
@@ -773,6 +856,11 @@ class OnednnKernel final : public Kernel {
   std::vector<bool> needs_plain_;
   /// Values held in a layout of their own whose plain tensor is written.
   std::unordered_set<int> plain_written_;
+  /// Concats written in place (see place_concats), the places of their results and of their
+  /// sources' slices, and the values their calls wrote there.
+  std::unordered_set<int> concats_in_place_;
+  std::unordered_map<int, Place> in_place_;
+  std::unordered_set<int> written_in_place_;
   /// Constants broadcast or scaled at compile time; a deque keeps their addresses.
   std::deque<std::vector<float>> prepared_;
 };
