@@ -7,8 +7,9 @@
 #   bench/ort/compare.sh [--build DIR] [--threads "1 2"] [--rounds 5] [--budget S] [MODEL.onnx...]
 #
 # Without models: the model zoo (tc-make-models --all) plus every .onnx in bench/ort/models/ if
-# present. Writes DIR/bench-results/ort_vs_collage.json and .md. Needs node and npm (Debian's
-# nodejs, npm), installed when missing.
+# present. Writes DIR/bench-results/ort_vs_collage.json and .md, with what ran over the best single
+# configuration timed in the same process and the additive cost model's error of collage's choice.
+# Needs node and npm (Debian's nodejs, npm), installed when missing.
 set -euo pipefail
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 build="$repo/build/bench-release"
@@ -64,12 +65,14 @@ try:
     report = json.load(open(path))
 except (OSError, ValueError):
     report = {}
-runs = (report.get("guard") or {}).get("runs", "collage")
+guard = report.get("guard") or {}
+runs = guard.get("runs", "collage")
 collage = next((c for c in report.get("configurations", []) if c.get("name") == runs and "latency_ms" in c), None)
 ort = json.loads(ort) if ort else {}
 print(json.dumps({"model": name, "threads": int(threads), "round": int(round_), "runs": runs,
                   "collage_ms": collage and collage["latency_ms"], "ort_ms": ort.get("median_ms"),
-                  "ort": ort.get("ort")}))
+                  "ort": ort.get("ort"), "best_single_ms": guard.get("best_single_ms"),
+                  "additive_error": report.get("additive_error")}))
 PY
     done
   done
