@@ -366,6 +366,9 @@ class RunMeasurer final : public Measurer {
   collage::Result<collage::Measurement> measure(std::string_view record) override {
     return measure_record(*oracle_, *dataflow_, record);
   }
+  std::vector<collage::Result<collage::Measurement>> measure_batch(const std::vector<std::string>& records) override {
+    return measure_records(*oracle_, *dataflow_, records);
+  }
 
  private:
   RunMeasurer() = default;

@@ -157,8 +157,7 @@ void Cluster::assign(Batch& batch) {
   }
 }
 
-BatchAnswers Cluster::measure(const std::vector<std::string>& records,
-                              const std::function<collage::Result<collage::Measurement>(std::size_t)>& local) {
+BatchAnswers Cluster::measure(const std::vector<std::string>& records, const LocalMeasure& local) {
   Batch batch;
   batch.answers.resize(records.size());
   batch.records = &records;
@@ -176,9 +175,16 @@ BatchAnswers Cluster::measure(const std::vector<std::string>& records,
     assign(batch);
     const bool others = std::any_of(ranks_.begin() + 1, ranks_.end(), [](const Rank& r) { return r.state == State::serving; });
     if (!batch.pending.empty() && (options_.measure_on_rank0 || !others)) {
-      const std::size_t index = *batch.pending.begin();
-      batch.pending.erase(batch.pending.begin());
-      batch.settle(index, local(index));
+      std::vector<std::size_t> taken;
+      while (taken.size() < std::max<std::size_t>(options_.queue_depth, 1) && !batch.pending.empty()) {
+        taken.push_back(*batch.pending.begin());
+        batch.pending.erase(batch.pending.begin());
+      }
+      std::vector<collage::Result<collage::Measurement>> answers = local(taken);
+      for (std::size_t k = 0; k < taken.size(); ++k) {
+        batch.settle(taken[k], k < answers.size() ? std::move(answers[k])
+                                                  : collage::Error{collage::ErrorCode::oracle, "rank 0 gave no answer"});
+      }
       continue;
     }
     if (batch.done < records.size()) {

@@ -33,10 +33,11 @@ struct ClusterOptions {
   double candidate_timeout_seconds = 300;
   /// Seconds without a word from a rank (heartbeats included) after which it counts as lost.
   double silence_timeout_seconds = 10;
-  /// Candidates a rank holds at once: the one it measures and the next, so it never waits for
-  /// rank 0 between two.
-  std::size_t queue_depth = 2;
-  /// Whether rank 0 measures too (the next candidate, while every serving rank's queue is full).
+  /// Candidates a rank holds at once. A rank measures those it holds together, as one process
+  /// measures a batch (the measuring oracle times CPU candidates in turns), and rank 0 takes as
+  /// many at a time when it measures.
+  std::size_t queue_depth = 8;
+  /// Whether rank 0 measures too (the next candidates, while every serving rank's queue is full).
   /// It always does when no rank serves.
   bool measure_on_rank0 = true;
   /// Seconds of measuring per batch after which the candidates not yet handed out are answered
@@ -72,10 +73,13 @@ class Cluster {
   Cluster(const Cluster&) = delete;
   Cluster& operator=(const Cluster&) = delete;
 
+  /// Measures the candidates of `records` at these indices on rank 0, together: one answer each,
+  /// in order.
+  using LocalMeasure = std::function<std::vector<collage::Result<collage::Measurement>>(const std::vector<std::size_t>&)>;
+
   /// Answers for `records` (candidates as trace records), in order, measured by the serving ranks
-  /// and by `local(index)` on rank 0.
-  BatchAnswers measure(const std::vector<std::string>& records,
-                       const std::function<collage::Result<collage::Measurement>(std::size_t)>& local);
+  /// and by `local` on rank 0.
+  BatchAnswers measure(const std::vector<std::string>& records, const LocalMeasure& local);
 
   /// Tells every rank to stop (joined or not) and waits up to `wait_seconds` for each to say it has. True when
   /// every rank did and none was given up: only then may the job end cleanly (MPI_Finalize waits

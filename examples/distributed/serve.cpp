@@ -3,10 +3,29 @@
 #include <unistd.h>
 
 #include <optional>
+#include <utility>
 
 #include "distributed/wire.hpp"
 
 namespace tc {
+
+namespace {
+
+/// How long a rank waits for more candidates once one has come before it measures: rank 0 sends a
+/// rank's whole queue at once, and a rank measures what it holds together.
+constexpr double kGatherSeconds = 0.002;
+
+/// The next message rank 0 sends within `timeout_seconds`, or none (nothing came, or something
+/// from another rank or that does not decode).
+std::optional<Message> next_from_rank0(Transport& transport, double timeout_seconds) {
+  std::optional<Envelope> e = transport.receive(timeout_seconds);
+  if (!e || e->from != 0) return std::nullopt;
+  collage::Result<Message> m = decode(e->bytes);
+  if (!m.ok()) return std::nullopt;
+  return std::move(m).value();
+}
+
+}  // namespace
 
 std::string host_name() {
   char name[256] = {};
@@ -17,18 +36,18 @@ std::string host_name() {
 ServeEnd serve(Transport& transport, const MeasurerFactory& make, double silence_timeout_seconds, std::string* why) {
   std::unique_ptr<Measurer> measurer;
   std::string setup_error = "no setup came from rank 0";
+  std::optional<Message> held;  // one that came while candidates were gathered, taken up next
   for (;;) {
-    std::optional<Envelope> e = transport.receive(0.1);
-    if (!e) {
+    std::optional<Message> m = std::move(held);
+    held.reset();
+    if (!m) m = next_from_rank0(transport, 0.1);
+    if (!m) {
       if (const double s = transport.silence(0); s > silence_timeout_seconds) {
         if (why) *why = "rank 0 was silent for " + std::to_string(static_cast<int>(s)) + " s; giving up";
         return ServeEnd::rank0_lost;
       }
       continue;
     }
-    if (e->from != 0) continue;
-    collage::Result<Message> m = decode(e->bytes);
-    if (!m.ok()) continue;
     Message reply;
     switch (m->kind) {
       case MessageKind::setup: {
@@ -45,11 +64,26 @@ ServeEnd serve(Transport& transport, const MeasurerFactory& make, double silence
         }
         break;
       }
-      case MessageKind::measure:
-        reply = answer_message(m->seq, measurer ? measurer->measure(m->text)
-                                                : collage::Result<collage::Measurement>(
-                                                      collage::Error{collage::ErrorCode::oracle, setup_error}));
-        break;
+      case MessageKind::measure: {
+        std::vector<Message> batch{std::move(*m)};
+        while (std::optional<Message> more = next_from_rank0(transport, kGatherSeconds)) {
+          if (more->kind != MessageKind::measure) {
+            held = std::move(more);
+            break;
+          }
+          batch.push_back(std::move(*more));
+        }
+        std::vector<std::string> records;
+        records.reserve(batch.size());
+        for (const Message& b : batch) records.push_back(b.text);
+        std::vector<collage::Result<collage::Measurement>> answers;
+        if (measurer) answers = measurer->measure_batch(records);
+        for (std::size_t k = 0; k < batch.size(); ++k) {
+          const collage::Error missing{collage::ErrorCode::oracle, measurer ? "the rank gave no answer" : setup_error};
+          transport.send(0, encode(answer_message(batch[k].seq, k < answers.size() ? answers[k] : missing)));
+        }
+        continue;
+      }
       case MessageKind::stop:
         reply.kind = MessageKind::bye;
         transport.send(0, encode(reply));

@@ -38,8 +38,12 @@ class SpreadOracle final : public collage::CostOracle<G> {
     std::vector<std::string> records;
     records.reserve(candidates.size());
     for (const collage::Candidate* c : candidates) records.push_back(collage::trace_candidate_record(*c));
-    BatchAnswers batch =
-        cluster_.measure(records, [&](std::size_t k) { return local_->measure(graph, *candidates[k]); });
+    BatchAnswers batch = cluster_.measure(records, [&](const std::vector<std::size_t>& indices) {
+      std::vector<const collage::Candidate*> taken;
+      taken.reserve(indices.size());
+      for (std::size_t k : indices) taken.push_back(candidates[k]);
+      return local_->measure_batch(graph, taken);
+    });
     if (timed_ != nullptr) *timed_ += batch.measured_elsewhere;
     return std::move(batch.answers);
   }

@@ -140,6 +140,65 @@ TEST(Serve, GivesUpWhenRankZeroIsSilent) {
   EXPECT_NE(why.find("rank 0 was silent"), std::string::npos) << why;
 }
 
+// A rank measures the candidates rank 0 queued at it together, as one process measures a batch
+// (the measuring oracle times a batch's CPU candidates in turns), and answers each under its own
+// sequence number, in order; a stop that came behind them is taken up after.
+TEST(Serve, MeasuresTheCandidatesItHoldsTogether) {
+  class Recording final : public Measurer {
+   public:
+    explicit Recording(std::vector<std::size_t>& batches) : batches_(batches) {}
+    std::string identity() const override { return "toy"; }
+    collage::Result<collage::Measurement> measure(std::string_view record) override {
+      return collage::Measurement{collage::Cost::value(static_cast<double>(record.size())), 0.0, 1};
+    }
+    std::vector<collage::Result<collage::Measurement>> measure_batch(const std::vector<std::string>& records) override {
+      batches_.push_back(records.size());
+      return Measurer::measure_batch(records);
+    }
+
+   private:
+    std::vector<std::size_t>& batches_;
+  };
+  testing::LocalNetwork net(2);
+  std::vector<std::size_t> batches;
+  std::thread server([&] {
+    serve(net.endpoint(1), [&](std::string_view) -> collage::Result<std::unique_ptr<Measurer>> {
+      return std::unique_ptr<Measurer>(std::make_unique<Recording>(batches));
+    }, 5.0);
+  });
+  Transport& zero = net.endpoint(0);
+  auto next = [&zero]() -> Message {
+    for (int tries = 0; tries < 100; ++tries) {
+      if (std::optional<Envelope> e = zero.receive(0.05)) return *decode(e->bytes);
+    }
+    return Message{};
+  };
+  Message setup;
+  setup.kind = MessageKind::setup;
+  zero.send(1, encode(setup));
+  EXPECT_EQ(next().kind, MessageKind::ready);
+  for (std::uint64_t seq : {7, 8, 9}) {
+    Message m;
+    m.kind = MessageKind::measure;
+    m.seq = seq;
+    m.text = std::string(seq - 6, 'x');
+    zero.send(1, encode(m));
+  }
+  Message stop;
+  stop.kind = MessageKind::stop;
+  zero.send(1, encode(stop));
+  for (std::uint64_t seq : {7, 8, 9}) {
+    const Message answer = next();
+    EXPECT_EQ(answer.kind, MessageKind::answer);
+    EXPECT_EQ(answer.seq, seq);
+    ASSERT_TRUE(answer.ok);
+    EXPECT_EQ(answer.measurement.cost, collage::Cost::value(static_cast<double>(seq - 6)));
+  }
+  EXPECT_EQ(next().kind, MessageKind::bye);
+  server.join();
+  EXPECT_EQ(batches, std::vector<std::size_t>{3});
+}
+
 TEST(Wire, EveryMessageRoundTripsBitForBit) {
   for (collage::Cost cost : {collage::Cost::value(1.0 / 3.0), collage::Cost::value(0), collage::Cost::invalid(),
                              collage::Cost::unknown()}) {
