@@ -10,7 +10,6 @@
 
 #include "costing/cost_unit.hpp"
 #include "runtime/cpu_state.hpp"
-#include "runtime/cpu_threads.hpp"
 
 namespace tc {
 
@@ -245,10 +244,6 @@ std::vector<collage::Result<collage::Measurement>> time_in_turns(const std::vect
     const ReadyKernel& r = *ready[i];
     for (std::size_t k = 0; k < r.inputs.size(); ++k) touch(r.inputs[k], r.input_floats[k]);
     for (std::size_t k = 0; k < r.outputs.size(); ++k) touch(r.outputs[k], r.output_floats[k]);
-    // The writes and reads before a run outlast the pool's spinning: its threads went to sleep.
-    // Inside the model they are still spinning when a partition starts, the one before it having
-    // just used them.
-    if (options.cpu_threads > 1) wake_cpu_threads(options.cpu_threads);
   };
   const DenormalsFlushed denormals(options.flush_denormals);
   const std::vector<collage::Measurement> ms = collage::time_in_turns(

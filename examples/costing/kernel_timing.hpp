@@ -47,10 +47,6 @@ struct KernelTimingOptions {
   std::size_t recorded_launches = 16;
   /// Run CPU kernels with denormals flushed to zero, as the executor does (DenormalsFlushed).
   bool flush_denormals = true;
-  /// The threads the CPU kernels run on. Timed in turns on more than one, each run starts with
-  /// the pool's threads woken (wake_cpu_threads), as the partition before it leaves them inside the
-  /// model, rather than asleep after the writes and reads before the run.
-  int cpu_threads = 1;
 };
 
 /// KernelTimingOptions::model_bytes for `model`: the bytes it keeps in memory at its peak, run node

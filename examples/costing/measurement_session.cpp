@@ -14,7 +14,6 @@ std::string measuring_oracle_version(const BackendSet& backends, const DeviceSet
     version += "|cold caches";
   } else if (timing.model_bytes > 0) {
     version += "|in turns behind " + std::to_string(timing.model_bytes >> 20) + " MiB";
-    if (timing.cpu_threads > 1) version += ", threads woken";
   }
   if (!timing.flush_denormals) version += "|IEEE denormals";
   for (DeviceKind kind : {DeviceKind::cpu, DeviceKind::cuda}) {

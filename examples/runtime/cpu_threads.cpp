@@ -21,7 +21,6 @@ namespace tc {
 
 namespace {
 std::atomic<std::size_t> runs_on_threads{0};
-thread_local std::size_t wakes_by_this_thread = 0;
 }  // namespace
 
 #if defined(TC_HAVE_GOMP)
@@ -74,16 +73,6 @@ bool cpu_threads_available() {
 }
 
 std::size_t parallel_runs() { return runs_on_threads.load(std::memory_order_relaxed); }
-
-void wake_cpu_threads(int threads) {
-  if (threads <= 1) return;
-  ++wakes_by_this_thread;
-#if defined(TC_HAVE_GOMP)
-  GOMP_parallel([](void*) {}, nullptr, static_cast<unsigned>(threads), 0);
-#endif
-}
-
-std::size_t wakes_on_this_thread() { return wakes_by_this_thread; }
 
 void run_parts(int parts, void (*body)(void* context, int part), void* context) {
 #if defined(TC_HAVE_GOMP)

@@ -26,14 +26,6 @@ void run_parts(int parts, void (*body)(void* context, int part), void* context);
 /// How many run_parts calls of this process have run their parts on more than one thread.
 std::size_t parallel_runs();
 
-/// Runs an empty part on each of `threads` threads of the pool, so that they spin, awake, for a
-/// while after: a pool left idle for longer (about a millisecond with libgomp's defaults) sleeps,
-/// and the next parallel region pays for waking it.
-void wake_cpu_threads(int threads);
-
-/// How many times this thread has called wake_cpu_threads for more than one thread.
-std::size_t wakes_on_this_thread();
-
 /// run_parts over a callable: f(part).
 template <class F>
 void parallel_parts(int parts, F&& f) {

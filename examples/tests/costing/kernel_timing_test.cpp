@@ -11,7 +11,6 @@
 
 #include "backends/reference/reference_backend.hpp"
 #include "runtime/cpu_device.hpp"
-#include "runtime/cpu_threads.hpp"
 #include "runtime/cpu_state.hpp"
 #include "tensor/function.hpp"
 #include "tests/support/graph_builder.hpp"
@@ -221,28 +220,6 @@ TEST(KernelTiming, OnTheCpuKernelsAreTimedInTurnsWithTheRestOfTheModelsBytesWrit
   EXPECT_EQ(evictions_on_this_thread(), unwritten);
   ASSERT_TRUE(std::is_sorted(log.begin(), log.end()));
   EXPECT_EQ(log.front(), 3u);
-}
-
-// On more than one thread each run in turns starts with the pool's threads woken, as the partition
-// before it leaves them inside the model (the writes and reads before a run outlast their
-// spinning); on one thread nothing is woken.
-TEST(KernelTiming, InTurnsOnSeveralThreadsEachRunStartsWithThePoolAwake) {
-  std::vector<std::size_t> log;
-  LoggingBackend backend(log);
-  CpuDevice cpu;
-  const std::vector<Function> functions{linear_layer(8), linear_layer(16)};
-  std::vector<KernelToTime> kernels = on(functions, backend, cpu);
-  KernelTimingOptions options = quick();
-  options.model_bytes = std::size_t{1} << 20;
-  options.cpu_threads = 2;
-  std::size_t before = wakes_on_this_thread();
-  for (const auto& m : time_functions(kernels, options)) ASSERT_TRUE(m.ok()) << m.error().message;
-  ASSERT_GT(log.size(), 2u);
-  EXPECT_EQ(wakes_on_this_thread() - before, log.size() - 2);  // every run but the two check runs
-  options.cpu_threads = 1;
-  before = wakes_on_this_thread();
-  for (const auto& m : time_functions(kernels, options)) ASSERT_TRUE(m.ok()) << m.error().message;
-  EXPECT_EQ(wakes_on_this_thread(), before);
 }
 
 /// The position of the last of `id`'s runs in `log`.

@@ -187,26 +187,6 @@ TEST(MeasurementDatabase, AUrlNamesAServerAndAnythingElseAFile) {
   EXPECT_FALSE(is_postgres_url("postgresql:/h"));
 }
 
-// How CPU candidates are timed is part of the database's identity: in turns behind the model's
-// bytes, and on several threads with the pool woken before each run (costs timed with it asleep
-// were 10-30% higher on a GoogLeNet at two threads, and are not served).
-TEST(MeasurementDatabase, TheIdentitySaysHowCpuCandidatesAreTimed) {
-  CpuDevice cpu;
-  DeviceSet devices;
-  devices.add(cpu);
-  BackendSet backends;
-  KernelTimingOptions timing;
-  timing.model_bytes = std::size_t{8} << 20;
-  const std::string one = measuring_oracle_version(backends, devices, timing);
-  EXPECT_NE(one.find("|in turns behind 8 MiB"), std::string::npos) << one;
-  EXPECT_EQ(one.find("threads woken"), std::string::npos) << one;
-  timing.cpu_threads = 2;
-  const std::string two = measuring_oracle_version(backends, devices, timing);
-  EXPECT_NE(two.find("|in turns behind 8 MiB, threads woken"), std::string::npos) << two;
-  timing.model_bytes = 0;  // timed warm, run over and over: the pool stays awake
-  EXPECT_EQ(measuring_oracle_version(backends, devices, timing).find("threads woken"), std::string::npos);
-}
-
 TEST(PostgresMeasurementStore, AnUnreachableServerIsOneLineWithoutThePassword) {
   if (!have_postgres()) GTEST_SKIP() << "this build has no PostgreSQL support (libpq-dev not found)";
   const auto started = std::chrono::steady_clock::now();
