@@ -511,7 +511,6 @@ class OnednnKernel final : public Kernel {
         }
         placed = in_place_.emplace(p->root, place).first;
       }
-      concats_in_place_.insert(p->root);
       Place slice = placed->second;
       for (const Operand& source : p->sources) {
         if (!kept_blocked_[static_cast<std::size_t>(source.node)]) in_place_.emplace(source.node, slice);
@@ -549,7 +548,7 @@ class OnednnKernel final : public Kernel {
 
   /// Concat of its sources in the layouts they are in.
   void add_concat(const CallPlan& p) {
-    if (concats_in_place_.count(p.root) != 0) return add_concat_in_place(p);
+    if (concat_in_place(p)) return add_concat_in_place(p);
     Step step;
     std::vector<Md> sources;
     for (std::size_t k = 0; k < p.sources.size(); ++k) {
@@ -856,9 +855,8 @@ class OnednnKernel final : public Kernel {
   std::vector<bool> needs_plain_;
   /// Values held in a layout of their own whose plain tensor is written.
   std::unordered_set<int> plain_written_;
-  /// Concats written in place (see place_concats), the places of their results and of their
+  /// The places of the results of the concats written in place (see place_concats) and of their
   /// sources' slices, and the values their calls wrote there.
-  std::unordered_set<int> concats_in_place_;
   std::unordered_map<int, Place> in_place_;
   std::unordered_set<int> written_in_place_;
   /// Constants broadcast or scaled at compile time; a deque keeps their addresses.
