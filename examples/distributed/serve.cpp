@@ -75,11 +75,11 @@ ServeEnd serve(Transport& transport, const MeasurerFactory& make, double silence
         }
         std::vector<std::string> records;
         records.reserve(batch.size());
-        for (const Message& b : batch) records.push_back(b.text);
+        for (Message& b : batch) records.push_back(std::move(b.text));
         std::vector<collage::Result<collage::Measurement>> answers;
         if (measurer) answers = measurer->measure_batch(records);
+        const collage::Error missing{collage::ErrorCode::oracle, measurer ? "the rank gave no answer" : setup_error};
         for (std::size_t k = 0; k < batch.size(); ++k) {
-          const collage::Error missing{collage::ErrorCode::oracle, measurer ? "the rank gave no answer" : setup_error};
           transport.send(0, encode(answer_message(batch[k].seq, k < answers.size() ? answers[k] : missing)));
         }
         continue;
