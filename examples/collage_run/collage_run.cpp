@@ -323,6 +323,7 @@ KernelTimingOptions candidate_timing(const Options& options, const Graph& model)
   if (options.cold_weights && !options.cold_caches) timing.model_weight_bytes = weight_bytes(model);
   if (!options.record) timing.recorded_launches = 0;
   timing.flush_denormals = !options.ieee_denormals;
+  timing.cpu_threads = options.threads;
   return timing;
 }
 

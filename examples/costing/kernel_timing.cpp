@@ -240,10 +240,13 @@ std::vector<collage::Result<collage::Measurement>> time_in_turns(const std::vect
     const std::size_t bytes = bytes_of(runs);
     if (bytes < options.model_bytes) evict_caches(options.model_bytes - bytes);
   };
+  std::vector<FloatSpan> spans;
   hooks.before_run = [&](std::size_t i) {
     const ReadyKernel& r = *ready[i];
-    for (std::size_t k = 0; k < r.inputs.size(); ++k) touch(r.inputs[k], r.input_floats[k]);
-    for (std::size_t k = 0; k < r.outputs.size(); ++k) touch(r.outputs[k], r.output_floats[k]);
+    spans.clear();
+    for (std::size_t k = 0; k < r.inputs.size(); ++k) spans.push_back({r.inputs[k], r.input_floats[k]});
+    for (std::size_t k = 0; k < r.outputs.size(); ++k) spans.push_back({r.outputs[k], r.output_floats[k]});
+    touch_shares(spans, options.cpu_threads);
   };
   const DenormalsFlushed denormals(options.flush_denormals);
   const std::vector<collage::Measurement> ms = collage::time_in_turns(

@@ -47,6 +47,10 @@ struct KernelTimingOptions {
   std::size_t recorded_launches = 16;
   /// Run CPU kernels with denormals flushed to zero, as the executor does (DenormalsFlushed).
   bool flush_denormals = true;
+  /// Threads the CPU backends' kernels run on. In turns (model_bytes), each run's inputs and
+  /// outputs are read back on that many threads of the shared pool (touch_shares), as partitions on
+  /// that many threads leave them in every core's caches.
+  int cpu_threads = 1;
 };
 
 /// KernelTimingOptions::model_bytes for `model`: the bytes it keeps in memory at its peak, run node

@@ -14,6 +14,7 @@ std::string measuring_oracle_version(const BackendSet& backends, const DeviceSet
     version += "|cold caches";
   } else if (timing.model_bytes > 0) {
     version += "|in turns behind " + std::to_string(timing.model_bytes >> 20) + " MiB";
+    if (timing.cpu_threads > 1) version += ", read back on " + std::to_string(timing.cpu_threads) + " threads";
   }
   if (!timing.flush_denormals) version += "|IEEE denormals";
   for (DeviceKind kind : {DeviceKind::cpu, DeviceKind::cuda}) {
@@ -42,6 +43,7 @@ collage::Result<std::unique_ptr<MeasurementSession>> MeasurementSession::open(co
   MeasurementSession& s = *session;
   s.cold_caches_ = timing.cold_caches;
   s.model_bytes_ = timing.model_bytes;
+  s.cpu_threads_ = timing.cpu_threads;
   if (const Device* gpu = devices.find(DeviceKind::cuda);
       gpu != nullptr && gpu->can_record() && timing.recorded_launches > 0 && !timing.cold_caches) {
     s.cold_weights_ = model_weights_outgrow(*gpu, timing);
@@ -78,6 +80,7 @@ std::string MeasurementSession::describe() const {
   if (cold_caches_) out += ", the caches evicted before each run";
   if (model_bytes_ > 0) {
     out += ", CPU kernels in turns with " + std::to_string(model_bytes_ >> 20) + " MiB through the caches between two runs of one";
+    if (cpu_threads_ > 1) out += ", their inputs read back on " + std::to_string(cpu_threads_) + " threads";
   }
   if (cold_weights_) out += ", the GPU's weights out of its L2 cache as in the model";
   if (store_) {

@@ -75,6 +75,7 @@ class MeasurementSession {
   std::size_t measured_ = 0;
   bool cold_caches_ = false;
   std::size_t model_bytes_ = 0;
+  int cpu_threads_ = 1;
   bool cold_weights_ = false;
 };
 

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "runtime/cpu_threads.hpp"
+
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
@@ -66,6 +68,16 @@ void touch(const float* data, std::size_t count) {
   for (std::size_t i = 0; i < count; i += kLine) sum += data[i];
   volatile float sink = sum;
   (void)sink;
+}
+
+void touch_shares(const std::vector<FloatSpan>& spans, int threads) {
+  constexpr std::int64_t kLine = 64 / sizeof(float);
+  parallel_parts(std::max(threads, 1), [&](int part) {
+    for (const FloatSpan& span : spans) {
+      const auto [begin, end] = share(static_cast<std::int64_t>(span.count), kLine, part, std::max(threads, 1));
+      touch(span.data + begin, static_cast<std::size_t>(end - begin));
+    }
+  });
 }
 
 std::size_t default_eviction_bytes() {

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstddef>
+#include <vector>
 
 /// \file
 /// CPU state around kernels: the x86 vector-register state between kernels of different
@@ -55,5 +56,17 @@ std::size_t cpu_cache_bytes(int level);
 /// Reads `count` floats at `data`, so that they are in the caches (as a partition's inputs are,
 /// just written by the partition before it).
 void touch(const float* data, std::size_t count);
+
+/// `count` floats at `data`.
+struct FloatSpan {
+  const float* data = nullptr;
+  std::size_t count = 0;
+};
+
+/// touch() of every span on `threads` threads of the shared pool (cpu_threads.hpp), each reading
+/// its contiguous share of each span: where a partition on that many threads leaves its results,
+/// a share in each core's caches rather than all in the calling thread's. One thread: the calling
+/// thread reads them all.
+void touch_shares(const std::vector<FloatSpan>& spans, int threads);
 
 }  // namespace tc

@@ -12,6 +12,7 @@
 #include "backends/reference/reference_backend.hpp"
 #include "runtime/cpu_device.hpp"
 #include "runtime/cpu_state.hpp"
+#include "runtime/cpu_threads.hpp"
 #include "tensor/function.hpp"
 #include "tests/support/graph_builder.hpp"
 #include "tests/support/tape_device.hpp"
@@ -220,6 +221,26 @@ TEST(KernelTiming, OnTheCpuKernelsAreTimedInTurnsWithTheRestOfTheModelsBytesWrit
   EXPECT_EQ(evictions_on_this_thread(), unwritten);
   ASSERT_TRUE(std::is_sorted(log.begin(), log.end()));
   EXPECT_EQ(log.front(), 3u);
+}
+
+TEST(KernelTiming, InTurnsOnSeveralThreadsEachRunsInputsAndOutputsAreReadBackOnThem) {
+  if (!cpu_threads_available()) GTEST_SKIP() << "this build runs no parts on threads (it has no libgomp)";
+  std::vector<std::size_t> log;
+  LoggingBackend backend(log);  // the reference backend's kernels run on the calling thread
+  CpuDevice cpu;
+  const std::vector<Function> functions{linear_layer(8), linear_layer(16)};
+  std::vector<KernelToTime> kernels = on(functions, backend, cpu);
+  KernelTimingOptions options = quick();
+  options.model_bytes = std::size_t{1} << 20;
+  for (int threads : {1, 2}) {
+    options.cpu_threads = threads;
+    log.clear();
+    const std::size_t before = parallel_runs();
+    for (const auto& m : time_functions(kernels, options)) ASSERT_TRUE(m.ok()) << m.error().message;
+    // Every run in turns but the check run each kernel gets as it joins.
+    const std::size_t timed_runs = log.size() - kernels.size();
+    EXPECT_EQ(parallel_runs() - before, threads == 1 ? 0 : timed_runs) << threads << " threads";
+  }
 }
 
 /// The position of the last of `id`'s runs in `log`.

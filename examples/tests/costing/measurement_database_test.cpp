@@ -180,6 +180,22 @@ TEST_P(MeasurementDatabaseTest, AWriterKilledMidWayLosesNothingItHadPut) {
 INSTANTIATE_TEST_SUITE_P(Both, MeasurementDatabaseTest, ::testing::Values("sqlite", "postgres"),
                          [](const ::testing::TestParamInfo<std::string>& p) { return p.param; });
 
+TEST(MeasurementDatabase, TheIdentityNamesTheThreadsThatReadBackACandidatesInputsInTurns) {
+  CpuDevice cpu;
+  DeviceSet devices;
+  devices.add(cpu);
+  const BackendSet backends;
+  KernelTimingOptions timing;
+  timing.model_bytes = std::size_t{64} << 20;
+  const std::string one = measuring_oracle_version(backends, devices, timing);
+  timing.cpu_threads = 2;
+  const std::string two = measuring_oracle_version(backends, devices, timing);
+  EXPECT_NE(one, two);
+  EXPECT_NE(two.find("in turns behind 64 MiB, read back on 2 threads"), std::string::npos) << two;
+  timing.model_bytes = 0;  // warm, run over and over: nothing read back
+  EXPECT_EQ(measuring_oracle_version(backends, devices, timing).find("read back"), std::string::npos);
+}
+
 TEST(MeasurementDatabase, AUrlNamesAServerAndAnythingElseAFile) {
   EXPECT_TRUE(is_postgres_url("postgresql://h/db"));
   EXPECT_TRUE(is_postgres_url("postgres://u@h:5432/db"));

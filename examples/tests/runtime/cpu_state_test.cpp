@@ -4,6 +4,9 @@
 
 #include <cfloat>
 #include <limits>
+#include <vector>
+
+#include "runtime/cpu_threads.hpp"
 
 namespace tc {
 namespace {
@@ -43,6 +46,18 @@ TEST(DenormalsFlushed, KeepingIeeeDenormalsChangesNothing) {
   const DenormalsFlushed ieee(false);
   EXPECT_FALSE(denormals_flushed());
   EXPECT_GT(multiply(FLT_MIN / 4, 1.0f), 0.0f);
+}
+
+TEST(TouchShares, ReadsOnTheThreadsAskedOneRegionForEverySpan) {
+  std::vector<float> big(1000, 1.0f);
+  std::vector<float> small(3, 1.0f);
+  const std::vector<FloatSpan> spans{{big.data(), big.size()}, {small.data(), small.size()}, {nullptr, 0}};
+  const std::size_t before = parallel_runs();
+  touch_shares(spans, 1);
+  touch_shares(spans, 0);
+  EXPECT_EQ(parallel_runs(), before);
+  touch_shares(spans, 2);
+  EXPECT_EQ(parallel_runs(), before + (cpu_threads_available() ? 1 : 0));
 }
 
 }  // namespace
