@@ -131,6 +131,8 @@ void partition_benchmark(benchmark::State& state, bool across_devices) {
   state.counters["cost"] = last.partitioning.effective_total.raw();
   state.counters["search_s"] = last.seconds.search;
   state.counters["candidates_s"] = last.seconds.candidates;
+  state.counters["estimate_s"] = last.seconds.estimate;
+  state.counters["total_s"] = last.seconds.total;
   state.counters["exact_gave_up"] = last.partitioning.stats.algorithm.find("gave up") != std::string::npos ? 1 : 0;
   state.counters["peak_rss_mib"] = testing_ir::peak_rss_mib();
 }
