@@ -4,7 +4,12 @@
 # partitioning that runs after the guard), alternating the two ROUNDS times, at each thread count.
 # Each side reports the median of its own runs; the table gives the median over rounds.
 #
-#   bench/ort/compare.sh [--build DIR] [--threads "1 2"] [--rounds 5] [--budget S] [MODEL.onnx...]
+#   bench/ort/compare.sh [--build DIR] [--threads "1 2"] [--rounds 5] [--budget S] [--keep-db] [MODEL.onnx...]
+#
+# Each model is first tuned at each thread count (costs measured, kept in a database for the
+# rounds). The database starts empty unless --keep-db: costs measured on another day, on a machine
+# whose speed has moved since, would show as the additive model's error. The tuning run's own
+# additive error (the parts and the whole measured in one process) is recorded beside the rounds'.
 #
 # Without models: the model zoo (tc-make-models --all) plus every .onnx in bench/ort/models/ if
 # present. Writes DIR/bench-results/ort_vs_collage.json and .md, with what ran over the best single
@@ -16,13 +21,15 @@ build="$repo/build/bench-release"
 threads="1 2"
 rounds=5
 budget=60
+keep_db=0
 models=()
 while [[ $# -gt 0 ]]; do
   case $1 in
-    --build) build=$2; shift 2 ;;
+    --build) build=$(realpath -m "$2"); shift 2 ;;
     --threads) threads=$2; shift 2 ;;
     --rounds) rounds=$2; shift 2 ;;
     --budget) budget=$2; shift 2 ;;
+    --keep-db) keep_db=1; shift ;;
     -h | --help) sed -n '2,/^set -euo/p' "${BASH_SOURCE[0]}" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     -*) echo "compare.sh: unknown option '$1'" >&2; exit 2 ;;
     *) models+=("$(realpath "$1")"); shift ;;
@@ -50,21 +57,26 @@ results="$build/bench-results"
 mkdir -p "$results"
 raw="$results/ort_vs_collage.jsonl"
 : >"$raw"
+[[ $keep_db == 1 ]] || rm -f "$results/ort_vs_collage.db"
 for t in $threads; do
   for model in "${models[@]}"; do
     name=$(basename "$model" .onnx)
     # Tune once (measurements kept in the database), so that the timed rounds measure nothing.
-    "$collage_run" "$model" --threads "$t" --tuning-budget "$budget" --db "$results/ort_vs_collage.db" >/dev/null 2>&1 || true
+    rm -f "$results/tune.json"
+    "$collage_run" "$model" --threads "$t" --tuning-budget "$budget" --db "$results/ort_vs_collage.db" \
+      --json "$results/tune.json" >/dev/null 2>&1 || true
     for ((round = 0; round < rounds; ++round)); do
       ort=$(cd "$ort_dir" && node ort_time.mjs "$model" --threads "$t" --runs 30 --warmups 5 2>/dev/null | tail -n 1) || ort=""
       "$collage_run" "$model" --threads "$t" --db "$results/ort_vs_collage.db" --json "$results/run.json" >/dev/null 2>&1 || true
-      python3 - "$results/run.json" "$name" "$t" "$round" "$ort" >>"$raw" <<'PY'
+      python3 - "$results/run.json" "$name" "$t" "$round" "$ort" "$results/tune.json" >>"$raw" <<'PY'
 import json, sys
-path, name, threads, round_, ort = sys.argv[1:6]
-try:
-    report = json.load(open(path))
-except (OSError, ValueError):
-    report = {}
+path, name, threads, round_, ort, tune_path = sys.argv[1:7]
+def load(p):
+    try:
+        return json.load(open(p))
+    except (OSError, ValueError):
+        return {}
+report = load(path)
 guard = report.get("guard") or {}
 runs = guard.get("runs", "collage")
 collage = next((c for c in report.get("configurations", []) if c.get("name") == runs and "latency_ms" in c), None)
@@ -72,7 +84,8 @@ ort = json.loads(ort) if ort else {}
 print(json.dumps({"model": name, "threads": int(threads), "round": int(round_), "runs": runs,
                   "collage_ms": collage and collage["latency_ms"], "ort_ms": ort.get("median_ms"),
                   "ort": ort.get("ort"), "best_single_ms": guard.get("best_single_ms"),
-                  "additive_error": report.get("additive_error")}))
+                  "additive_error": report.get("additive_error"),
+                  "tuning_additive_error": load(tune_path).get("additive_error")}))
 PY
     done
   done

@@ -9,7 +9,7 @@ from collections import defaultdict
 
 def main():
     raw, out_json, out_md = sys.argv[1:4]
-    rows = defaultdict(lambda: {"collage": [], "ort": [], "runs": set(), "error": [], "best": []})
+    rows = defaultdict(lambda: {"collage": [], "ort": [], "runs": set(), "error": [], "tuning_error": [], "best": []})
     versions = set()
     for line in open(raw):
         r = json.loads(line)
@@ -21,6 +21,8 @@ def main():
         rows[key]["runs"].add(r["runs"])
         if r.get("additive_error") is not None:
             rows[key]["error"].append(r["additive_error"])
+        if r.get("tuning_additive_error") is not None:
+            rows[key]["tuning_error"].append(r["tuning_additive_error"])
         if r.get("collage_ms") and r.get("best_single_ms"):
             rows[key]["best"].append(r["collage_ms"] / r["best_single_ms"])
         if r.get("ort"):
@@ -33,6 +35,7 @@ def main():
         table.append({"threads": threads, "model": model, "collage_ms": c, "ort_ms": o,
                       "collage_over_ort": c / o if c and o else None, "rounds": len(v["collage"]),
                       "runs": sorted(v["runs"]), "additive_error": median(v["error"]),
+                      "tuning_additive_error": median(v["tuning_error"]),
                       "over_best_single": median(v["best"])})
     geomeans = {}
     for threads in sorted({r["threads"] for r in table}):
@@ -40,14 +43,15 @@ def main():
         geomeans[threads] = math.exp(sum(map(math.log, ratios)) / len(ratios)) if ratios else None
     json.dump({"onnxruntime": sorted(versions), "rows": table, "geomean_collage_over_ort": geomeans},
               open(out_json, "w"), indent=2)
-    lines = ["| threads | model | ONNX Runtime ms | collage ms | collage / ORT | what ran | / best single | additive error |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = ["| threads | model | ONNX Runtime ms | collage ms | collage / ORT | what ran | / best single "
+             "| additive error, rounds | additive error, tuning run |",
+             "|---|---|---|---|---|---|---|---|---|"]
     for r in table:
         f = lambda x: "-" if x is None else "%.4g" % x
-        error = "-" if r["additive_error"] is None else "%+.1f%%" % (100 * r["additive_error"])
-        lines.append("| %d | %s | %s | %s | %sx | %s | %s | %s |" % (
+        percent = lambda x: "-" if x is None else "%+.1f%%" % (100 * x)
+        lines.append("| %d | %s | %s | %s | %sx | %s | %s | %s | %s |" % (
             r["threads"], r["model"], f(r["ort_ms"]), f(r["collage_ms"]), f(r["collage_over_ort"]), ", ".join(r["runs"]),
-            f(r["over_best_single"]), error))
+            f(r["over_best_single"]), percent(r["additive_error"]), percent(r["tuning_additive_error"])))
     for threads, g in geomeans.items():
         lines.append("")
         lines.append("geomean collage / ORT at %d thread(s): %s" % (threads, "-" if g is None else "%.3fx" % g))
