@@ -66,8 +66,16 @@ for t in $threads; do
     "$collage_run" "$model" --threads "$t" --tuning-budget "$budget" --db "$results/ort_vs_collage.db" \
       --json "$results/tune.json" >/dev/null 2>&1 || true
     for ((round = 0; round < rounds; ++round)); do
-      ort=$(cd "$ort_dir" && node ort_time.mjs "$model" --threads "$t" --runs 30 --warmups 5 2>/dev/null | tail -n 1) || ort=""
-      "$collage_run" "$model" --threads "$t" --db "$results/ort_vs_collage.db" --json "$results/run.json" >/dev/null 2>&1 || true
+      if ! ort=$(cd "$ort_dir" && node ort_time.mjs "$model" --threads "$t" --runs 30 --warmups 5 2>"$results/ort.err" | tail -n 1) ||
+        [[ -z $ort ]]; then
+        echo "compare.sh: ONNX Runtime failed on $name at $t thread(s): $(tail -n 1 "$results/ort.err")" >&2
+        ort=""
+      fi
+      rm -f "$results/run.json"
+      if ! "$collage_run" "$model" --threads "$t" --db "$results/ort_vs_collage.db" --json "$results/run.json" \
+        >/dev/null 2>"$results/collage.err"; then
+        echo "compare.sh: collage-run failed on $name at $t thread(s): $(tail -n 1 "$results/collage.err")" >&2
+      fi
       python3 - "$results/run.json" "$name" "$t" "$round" "$ort" "$results/tune.json" >>"$raw" <<'PY'
 import json, sys
 path, name, threads, round_, ort, tune_path = sys.argv[1:7]

@@ -49,8 +49,9 @@ def main():
     for r in table:
         f = lambda x: "-" if x is None else "%.4g" % x
         percent = lambda x: "-" if x is None else "%+.1f%%" % (100 * x)
-        lines.append("| %d | %s | %s | %s | %sx | %s | %s | %s | %s |" % (
-            r["threads"], r["model"], f(r["ort_ms"]), f(r["collage_ms"]), f(r["collage_over_ort"]), ", ".join(r["runs"]),
+        ratio = "-" if r["collage_over_ort"] is None else f(r["collage_over_ort"]) + "x"
+        lines.append("| %d | %s | %s | %s | %s | %s | %s | %s | %s |" % (
+            r["threads"], r["model"], f(r["ort_ms"]), f(r["collage_ms"]), ratio, ", ".join(r["runs"]),
             f(r["over_best_single"]), percent(r["additive_error"]), percent(r["tuning_additive_error"])))
     for threads, g in geomeans.items():
         lines.append("")
