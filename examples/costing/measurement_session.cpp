@@ -80,7 +80,7 @@ std::string MeasurementSession::describe() const {
   if (cold_caches_) out += ", the caches evicted before each run";
   if (model_bytes_ > 0) {
     out += ", CPU kernels in turns with " + std::to_string(model_bytes_ >> 20) + " MiB through the caches between two runs of one";
-    if (cpu_threads_ > 1) out += ", their inputs read back on " + std::to_string(cpu_threads_) + " threads";
+    if (cpu_threads_ > 1) out += ", their inputs and outputs read back on " + std::to_string(cpu_threads_) + " threads";
   }
   if (cold_weights_) out += ", the GPU's weights out of its L2 cache as in the model";
   if (store_) {

@@ -72,9 +72,10 @@ void touch(const float* data, std::size_t count) {
 
 void touch_shares(const std::vector<FloatSpan>& spans, int threads) {
   constexpr std::int64_t kLine = 64 / sizeof(float);
-  parallel_parts(std::max(threads, 1), [&](int part) {
+  const int parts = std::max(threads, 1);
+  parallel_parts(parts, [&](int part) {
     for (const FloatSpan& span : spans) {
-      const auto [begin, end] = share(static_cast<std::int64_t>(span.count), kLine, part, std::max(threads, 1));
+      const auto [begin, end] = share(static_cast<std::int64_t>(span.count), kLine, part, parts);
       touch(span.data + begin, static_cast<std::size_t>(end - begin));
     }
   });
