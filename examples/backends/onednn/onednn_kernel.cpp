@@ -495,8 +495,8 @@ class OnednnKernel final : public Kernel {
   /// Places the results of the concats written in place, and each source's slice of them, so that
   /// the calls computing the sources write them there (see blocked_destination) and the concat
   /// copies nothing: oneDNN 2.6's concat of blocked tensors runs several times slower than its
-  /// concat of channels-last ones. From the last call back, so that a concat
-  /// that is itself a source is placed in its slice.
+  /// concat of channels-last ones. From the last call back, so that a concat that is itself a
+  /// source is placed in its slice.
   void place_concats(const std::vector<CallPlan>& plans) {
     for (auto p = plans.rbegin(); p != plans.rend(); ++p) {
       if (!concat_in_place(*p)) continue;
