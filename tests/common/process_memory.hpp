@@ -3,6 +3,8 @@
 // The process's resident memory from /proc/self (Linux), for memory bounds in tests and peak
 // memory in benchmarks.
 
+#include <sys/resource.h>
+
 #include <fstream>
 #include <string>
 
@@ -31,6 +33,12 @@ inline bool reset_peak_rss() {
 inline double peak_rss_mib() {
   const long kib = proc_status_kib("VmHWM");
   return kib < 0 ? 0.0 : static_cast<double>(kib) / 1024.0;
+}
+
+/// The minor page faults the process has taken so far (first touches of fresh memory).
+inline long minor_page_faults() {
+  rusage usage{};
+  return getrusage(RUSAGE_SELF, &usage) == 0 ? usage.ru_minflt : 0;
 }
 
 }  // namespace testing_ir
