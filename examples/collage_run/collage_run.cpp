@@ -498,6 +498,7 @@ int main(int argc, char** argv) {
   compare.executable.record = options.record;
   compare.executable.concat_in_place = options.concat_in_place;
   compare.executable.flush_denormals = !options.ieee_denormals;
+  compare.executable.cpu_threads = options.threads;
   compare.rtol = options.rtol;
   compare.atol = options.atol;
   compare.timing.warmups = 2;
@@ -544,7 +545,8 @@ int main(int argc, char** argv) {
     if (keeps_blocked_values(backends)) {
       // As the candidates are timed: in turns behind the model's bytes unless they are timed warm.
       const KernelTimingOptions reorder_timing = candidate_timing(options, *model);
-      reorders = measure_reorders(*dataflow, backends, reorder_timing.timing, reorder_timing.model_bytes);
+      reorders = measure_reorders(*dataflow, backends, reorder_timing.timing, reorder_timing.model_bytes,
+                                  reorder_timing.cpu_threads);
       for (const auto& [layout, seconds] : reorders) {
         double total = 0;
         for (std::size_t i = 0; i < seconds.into.size(); ++i) total += seconds.into[i] + seconds.out_of[i];

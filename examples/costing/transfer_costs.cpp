@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "executor/threaded_reorder.hpp"
 #include "runtime/cpu_state.hpp"
 
 namespace tc {
@@ -81,7 +82,7 @@ collage::Result<double> measure_segment_launch(Device& device, const collage::Ti
 }
 
 ReorderTable measure_reorders(const collage::DataflowGraph<Graph>& dataflow, const BackendSet& backends,
-                              const collage::TimingOptions& timing, std::size_t model_bytes) {
+                              const collage::TimingOptions& timing, std::size_t model_bytes, int threads) {
   /// One reorder to time: a shape from `from` to `to`, and its buffers.
   struct Reorder {
     Shape shape;
@@ -117,7 +118,7 @@ ReorderTable measure_reorders(const collage::DataflowGraph<Graph>& dataflow, con
   }
   auto run = [&](std::size_t k) {
     Reorder& r = reorders[k];
-    reorder(r.source.data(), r.from, r.target.data(), r.to, r.shape);
+    reorder_on_threads(r.source.data(), r.from, r.target.data(), r.to, r.shape, threads);
     return true;
   };
   std::vector<collage::Measurement> measured(reorders.size(), collage::Measurement{collage::Cost::unknown(), 0.0, 0});
@@ -132,8 +133,8 @@ ReorderTable measure_reorders(const collage::DataflowGraph<Graph>& dataflow, con
       if (const std::size_t bytes = bytes_of(runs); bytes < model_bytes) evict_caches(model_bytes - bytes);
     };
     hooks.before_run = [&](std::size_t k) {
-      touch(reorders[k].source.data(), reorders[k].source.size());
-      touch(reorders[k].target.data(), reorders[k].target.size());
+      const Reorder& r = reorders[k];
+      touch_shares({{r.source.data(), r.source.size()}, {r.target.data(), r.target.size()}}, threads);
     };
     measured = collage::time_in_turns(reorders.size(), run, timing, hooks);
   }

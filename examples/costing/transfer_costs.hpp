@@ -56,13 +56,14 @@ struct ReorderSeconds {
 /// The reorders of each blocked layout some backend keeps values in.
 using ReorderTable = std::map<Layout, ReorderSeconds>;
 
-/// Times the host's reorders (tc::reorder, as Executable runs them) of every rank-4 value of
-/// `dataflow` between plain tensors and each blocked layout of `backends`, each distinct shape and
-/// direction once under `timing`: with `model_bytes`, in turns as the measuring oracle times CPU
-/// kernels (collage::time_in_turns, the rest of the model's bytes written through the caches before
-/// each round, a reorder's source and target read before it runs); with 0, warm, over and over.
+/// Times the host's reorders (reorder_on_threads on `threads` threads, as Executable runs them) of
+/// every rank-4 value of `dataflow` between plain tensors and each blocked layout of `backends`,
+/// each distinct shape and direction once under `timing`: with `model_bytes`, in turns as the
+/// measuring oracle times CPU kernels (collage::time_in_turns, the rest of the model's bytes written
+/// through the caches before each round, a reorder's source and target read back on the threads
+/// before it runs); with 0, warm, over and over.
 ReorderTable measure_reorders(const collage::DataflowGraph<Graph>& dataflow, const BackendSet& backends,
-                              const collage::TimingOptions& timing, std::size_t model_bytes = 0);
+                              const collage::TimingOptions& timing, std::size_t model_bytes = 0, int threads = 1);
 
 /// The transfer model of `backends` over `dataflow`. Each placement (a device and a layout) is one
 /// of the model's devices: the host with plain tensors is 0, the GPU 1 (when a backend runs there),

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "executor/memory_plan.hpp"
+#include "executor/threaded_reorder.hpp"
 #include "runtime/cpu_state.hpp"
 #include "tensor/op_attrs.hpp"
 
@@ -62,6 +63,7 @@ struct Executable::State {
   std::vector<ArenaStats> memory;
   bool inputs_set = false;
   bool flush_denormals = true;
+  int cpu_threads = 1;
   /// Steps [first, end) run as one: recorded on `device` and replayed when `device` is set.
   struct Segment {
     std::size_t first = 0;
@@ -207,8 +209,9 @@ struct Executable::State {
       const Slot& src = slots[static_cast<std::size_t>(step.inputs[0])];
       const Slot& dst = slots[static_cast<std::size_t>(step.outputs[0])];
       if (src.layout != dst.layout) {
-        reorder(static_cast<const float*>(address(step.inputs[0])), src.layout, static_cast<float*>(address(step.outputs[0])),
-                dst.layout, model->node(src.node).shape);
+        reorder_on_threads(static_cast<const float*>(address(step.inputs[0])), src.layout,
+                           static_cast<float*>(address(step.outputs[0])), dst.layout, model->node(src.node).shape,
+                           cpu_threads);
         return Status::success();
       }
       return copy_between(*devices.find(dst.device), address(step.outputs[0]), *devices.find(src.device),
@@ -417,6 +420,7 @@ Result<Executable> Executable::compile(const collage::DataflowGraph<Graph>& data
   }
   s.plan_segments(options.record);
   s.flush_denormals = options.flush_denormals;
+  s.cpu_threads = options.cpu_threads;
   return Executable(std::move(state));
 }
 

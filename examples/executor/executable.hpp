@@ -74,6 +74,9 @@ struct ExecutableOptions {
   /// its slice of the result directly (where every slice starts at a multiple of 64 bytes, as
   /// aligned as any buffer of the memory plan) and the Concat runs nothing.
   bool concat_in_place = true;
+  /// Threads of the shared CPU pool that the executor's own reorders between layouts run on (as
+  /// the CPU backends' kernels are given theirs: BackendOptions::cpu_threads).
+  int cpu_threads = 1;
 };
 
 /// A model compiled for a partitioning.

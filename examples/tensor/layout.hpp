@@ -37,6 +37,13 @@ std::size_t stored_floats(const Shape& shape, Layout layout);
 /// (padding written as zeros). `from` and `to` must not overlap.
 void reorder(const float* from, Layout from_layout, float* to, Layout to_layout, const Shape& shape);
 
+/// Part `part` of `parts` of reorder(): whole channel blocks of the blocked side (of the
+/// destination between two blocked layouts), or a contiguous share of a copy. The parts write
+/// disjoint floats, so they may run at once on different threads; together they do what reorder()
+/// does.
+void reorder_part(const float* from, Layout from_layout, float* to, Layout to_layout, const Shape& shape, int part,
+                  int parts);
+
 /// The blocked layout this CPU's vector width suits: nChw16c with AVX-512, else nChw8c.
 Layout native_blocked_layout();
 

@@ -1,6 +1,8 @@
 #include "tensor/layout.hpp"
 
+#include <algorithm>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -54,6 +56,45 @@ TEST(Layout, ReordersRoundTripOnRandomShapesAndBetweenBlockedLayouts) {
     EXPECT_EQ(b16, direct16) << to_string(shape);
     reorder(b16.data(), Layout::nChw16c, back.data(), Layout::plain, shape);
     EXPECT_EQ(back, plain) << to_string(shape);
+  }
+}
+
+TEST(Layout, PartsOfAReorderWriteDisjointFloatsThatTogetherAreTheWholeReorder) {
+  constexpr float kUnwritten = -1234.5f;  // neither a random value in [-1, 1] nor padding's zero
+  const Layout layouts[] = {Layout::plain, Layout::nChw8c, Layout::nChw16c};
+  std::mt19937 rng(11);
+  for (int trial = 0; trial < 12; ++trial) {
+    const Shape shape{1 + static_cast<std::int64_t>(rng() % 3), 1 + static_cast<std::int64_t>(rng() % 40),
+                      1 + static_cast<std::int64_t>(rng() % 7), 1 + static_cast<std::int64_t>(rng() % 7)};
+    for (Layout from : layouts) {
+      for (Layout to : layouts) {
+        std::vector<float> source(stored_floats(shape, from));
+        {
+          // A valid tensor in `from`: its padding zero, as every reorder into it leaves it.
+          const std::vector<float> plain = random_values(static_cast<std::size_t>(numel(shape)), static_cast<unsigned>(trial));
+          reorder(plain.data(), Layout::plain, source.data(), from, shape);
+        }
+        std::vector<float> whole(stored_floats(shape, to));
+        reorder(source.data(), from, whole.data(), to, shape);
+        for (int parts = 1; parts <= 5; ++parts) {
+          std::vector<float> joined(whole.size(), kUnwritten);
+          std::vector<int> writers(whole.size(), 0);
+          for (int part = 0; part < parts; ++part) {
+            std::vector<float> alone(whole.size(), kUnwritten);
+            reorder_part(source.data(), from, alone.data(), to, shape, part, parts);
+            for (std::size_t k = 0; k < alone.size(); ++k) {
+              if (alone[k] == kUnwritten) continue;
+              ++writers[k];
+              joined[k] = alone[k];
+            }
+          }
+          const std::string where = to_string(shape) + " " + to_string(from) + " -> " + to_string(to) + " in " +
+                                    std::to_string(parts) + " parts";
+          EXPECT_EQ(joined, whole) << where;
+          EXPECT_EQ(std::count(writers.begin(), writers.end(), 1), static_cast<std::ptrdiff_t>(writers.size())) << where;
+        }
+      }
+    }
   }
 }
 
