@@ -3,10 +3,10 @@
 // devices and the moves between them charged.
 //
 // Arguments: {shape, size, targets, algorithm}. Counters: nodes, candidates, states expanded,
-// states generated, oracle calls (to the backend oracle, after the warm-up fills the cache), and
-// the process's peak resident memory (VmHWM, reset before each benchmark where the kernel allows),
-// and the minor page faults per timed call (each first touch of fresh memory: about 11 us on a
-// KVM guest).
+// states generated, oracle calls (to the backend oracle, after the warm-up fills the cache), the
+// process's peak resident memory (VmHWM, reset before each benchmark where the kernel allows), and
+// the minor page faults per timed call (first touches of memory the process had not used: 1-15 us
+// each on the KVM guests of docs/benchmarks.md).
 
 #include <benchmark/benchmark.h>
 

@@ -1,7 +1,7 @@
 #pragma once
 
 // The process's resident memory from /proc/self (Linux), for memory bounds in tests and peak
-// memory in benchmarks.
+// memory in benchmarks, and its page faults.
 
 #include <sys/resource.h>
 
