@@ -25,7 +25,9 @@ std::size_t channel_block(Layout layout) {
   return 1;
 }
 
-bool is_blocked(const Shape& shape, Layout layout) { return layout != Layout::plain && shape.size() == 4; }
+bool is_blocked(const Shape& shape, Layout layout) {
+  return layout != Layout::plain && shape.size() == 4 && shape[1] >= static_cast<std::int64_t>(channel_block(layout));
+}
 
 Layout layout_of(const Shape& shape, Layout layout) { return is_blocked(shape, layout) ? layout : Layout::plain; }
 

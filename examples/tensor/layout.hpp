@@ -12,9 +12,11 @@
 
 namespace tc {
 
-/// How a tensor's elements are laid out. A blocked layout applies to rank-4 tensors [N, C, H, W]:
-/// channels in blocks of 8 or 16, the block innermost ([N, C/b, H, W, b]), the last block padded
-/// with zeros when b does not divide C. A tensor of any other rank is plain in every layout.
+/// How a tensor's elements are laid out. A blocked layout applies to rank-4 tensors [N, C, H, W]
+/// with at least one block of channels: channels in blocks of 8 or 16, the block innermost
+/// ([N, C/b, H, W, b]), the last block padded with zeros when b does not divide C. A tensor of any
+/// other rank, or with fewer channels than a block (an image's 3, which padding would make 16 and
+/// which convolutions read plain), is plain in every layout.
 enum class Layout { plain, nChw8c, nChw16c };
 
 /// "plain", "nChw8c", "nChw16c".

@@ -19,6 +19,10 @@ constexpr const char* kNotBuilt = TC_HAVE_ONEDNN ? "" : "oneDNN 2.x (libdnnl-dev
 /// `library`'s configuration and kernel, on `threads` OpenMP threads, its values in `layout`.
 void run_on_threads(Library<onednn::CallPlan>& library, int threads, Layout layout) {
   library.configuration = threads_configuration(threads);
+  if (layout != Layout::plain) {
+    // Measurements from when a stem's few channels were padded to a whole block are not these.
+    library.configuration += std::string(library.configuration.empty() ? "" : ", ") + "fewer channels than a block plain";
+  }
   library.layout = layout;
 #if TC_HAVE_ONEDNN
   library.kernel = [threads, layout](const Function& function, const std::vector<LibraryCall>& calls,
@@ -28,22 +32,22 @@ void run_on_threads(Library<onednn::CallPlan>& library, int threads, Layout layo
 #endif
 }
 
-/// Whether `call` reads or writes a rank-4 value: where a blocked layout makes a kernel differ
-/// from the same kernel on plain tensors.
-bool touches_rank4(const Graph& g, const LibraryCall& call) {
+/// Whether `call` reads or writes a value held blocked in `layout`: where the layout makes a
+/// kernel differ from the same kernel on plain tensors.
+bool touches_blocked(const Graph& g, const LibraryCall& call, Layout layout) {
   for (int n : call.nodes) {
-    if (g.node(n).shape.size() == 4) return true;
+    if (is_blocked(g.node(n).shape, layout)) return true;
     for (int in : g.node(n).inputs) {
-      if (g.node(in).shape.size() == 4) return true;
+      if (is_blocked(g.node(in).shape, layout)) return true;
     }
   }
   return false;
 }
 
-/// `check` (everything when empty) and touches_rank4.
-CallCheck touching_rank4(CallCheck check) {
-  return [check = std::move(check)](const Graph& g, const LibraryCall& call) {
-    return touches_rank4(g, call) && (!check || check(g, call));
+/// `check` (everything when empty) and touches_blocked.
+CallCheck touching_blocked(CallCheck check, Layout layout) {
+  return [check = std::move(check), layout](const Graph& g, const LibraryCall& call) {
+    return touches_blocked(g, call, layout) && (!check || check(g, call));
   };
 }
 
@@ -97,9 +101,9 @@ std::unique_ptr<Backend> make_onednn_backend(int threads, Layout layout) {
   library.joins.max_depth = 6;
   library.joins.alone_only = [](const Graph& g, const LibraryCall& call) { return g.node(call.root()).op == Op::concat; };
   if (layout != Layout::plain) {
-    // Calls on values of other ranks only would be the plain backend's kernels again.
-    for (LibraryPattern& entry : library.table) entry.check = touching_rank4(std::move(entry.check));
-    library.single_operators = touching_rank4(std::move(library.single_operators));
+    // Calls on plain values only would be the plain backend's kernels again.
+    for (LibraryPattern& entry : library.table) entry.check = touching_blocked(std::move(entry.check), layout);
+    library.single_operators = touching_blocked(std::move(library.single_operators), layout);
   }
   run_on_threads(library, threads, layout);
   if (layout != Layout::plain) {

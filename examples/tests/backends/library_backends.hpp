@@ -202,28 +202,29 @@ inline std::size_t count_label(const CandidateReport& r, const std::string& labe
 }
 
 /// A conv / batch-norm / relu / max-pool block with a residual conv + add + relu and a classifier:
-/// the ResNet stem and basic block as an exporter writes them without folding batch norm.
-inline Graph conv_bn_relu_block(std::uint64_t seed) {
+/// the ResNet stem and basic block as an exporter writes them without folding batch norm, with
+/// `c` channels after the stem.
+inline Graph conv_bn_relu_block(std::uint64_t seed, std::int64_t c = 8) {
   GraphBuilder b(seed);
   const int x = b.input({1, 3, 17, 17}, "x");
-  const int c1 = b.op(Op::conv, {x, b.weight({8, 3, 3, 3}), b.weight({8})}, conv_attributes({1, 1, 1, 1}, {2, 2}, {1, 1}));
-  const int bn = b.op(Op::batch_norm, {c1, b.weight({8}), b.weight({8}), b.weight({8}), b.weight({8}, 0.5f, 1.5f)});
+  const int c1 = b.op(Op::conv, {x, b.weight({c, 3, 3, 3}), b.weight({c})}, conv_attributes({1, 1, 1, 1}, {2, 2}, {1, 1}));
+  const int bn = b.op(Op::batch_norm, {c1, b.weight({c}), b.weight({c}), b.weight({c}), b.weight({c}, 0.5f, 1.5f)});
   const int r1 = b.op(Op::relu, {bn});
   const int pool = b.op(Op::max_pool, {r1}, pool_attributes({3, 3}, {2, 2}, {1, 1, 1, 1}));
-  const int c2 = b.op(Op::conv, {pool, b.weight({8, 8, 3, 3}), b.weight({8})}, conv_attributes({1, 1, 1, 1}, {1, 1}, {1, 1}));
+  const int c2 = b.op(Op::conv, {pool, b.weight({c, c, 3, 3}), b.weight({c})}, conv_attributes({1, 1, 1, 1}, {1, 1}, {1, 1}));
   const int r2 = b.op(Op::relu, {c2});
-  const int c3 = b.op(Op::conv, {r2, b.weight({8, 8, 3, 3})}, conv_attributes({1, 1, 1, 1}, {1, 1}, {1, 1}));
-  const int bias = b.op(Op::add, {c3, b.weight({8, 1, 1})});
+  const int c3 = b.op(Op::conv, {r2, b.weight({c, c, 3, 3})}, conv_attributes({1, 1, 1, 1}, {1, 1}, {1, 1}));
+  const int bias = b.op(Op::add, {c3, b.weight({c, 1, 1})});
   const int sum = b.op(Op::add, {bias, pool});
   const int r3 = b.op(Op::relu, {sum});
-  const int dw = b.op(Op::conv, {r3, b.weight({8, 1, 3, 3})}, conv_attributes({1, 1, 1, 1}, {1, 1}, {1, 1}, 8));
+  const int dw = b.op(Op::conv, {r3, b.weight({c, 1, 3, 3})}, conv_attributes({1, 1, 1, 1}, {1, 1}, {1, 1}, c));
   Attributes relu6;
   relu6.set("min", 0.0);
   relu6.set("max", 6.0);
   const int r6 = b.op(Op::clip, {dw}, relu6);
   const int gap = b.op(Op::global_average_pool, {r6});
   const int flat = b.op(Op::flatten, {gap});
-  const int fc = b.op(Op::gemm, {flat, b.weight({5, 8}), b.weight({5})}, gemm_attributes(false, true));
+  const int fc = b.op(Op::gemm, {flat, b.weight({5, c}), b.weight({5})}, gemm_attributes(false, true));
   return b.done(fc);
 }
 

@@ -544,7 +544,7 @@ TEST(OnednnBackend, EveryCandidateOfRealGraphsMatchesTheReference) {
 /// middle of the chain, and poolings between convolutions.
 Graph random_conv_chain(std::mt19937_64& rng, std::uint64_t seed) {
   GraphBuilder b(seed);
-  std::int64_t channels = pick(rng, 4, 24);
+  std::int64_t channels = pick(rng, 3, 24);
   std::int64_t size = pick(rng, 6, 13);
   int y = b.input({1, channels, size, size}, "x");
   std::vector<int> same_shape = {y};
@@ -613,20 +613,23 @@ TEST(OnednnBackend, ConvolutionChainsInOneKernelMatchTheReference) {
 }
 
 // The blocked variants' convolutions keep their values in the blocked layout where oneDNN's
-// choice differs and their concats are written in place, so their measurements are another
-// configuration's: a database does not serve them costs measured before, nor the plain backend's.
+// choice differs, their concats are written in place and values with fewer channels than a block
+// stay plain, so their measurements are another configuration's: a database does not serve them
+// costs measured before, nor the plain backend's.
 TEST(OnednnBackend, BlockedKernelsArePartOfTheBlockedBackendsConfiguration) {
   EXPECT_EQ(make_onednn_backend()->configuration(), "");
-  EXPECT_EQ(make_onednn_backend(1, native_blocked_layout())->configuration(), "blocked convolutions, concats in place");
+  EXPECT_EQ(make_onednn_backend(1, native_blocked_layout())->configuration(),
+            "fewer channels than a block plain, blocked convolutions, concats in place");
   EXPECT_EQ(make_onednn_backend(2, native_blocked_layout())->configuration(),
-            "threads=2, blocked convolutions, concats in place");
-  // Winograd convolutions take oneDNN's blocked layouts as before.
-  EXPECT_EQ(make_onednn_winograd_backend(1, native_blocked_layout())->configuration(), "");
+            "threads=2, fewer channels than a block plain, blocked convolutions, concats in place");
+  EXPECT_EQ(make_onednn_winograd_backend(1, native_blocked_layout())->configuration(),
+            "fewer channels than a block plain");
 }
 
-// The blocked variants take and return rank-4 values in a blocked layout (padded where the block
-// does not divide the channels): every candidate of real graphs and random chains matches the
-// reference, each run given its inputs in that layout and its outputs read back from it.
+// The blocked variants take and return rank-4 values of a block of channels or more in a blocked
+// layout (padded where the block does not divide the channels), and smaller ones plain: every
+// candidate of real graphs and random chains matches the reference, each run given its inputs in
+// that layout and its outputs read back from it.
 TEST(OnednnBackend, InBlockedLayoutsEveryCandidateMatchesTheReference) {
   for (Layout layout : {Layout::nChw8c, Layout::nChw16c}) {
     const std::unique_ptr<Backend> blocked = make_onednn_backend(1, layout);
@@ -640,11 +643,14 @@ TEST(OnednnBackend, InBlockedLayoutsEveryCandidateMatchesTheReference) {
       EXPECT_TRUE(report.failures.empty()) << to_string(layout) << " trial " << trial << ": "
                                            << ::testing::PrintToString(report.failures);
     }
-    for (const Graph& model : {testing::conv_bn_relu_block(7), testing::transformer_layer(9)}) {
+    const auto block = static_cast<std::int64_t>(channel_block(layout));
+    for (const Graph& model : {testing::conv_bn_relu_block(7, block), testing::transformer_layer(9, 7, 2 * block, block)}) {
       const testing::CandidateReport report = testing::check_every_candidate(*blocked, model, 3);
       EXPECT_TRUE(report.failures.empty()) << to_string(layout) << ": " << ::testing::PrintToString(report.failures);
       EXPECT_GT(report.candidates, 0u);
     }
+    // With fewer channels than a block everywhere, it proposes nothing either.
+    EXPECT_TRUE(testing::candidate_functions(*blocked, testing::conv_bn_relu_block(7, block - 1)).empty());
     // On values of other ranks only, it proposes nothing: its kernels would be onednn's.
     GraphBuilder b(3);
     const int x = b.input({4, 16}, "x");
@@ -653,8 +659,10 @@ TEST(OnednnBackend, InBlockedLayoutsEveryCandidateMatchesTheReference) {
     EXPECT_FALSE(testing::candidate_functions(*make_onednn_backend(), mlp).empty());
     const std::unique_ptr<Backend> winograd = make_onednn_winograd_backend(1, layout);
     EXPECT_EQ(winograd->name(), "onednn_winograd_blocked");
-    const testing::CandidateReport report = testing::check_every_candidate(*winograd, testing::conv_bn_relu_block(7), 4);
+    const testing::CandidateReport report =
+        testing::check_every_candidate(*winograd, testing::conv_bn_relu_block(7, block), 4);
     EXPECT_TRUE(report.failures.empty()) << ::testing::PrintToString(report.failures);
+    EXPECT_GT(report.candidates, 0u);
   }
 }
 

@@ -56,7 +56,7 @@ ReorderTable reorders_costing(const collage::DataflowGraph<Graph>& dataflow, dou
 
 /// The host's backends and `gpu`, the same on a machine with a GPU as on one without.
 struct TransferCostsTest : ::testing::Test {
-  Graph model = testing::residual_block();
+  Graph model = testing::residual_block(3, 8);  // rank-4 values of a block of 8 channels
   collage::DataflowGraph<Graph> dataflow = std::move(collage::DataflowGraph<Graph>::build(model)).value();
   CpuDevice cpu;
   DeviceSet host;

@@ -149,10 +149,10 @@ TEST(Executable, TensorsCrossDevicesThroughCopies) {
 }
 
 // A placement is a device and a layout: convolutions on a backend that keeps its values blocked
-// (4 channels padded to a block of 8), the rest plain. Values are reordered where they pass
+// (12 channels padded to two blocks of 8), the rest plain. Values are reordered where they pass
 // between the two, the model input as it is read and the outputs before they are returned.
 TEST(Executable, TensorsChangeLayoutsThroughReorders) {
-  const Graph model = testing::residual_block();
+  const Graph model = testing::residual_block(3, 12);
   auto dataflow = DataflowGraph::build(model);
   ASSERT_TRUE(dataflow.ok());
   BackendSet backends;
@@ -172,10 +172,28 @@ TEST(Executable, TensorsChangeLayoutsThroughReorders) {
   }
 }
 
+// With fewer channels than a block, values are plain in the blocked placement too: nothing to
+// reorder between the two.
+TEST(Executable, ValuesWithFewerChannelsThanABlockPassBetweenLayoutsAsTheyAre) {
+  const Graph model = testing::residual_block(3, 4);
+  auto dataflow = DataflowGraph::build(model);
+  ASSERT_TRUE(dataflow.ok());
+  BackendSet backends;
+  backends.add(make_reference_backend("general"));
+  backends.add(make_reference_backend("fast_conv", 4, DeviceKind::cpu, Layout::nChw8c));
+  CpuDevice cpu;
+  DeviceSet devices;
+  devices.add(cpu);
+  auto exe = compile_collage(*dataflow, backends, devices, {"general", "fast_conv"});
+  ASSERT_TRUE(exe.ok()) << exe.error().message;
+  EXPECT_EQ(steps_named(*exe, "reorder"), 0u);
+  expect_matches_reference(model, *exe, 45);
+}
+
 // Between a device and a blocked layout on the host a value takes two steps: out of the device by a
 // copy, then into the layout by a reorder; back, a reorder to plain, then a copy.
 TEST(Executable, AValueMovesBetweenADeviceAndABlockedLayoutByACopyAndAReorder) {
-  const Graph model = testing::residual_block();
+  const Graph model = testing::residual_block(3, 12);
   auto dataflow = DataflowGraph::build(model);
   ASSERT_TRUE(dataflow.ok());
   BackendSet backends;

@@ -108,8 +108,22 @@ TEST(Layout, TensorsOfAnotherRankArePlainInEveryLayout) {
     reorder(v.data(), Layout::plain, out.data(), Layout::nChw16c, shape);
     EXPECT_EQ(out, v);
   }
-  EXPECT_TRUE(is_blocked(Shape{1, 3, 4, 4}, Layout::nChw8c));
-  EXPECT_EQ(layout_of(Shape{1, 3, 4, 4}, Layout::nChw8c), Layout::nChw8c);
+  EXPECT_TRUE(is_blocked(Shape{1, 9, 4, 4}, Layout::nChw8c));
+  EXPECT_EQ(layout_of(Shape{1, 9, 4, 4}, Layout::nChw8c), Layout::nChw8c);
+}
+
+TEST(Layout, TensorsWithFewerChannelsThanABlockArePlainInThatLayout) {
+  const Shape image{1, 3, 6, 6};
+  EXPECT_FALSE(is_blocked(image, Layout::nChw8c));
+  EXPECT_EQ(layout_of(image, Layout::nChw16c), Layout::plain);
+  EXPECT_EQ(stored_floats(image, Layout::nChw16c), static_cast<std::size_t>(numel(image)));
+  EXPECT_TRUE(is_blocked(Shape{1, 8, 6, 6}, Layout::nChw8c));
+  EXPECT_FALSE(is_blocked(Shape{1, 8, 6, 6}, Layout::nChw16c));
+  EXPECT_EQ(stored_floats(Shape{1, 12, 6, 6}, Layout::nChw8c), static_cast<std::size_t>(16 * 36));
+  const std::vector<float> v = random_values(static_cast<std::size_t>(numel(image)), 9);
+  std::vector<float> out(v.size());
+  reorder(v.data(), Layout::plain, out.data(), Layout::nChw16c, image);
+  EXPECT_EQ(out, v);
 }
 
 }  // namespace
