@@ -16,12 +16,18 @@ namespace {
 
 constexpr const char* kNotBuilt = TC_HAVE_ONEDNN ? "" : "oneDNN 2.x (libdnnl-dev) was not found when this build was configured";
 
+/// Adds `part` to `library`'s configuration (its measurements' identity), comma-separated.
+void add_to_configuration(Library<onednn::CallPlan>& library, const std::string& part) {
+  if (!library.configuration.empty()) library.configuration += ", ";
+  library.configuration += part;
+}
+
 /// `library`'s configuration and kernel, on `threads` OpenMP threads, its values in `layout`.
 void run_on_threads(Library<onednn::CallPlan>& library, int threads, Layout layout) {
   library.configuration = threads_configuration(threads);
   if (layout != Layout::plain) {
     // Measurements from when a stem's few channels were padded to a whole block are not these.
-    library.configuration += std::string(library.configuration.empty() ? "" : ", ") + "fewer channels than a block plain";
+    add_to_configuration(library, "fewer channels than a block plain");
   }
   library.layout = layout;
 #if TC_HAVE_ONEDNN
@@ -110,8 +116,7 @@ std::unique_ptr<Backend> make_onednn_backend(int threads, Layout layout) {
     // Its direct convolutions keep their values in its layout and its concats of channel blocks
     // are written in place (onednn::kernel): measurements from before, when convolutions converted
     // their values to oneDNN's choice and back and oneDNN's concat copied, are not these.
-    library.configuration +=
-        std::string(library.configuration.empty() ? "" : ", ") + "blocked convolutions, concats in place";
+    add_to_configuration(library, "blocked convolutions, concats in place");
   }
   return make_library_backend(std::move(library));
 }
