@@ -5,7 +5,7 @@
 #include <limits>
 #include <vector>
 
-#include "backends/native/fast_math.hpp"
+#include "backends/kit/fast_math.hpp"
 #include "runtime/cpu_threads.hpp"
 
 namespace tc::native {

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
-#include "backends/native/fast_math.hpp"
+#include "backends/kit/fast_math.hpp"
 
 namespace tc::native {
 

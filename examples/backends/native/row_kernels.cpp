@@ -4,7 +4,7 @@
 #include <cmath>
 #include <limits>
 
-#include "backends/native/fast_math.hpp"
+#include "backends/kit/fast_math.hpp"
 #include "loops/index_math.hpp"
 #include "runtime/cpu_threads.hpp"
 

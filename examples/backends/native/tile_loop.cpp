@@ -6,7 +6,7 @@
 #include <limits>
 #include <utility>
 
-#include "backends/native/fast_math.hpp"
+#include "backends/kit/fast_math.hpp"
 
 namespace tc::native {
 

@@ -7,7 +7,7 @@
 #include <limits>
 #include <random>
 
-#include "backends/native/fast_math.hpp"
+#include "backends/kit/fast_math.hpp"
 #include "backends/native/gemm.hpp"
 #include "native_testing.hpp"
 

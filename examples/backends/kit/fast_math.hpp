@@ -1,16 +1,16 @@
 #pragma once
 
 /// \file
-/// Vectorisable float math for the native kernels: branch-free approximations of exp, tanh, erf
-/// and the logistic function (a loop over an array of them auto-vectorises: no library calls, no
-/// data-dependent branches; accurate to a few ulp over the float range, as the tests check against
-/// the standard library), and sums and maxima with partial accumulators.
+/// Vectorisable float math for the CPU kernels written in C++: branch-free approximations of exp,
+/// tanh, erf and the logistic function (a loop over an array of them auto-vectorises: no library
+/// calls, no data-dependent branches; accurate to a few ulp over the float range, as the tests
+/// check against the standard library), and sums and maxima with partial accumulators.
 
 #include <cstdint>
 #include <cstring>
 #include <limits>
 
-namespace tc::native {
+namespace tc {
 
 /// The float with bit pattern `bits`.
 inline float float_from_bits(std::uint32_t bits) {
@@ -158,4 +158,4 @@ inline float max_of(const float* v, std::int64_t n, float init) {
   return m;
 }
 
-}  // namespace tc::native
+}  // namespace tc
