@@ -43,12 +43,15 @@ struct Joins {
 };
 
 /// The rule of a library backend: each match of each entry of `table` that the entry's check
-/// accepts is a call with a Composite group named by the entry's label, and, with
-/// `single_operators`, each operator it accepts alone is a call too (TVM's "target.<name>"
-/// operator predicates). With `joins.max_depth` 0 each call is one partition,
+/// accepts and whose inner values only it reads is a call with a Composite group named by the
+/// entry's label,
 ///
-///     primitive(only_valid(union(composite(l_i, pattern(l_i, p_i, check_i))...,
-///                                op_predicate(<name>.op, single_operators)), {1 exit, no taps}))
+///     c_i = only_valid(composite(l_i, pattern(l_i, p_i, check_i)), {1 exit, no taps}),
+///
+/// and, with `single_operators`, each operator it accepts alone is a call too (TVM's
+/// "target.<name>" operator predicates). With `joins.max_depth` 0 each call is one partition,
+///
+///     primitive(only_valid(union(c_i..., op_predicate(<name>.op, single_operators)), {1 exit, no taps}))
 ///
 /// (collage::exact_patterns_rule with the checks). Otherwise, for a kernel that passes values
 /// between its calls better than through plain tensors, touching calls are also joined into
@@ -61,6 +64,7 @@ struct Joins {
 ///                     only_valid(max_coalesce([<the calls>], {1 exit, no taps}), {1 exit, no taps})))
 inline collage::PartitionRule<Graph> table_rule(const LibraryTable& table, const std::string& name,
                                                 const CallCheck& single_operators = {}, const Joins& joins = {}) {
+  const collage::SubGraphConfig one_exit = collage::kernel_config(0);
   std::vector<collage::PartitionRule<Graph>> joinable;
   for (const LibraryPattern& entry : table) {
     collage::SubGraphPredicate<Graph> accepts;
@@ -70,7 +74,10 @@ inline collage::PartitionRule<Graph> table_rule(const LibraryTable& table, const
         return check(graph.ir(), call_of(graph, sub_graph, label));
       };
     }
-    joinable.push_back(collage::composite<Graph>(entry.label, collage::pattern<Graph>(entry.label, entry.pattern, accepts)));
+    // A match one of whose inner values is read outside it is no call, joined with others or not
+    // (library_calls), as TVM's pattern partitioner leaves such a match ungrouped.
+    joinable.push_back(collage::only_valid(
+        collage::composite<Graph>(entry.label, collage::pattern<Graph>(entry.label, entry.pattern, accepts)), one_exit));
   }
   std::vector<collage::PartitionRule<Graph>> all = joinable;
   if (single_operators) {
@@ -92,7 +99,6 @@ inline collage::PartitionRule<Graph> table_rule(const LibraryTable& table, const
     joinable.push_back(singles(name + ".op", joins_others));
     all.push_back(joinable.back());
   }
-  const collage::SubGraphConfig one_exit = collage::kernel_config(0);
   collage::PartitionRule<Graph> calls = collage::only_valid(collage::union_of(all), one_exit);
   if (joins.max_depth == 0) return collage::primitive(std::move(calls));
   collage::CombineLimits limits;

@@ -541,7 +541,7 @@ TEST(OnednnBackend, EveryCandidateOfRealGraphsMatchesTheReference) {
 /// A random chain of convolutions as MobileNets, ResNets, SqueezeNets and GoogLeNets have them (1x1,
 /// depthwise, strided, dense 3x3, two branches joined by a Concat), each maybe followed by an
 /// activation, with residual sums of an earlier value of the same shape, values returned from the
-/// middle of the chain, and poolings between convolutions.
+/// middle of the chain, and poolings between convolutions. The activation: Relu, Clip or swish.
 Graph random_conv_chain(std::mt19937_64& rng, std::uint64_t seed) {
   GraphBuilder b(seed);
   std::int64_t channels = pick(rng, 3, 24);
@@ -579,7 +579,8 @@ Graph random_conv_chain(std::mt19937_64& rng, std::uint64_t seed) {
       const std::int64_t earlier = pick(rng, 0, static_cast<std::int64_t>(same_shape.size()) - 1);
       y = b.op(Op::add, {y, same_shape[static_cast<std::size_t>(earlier)]});
     }
-    y = activate(b, y, kActivations[pick(rng, 0, 2)]);
+    const char* const chain_activations[] = {"", "_relu", "_clip", "_swish"};
+    y = activate(b, y, chain_activations[pick(rng, 0, 3)]);
     same_shape.push_back(y);
     if (k + 1 < convs && pick(rng, 0, 4) == 0) outputs.push_back(y);
     if (k + 1 < convs && pick(rng, 0, 3) == 0) {
