@@ -112,6 +112,48 @@ inline float fast_erf(float x) {
 /// The logistic function 1 / (1 + e^-x).
 inline float fast_sigmoid(float x) { return 1.0f / (1.0f + fast_exp(-x)); }
 
+/// Below this, logistic_rational's absolute error (about 1e-7, from adding 0.5) is more than 1e-3
+/// of the logistic function itself.
+constexpr float kLogisticRationalFloor = -9.0f;
+
+/// The logistic function for x >= kLogisticRationalFloor by a 9/10-degree rational function of x
+/// (Eigen's coefficients; exactly 1 from 15.72 up, NaN stays NaN): one division and no exponent
+/// bits, about twice as fast as fast_sigmoid. Below the floor it is an absolute approximation only
+/// (see swish_of).
+inline float logistic_rational(float x) {
+  const float c = clamp_to(x, -18.0f, 15.7243833541870117f);
+  const float x2 = c * c;
+  float p = 4.37031012579801e-11f;
+  p = p * x2 + 1.15627324459942e-07f;
+  p = p * x2 + 6.08574864600143e-05f;
+  p = p * x2 + 8.51377133304701e-03f;
+  p = p * x2 + 2.48287947061529e-01f;
+  p = p * c;
+  float q = 6.10247389755681e-13f;
+  q = q * x2 + 5.76102136993427e-09f;
+  q = q * x2 + 6.29106785017040e-06f;
+  q = q * x2 + 1.70198817374094e-03f;
+  q = q * x2 + 1.16817656904453e-01f;
+  q = q * x2 + 9.93151921023180e-01f;
+  return p / q + 0.5f;
+}
+
+/// y[i] = x[i] * logistic(x[i]) (SiLU, swish) over [0, n); y may be x. By logistic_rational, in
+/// chunks, except in a chunk holding a value below kLogisticRationalFloor, which takes fast_sigmoid.
+inline void swish_of(const float* x, float* y, std::int64_t n) {
+  constexpr std::int64_t kChunk = 256;
+  for (std::int64_t begin = 0; begin < n; begin += kChunk) {
+    const std::int64_t end = n - begin < kChunk ? n : begin + kChunk;
+    int low = 0;
+    for (std::int64_t i = begin; i < end; ++i) low |= static_cast<int>(x[i] < kLogisticRationalFloor);
+    if (low == 0) {
+      for (std::int64_t i = begin; i < end; ++i) y[i] = x[i] * logistic_rational(x[i]);
+    } else {
+      for (std::int64_t i = begin; i < end; ++i) y[i] = x[i] * fast_sigmoid(x[i]);
+    }
+  }
+}
+
 /// Sum of v[0, n) with eight partial sums (vectorisable without reassociation flags).
 inline float sum_of(const float* v, std::int64_t n) {
   float part[8] = {0, 0, 0, 0, 0, 0, 0, 0};

@@ -25,6 +25,8 @@ void add_to_configuration(Library<onednn::CallPlan>& library, const std::string&
 /// `library`'s configuration and kernel, on `threads` OpenMP threads, its values in `layout`.
 void run_on_threads(Library<onednn::CallPlan>& library, int threads, Layout layout) {
   library.configuration = threads_configuration(threads);
+  // Its swish steps are its own (onednn::kernel), where they were oneDNN's before.
+  add_to_configuration(library, "own swish");
   if (layout != Layout::plain) {
     // Measurements from when a stem's few channels were padded to a whole block are not these.
     add_to_configuration(library, "fewer channels than a block plain");

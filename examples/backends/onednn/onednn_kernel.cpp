@@ -14,7 +14,9 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include "backends/kit/fast_math.hpp"
 #include "backends/kit/kernel_operands.hpp"
+#include "runtime/cpu_threads.hpp"
 
 namespace tc::onednn {
 
@@ -223,12 +225,32 @@ char* shared_scratch(std::size_t bytes) {
   return buffer.get();
 }
 
-/// One primitive and everything it is executed with.
+/// One primitive and everything it is executed with; or, with `swish`, swish_of from the memory
+/// at DNNL_ARG_SRC to the one at DNNL_ARG_DST (the same memory or one of the same layout):
+/// oneDNN 2.6 evaluates swish by its exponential, alone or as a post-op, at about half the speed.
 struct Step {
   dnnl::primitive primitive;
   std::unordered_map<int, memory> args;
   std::vector<Binding> bindings;
+  bool swish = false;
 };
+
+/// Whether `p`'s last post-op is a swish (x * logistic(x)) that its own step applies after the
+/// primitive instead (see Step), leaving the primitive's other post-ops to oneDNN.
+bool swish_after(const CallPlan& p) {
+  if (p.kind != CallPlan::Kind::conv && p.kind != CallPlan::Kind::matmul) return false;
+  if (p.post_ops.empty()) return false;
+  const PostOp& last = p.post_ops.back();
+  return !last.is_binary && last.eltwise == Eltwise::swish && last.alpha == 1.0f;
+}
+
+/// Whether `p` is a swish alone, which its own step runs (see Step).
+bool own_swish(const CallPlan& p) {
+  return p.kind == CallPlan::Kind::eltwise && p.eltwise == Eltwise::swish && p.alpha == 1.0f;
+}
+
+/// Elements per thread below which swish_of runs on fewer threads.
+constexpr std::int64_t kSwishPerThread = 16384;
 
 class OnednnKernel final : public Kernel {
  public:
@@ -276,7 +298,11 @@ class OnednnKernel final : public Kernel {
       for (Binding& b : blocked_io_) rebind(b, inputs, outputs);
       for (Step& step : steps_) {
         for (Binding& b : step.bindings) rebind(b, inputs, outputs);
-        step.primitive.execute(stream_, step.args);
+        if (step.swish) {
+          run_swish(step);
+        } else {
+          step.primitive.execute(stream_, step.args);
+        }
       }
       stream_.wait();
     } catch (const dnnl::error& e) {
@@ -287,6 +313,29 @@ class OnednnKernel final : public Kernel {
   }
 
  private:
+  /// Runs swish step `step` (see Step), in parts on up to threads_ threads. Its memories' sizes
+  /// include a blocked layout's padding, zeros that stay zero.
+  void run_swish(const Step& step) const {
+    const memory& src = step.args.at(DNNL_ARG_SRC);
+    const auto* x = static_cast<const float*>(src.get_data_handle());
+    auto* y = static_cast<float*>(step.args.at(DNNL_ARG_DST).get_data_handle());
+    const auto n = static_cast<std::int64_t>(src.get_desc().get_size() / sizeof(float));
+    const int parts = parts_for(n, kSwishPerThread, threads_);
+    parallel_parts(parts, [&](int part) {
+      const auto [begin, end] = share(n, 64, part, parts);
+      swish_of(x + begin, y + begin, end - begin);
+    });
+  }
+
+  /// Adds a swish step on `value` in place (see swish_after).
+  void add_swish_in_place(const memory& value) {
+    Step step;
+    step.swish = true;
+    step.args[DNNL_ARG_SRC] = value;
+    step.args[DNNL_ARG_DST] = value;
+    steps_.push_back(std::move(step));
+  }
+
   /// Points `b` at its node's value in this run.
   void rebind(Binding& b, const std::vector<const float*>& inputs, const std::vector<float*>& outputs) {
     void* address = reinterpret_cast<char*>(operands_.address(b.node, inputs, outputs)) + b.offset;
@@ -347,11 +396,13 @@ class OnednnKernel final : public Kernel {
     }
   }
 
-  /// The post-ops of `plan`, their operands bound in `step`; the one at `sum` (when >= 0) becomes
-  /// oneDNN's sum post-op, which adds what the destination holds before the primitive runs.
+  /// The post-ops of `plan` but a swish its own step applies (swish_after), their operands bound in
+  /// `step`; the one at `sum` (when >= 0) becomes oneDNN's sum post-op, which adds what the
+  /// destination holds before the primitive runs.
   dnnl::primitive_attr post_op_attr(Step& step, const CallPlan& plan, int sum = -1) {
     dnnl::post_ops ops;
-    for (std::size_t k = 0; k < plan.post_ops.size(); ++k) {
+    const std::size_t count = plan.post_ops.size() - (swish_after(plan) ? 1 : 0);
+    for (std::size_t k = 0; k < count; ++k) {
       const PostOp& po = plan.post_ops[k];
       if (static_cast<int>(k) == sum) {
         ops.append_sum(1.0f);
@@ -435,7 +486,9 @@ class OnednnKernel final : public Kernel {
     const bool plain_dst = pd.dst_desc() == dst;
     if (plain_dst && sum < 0) {
       bind_dst(step, p);
+      const memory written = step.args.at(DNNL_ARG_DST);
       steps_.push_back(std::move(step));
+      if (swish_after(p)) add_swish_in_place(written);
       return;
     }
     // The destination: the result itself when plain (its address set by the residual's reorder,
@@ -451,6 +504,7 @@ class OnednnKernel final : public Kernel {
     }
     step.args[DNNL_ARG_DST] = out;
     steps_.push_back(std::move(step));
+    if (swish_after(p)) add_swish_in_place(out);
     if (!plain_dst) hand_on(out, p);
   }
 
@@ -690,11 +744,19 @@ class OnednnKernel final : public Kernel {
     return std::nullopt;
   }
 
-  /// An eltwise operator in the layout its source is held in, where oneDNN has a vectorised kernel
-  /// for it (not for a padded block); else on the plain tensor.
+  /// An eltwise operator in the layout its source is held in: a swish by its own step (see Step),
+  /// others where oneDNN has a vectorised kernel for them (not for a padded block); else on the
+  /// plain tensor.
   bool add_blocked_eltwise(const CallPlan& p) {
     const memory* held = held_value(p.src.node);
     if (held == nullptr) return false;
+    if (own_swish(p)) {
+      Step step;
+      step.swish = true;
+      step.args[DNNL_ARG_SRC] = *held;
+      write_result(std::move(step), held->get_desc(), p);
+      return true;
+    }
     const auto pd = vectorised([&] {
       return dnnl::eltwise_forward::primitive_desc(
           dnnl::eltwise_forward::desc(dnnl::prop_kind::forward_inference, eltwise_algorithm(p.eltwise),
@@ -750,6 +812,11 @@ class OnednnKernel final : public Kernel {
         if (p.bias.present()) bind(step, DNNL_ARG_BIAS, p.bias, bias);
         bind_dst(step, p);
         step.primitive = dnnl::matmul(pd);
+        if (swish_after(p)) {
+          const memory written = step.args.at(DNNL_ARG_DST);
+          steps_.push_back(std::move(step));
+          return add_swish_in_place(written);
+        }
         break;
       }
       case CallPlan::Kind::softmax: {
@@ -793,6 +860,12 @@ class OnednnKernel final : public Kernel {
       }
       case CallPlan::Kind::eltwise: {
         if (add_blocked_eltwise(p)) return;
+        if (own_swish(p)) {
+          step.swish = true;
+          bind(step, DNNL_ARG_SRC, p.src, plain(p.src.dims));
+          bind_dst(step, p);
+          break;
+        }
         dnnl::eltwise_forward::desc d(inference, eltwise_algorithm(p.eltwise), plain(p.src.dims), p.alpha, p.beta);
         dnnl::eltwise_forward::primitive_desc pd(d, engine_);
         bind(step, DNNL_ARG_SRC, p.src, plain(p.src.dims));

@@ -3,9 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <random>
+#include <vector>
 
 #include "backends/kit/fast_math.hpp"
 #include "backends/native/gemm.hpp"
@@ -39,6 +41,31 @@ TEST(NativeFastMath, CloseToTheStandardLibrary) {
   EXPECT_EQ(fast_tanh(50.0f), 1.0f);
   EXPECT_EQ(fast_tanh(-8.0f), -1.0f);
   EXPECT_EQ(fast_erf(-9.0f), -1.0f);
+}
+
+// swish_of against x / (1 + e^-x) in double: chunks all above the rational function's floor, chunks
+// with some value below it (relative accuracy there too), a short last chunk, in place, NaN.
+TEST(NativeFastMath, SwishCloseToTheStandardLibrary) {
+  std::vector<float> x;
+  for (int i = -100000; i <= 100000; ++i) x.push_back(static_cast<float>(i) * 0.00016f);  // [-16, 16]
+  for (int i = 0; i < 1000; ++i) x.push_back(-9.0f - static_cast<float>(i) * 0.07f);     // [-79, -9]
+  x.push_back(std::numeric_limits<float>::quiet_NaN());
+  std::vector<float> y(x.size());
+  swish_of(x.data(), y.data(), static_cast<std::int64_t>(x.size()));
+  double abs_err = 0, low_rel_err = 0;
+  for (std::size_t i = 0; i + 1 < x.size(); ++i) {
+    const double v = x[i];
+    const double want = v / (1.0 + std::exp(-v));
+    abs_err = std::max(abs_err, std::abs(y[i] - want));
+    if (v < kLogisticRationalFloor) low_rel_err = std::max(low_rel_err, std::abs(y[i] - want) / std::abs(want));
+  }
+  EXPECT_LT(abs_err, 3e-6);      // ~2 ulp of the largest results (16)
+  EXPECT_LT(low_rel_err, 1e-6);  // the chunks below the floor take the exponential
+  EXPECT_TRUE(std::isnan(y.back()));
+  EXPECT_EQ(logistic_rational(20.0f), 1.0f);
+  std::vector<float> in_place = x;
+  swish_of(in_place.data(), in_place.data(), static_cast<std::int64_t>(in_place.size()));
+  for (std::size_t i = 0; i + 1 < x.size(); ++i) ASSERT_EQ(in_place[i], y[i]) << i;
 }
 
 TEST(NativeGemm, OddShapesStridesAndBlockCallbacks) {

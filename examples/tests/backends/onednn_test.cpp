@@ -613,18 +613,19 @@ TEST(OnednnBackend, ConvolutionChainsInOneKernelMatchTheReference) {
   EXPECT_GT(joined, 12u);
 }
 
-// The blocked variants' convolutions keep their values in the blocked layout where oneDNN's
-// choice differs, their concats are written in place and values with fewer channels than a block
-// stay plain, so their measurements are another configuration's: a database does not serve them
-// costs measured before, nor the plain backend's.
-TEST(OnednnBackend, BlockedKernelsArePartOfTheBlockedBackendsConfiguration) {
-  EXPECT_EQ(make_onednn_backend()->configuration(), "");
+// Every onednn backend runs its swish steps itself, where oneDNN ran them before. The blocked
+// variants' convolutions keep their values in the blocked layout where oneDNN's choice differs,
+// their concats are written in place and values with fewer channels than a block stay plain. So
+// their measurements are another configuration's: a database does not serve them costs measured
+// before, nor the blocked ones the plain backend's.
+TEST(OnednnBackend, OwnStepsAndBlockedKernelsArePartOfTheConfiguration) {
+  EXPECT_EQ(make_onednn_backend()->configuration(), "own swish");
   EXPECT_EQ(make_onednn_backend(1, native_blocked_layout())->configuration(),
-            "fewer channels than a block plain, blocked convolutions, concats in place");
+            "own swish, fewer channels than a block plain, blocked convolutions, concats in place");
   EXPECT_EQ(make_onednn_backend(2, native_blocked_layout())->configuration(),
-            "threads=2, fewer channels than a block plain, blocked convolutions, concats in place");
+            "threads=2, own swish, fewer channels than a block plain, blocked convolutions, concats in place");
   EXPECT_EQ(make_onednn_winograd_backend(1, native_blocked_layout())->configuration(),
-            "fewer channels than a block plain");
+            "own swish, fewer channels than a block plain");
 }
 
 // The blocked variants take and return rank-4 values of a block of channels or more in a blocked

@@ -119,7 +119,7 @@ TEST_F(ComparisonFixture, OnednnOnSeveralThreadsMatchesAndIsMeasuredApart) {
   backends = make_default_backends(devices.set, nullptr, BackendOptions{2, false});
   const Backend* onednn = backends.find("onednn");
   if (onednn == nullptr) GTEST_SKIP() << "this build has no onednn backend";
-  EXPECT_EQ(onednn->configuration(), "threads=2");
+  EXPECT_EQ(onednn->configuration(), "threads=2, own swish");
   auto two_threads = session();
   expect_all_ran_and_matched(compare(*two_threads, quick_comparison()));
   EXPECT_EQ(two_threads->measured(), measured_on_one);
