@@ -14,6 +14,7 @@
 #include "backends/onednn/onednn_plan.hpp"
 #include "backends/onednn/onednn_table.hpp"
 #include "library_backends.hpp"
+#include "runtime/cpu_threads.hpp"
 
 namespace tc {
 namespace {
@@ -447,6 +448,27 @@ TEST(OnednnBackend, GeluAndSiluAloneMatchTheReference) {
     const int x = b.input({2, 8, 3}, "x");
     b.output(b.op(Op::mul, {b.op(Op::sigmoid, {x}), x}));
     EXPECT_TRUE(whole_model_matches(b.done(), "onednn.swish", 3));
+  }
+}
+
+// The backend's own swish steps (a convolution's trailing swish post-op, a swish alone) on values
+// large enough to be split between two threads, plain and blocked.
+TEST(OnednnBackend, OwnSwishStepsMatchTheReferenceOnTwoThreads) {
+  GraphBuilder b(5);
+  const int x = b.input({1, 16, 48, 48}, "x");
+  const int y = b.op(Op::conv, {x, b.weight({32, 16, 3, 3}), b.weight({32})}, conv_attributes({1, 1, 1, 1}, {1, 1}, {1, 1}));
+  const int z = activate(b, y, "_swish");
+  b.output(activate(b, b.op(Op::add, {activate(b, z, "_relu"), z}), "_swish"));
+  const Graph model = b.done();
+  for (Layout layout : {Layout::plain, native_blocked_layout()}) {
+    const std::size_t before = parallel_runs();
+    const testing::CandidateReport report = testing::check_every_candidate(*make_onednn_backend(2, layout), model, 6);
+    EXPECT_TRUE(report.failures.empty()) << to_string(layout) << ": " << ::testing::PrintToString(report.failures);
+    EXPECT_GT(testing::count_label(report, "onednn.conv_swish"), 0u) << to_string(layout);
+    EXPECT_GT(testing::count_label(report, "onednn.swish"), 0u) << to_string(layout);
+    if (cpu_threads_available()) {
+      EXPECT_GT(parallel_runs(), before) << to_string(layout);
+    }
   }
 }
 
