@@ -327,13 +327,17 @@ class OnednnKernel final : public Kernel {
     });
   }
 
-  /// Adds a swish step on `value` in place (see swish_after).
-  void add_swish_in_place(const memory& value) {
-    Step step;
-    step.swish = true;
-    step.args[DNNL_ARG_SRC] = value;
-    step.args[DNNL_ARG_DST] = value;
+  /// Adds `step`, a convolution or matmul of `p`, and after it the swish step on its destination
+  /// in place where `p` ends in a swish (see swish_after).
+  void add_with_swish(Step step, const CallPlan& p) {
+    const memory written = step.args.at(DNNL_ARG_DST);
     steps_.push_back(std::move(step));
+    if (!swish_after(p)) return;
+    Step swish;
+    swish.swish = true;
+    swish.args[DNNL_ARG_SRC] = written;
+    swish.args[DNNL_ARG_DST] = written;
+    steps_.push_back(std::move(swish));
   }
 
   /// Points `b` at its node's value in this run.
@@ -486,10 +490,7 @@ class OnednnKernel final : public Kernel {
     const bool plain_dst = pd.dst_desc() == dst;
     if (plain_dst && sum < 0) {
       bind_dst(step, p);
-      const memory written = step.args.at(DNNL_ARG_DST);
-      steps_.push_back(std::move(step));
-      if (swish_after(p)) add_swish_in_place(written);
-      return;
+      return add_with_swish(std::move(step), p);
     }
     // The destination: the result itself when plain (its address set by the residual's reorder,
     // the first step that writes it), else a buffer in the convolution's layout.
@@ -503,8 +504,7 @@ class OnednnKernel final : public Kernel {
       steps_.push_back(std::move(residual));
     }
     step.args[DNNL_ARG_DST] = out;
-    steps_.push_back(std::move(step));
-    if (swish_after(p)) add_swish_in_place(out);
+    add_with_swish(std::move(step), p);
     if (!plain_dst) hand_on(out, p);
   }
 
@@ -812,12 +812,7 @@ class OnednnKernel final : public Kernel {
         if (p.bias.present()) bind(step, DNNL_ARG_BIAS, p.bias, bias);
         bind_dst(step, p);
         step.primitive = dnnl::matmul(pd);
-        if (swish_after(p)) {
-          const memory written = step.args.at(DNNL_ARG_DST);
-          steps_.push_back(std::move(step));
-          return add_swish_in_place(written);
-        }
-        break;
+        return add_with_swish(std::move(step), p);
       }
       case CallPlan::Kind::softmax: {
         dnnl::softmax_forward::desc d(inference, plain(p.src.dims), p.axis);
