@@ -4,6 +4,8 @@
 #include <fstream>
 #include <limits>
 #include <optional>
+#include <set>
+#include <string>
 
 #include "onnx/proto_tensor.hpp"
 
@@ -87,6 +89,41 @@ std::optional<OnnxAttr> attr_from(const ::onnx::AttributeProto& a) {
   }
 }
 
+collage::Status fill_node(const OnnxNode& node, ::onnx::NodeProto* n) {
+  n->set_op_type(node.op_type);
+  n->set_name(node.name);
+  if (!node.domain.empty()) n->set_domain(node.domain);
+  for (const std::string& in : node.inputs) n->add_input(in);
+  for (const std::string& out : node.outputs) n->add_output(out);
+  for (const auto& [name, value] : node.attrs) {
+    if (collage::Status s = fill_attr(name, value, n->add_attribute()); !s.ok()) return s;
+  }
+  return collage::Status::success();
+}
+
+collage::Status fill_function(const OnnxFunction& function, ::onnx::FunctionProto* f) {
+  f->set_domain(function.domain);
+  f->set_name(function.name);
+  for (const std::string& in : function.inputs) f->add_input(in);
+  for (const std::string& out : function.outputs) f->add_output(out);
+  for (const std::string& a : function.attributes) f->add_attribute(a);
+  for (const OnnxNode& node : function.nodes) {
+    if (collage::Status s = fill_node(node, f->add_node()); !s.ok()) return s;
+  }
+  for (const OnnxFunction::AttrRef& ref : function.attr_refs) {
+    if (ref.node >= function.nodes.size()) return Error{ErrorCode::invalid_argument, "function " + function.name + ": an attribute reference names no node"};
+    ::onnx::AttributeProto* a = f->mutable_node(static_cast<int>(ref.node))->add_attribute();
+    a->set_name(ref.name);
+    a->set_ref_attr_name(ref.ref);
+  }
+  if (function.opset != 0) {
+    ::onnx::OperatorSetIdProto* id = f->add_opset_import();
+    id->set_domain("");
+    id->set_version(function.opset);
+  }
+  return collage::Status::success();
+}
+
 }  // namespace
 
 OnnxValueInfo float_value_info(const std::string& name, const Shape& shape) {
@@ -111,15 +148,17 @@ collage::Result<std::string> serialize(const OnnxModel& model) {
     if (collage::Status s = detail::tensor_to_proto(tensor, name, g->add_initializer()); !s.ok()) return s.error();
   }
   for (const OnnxNode& node : model.nodes) {
-    ::onnx::NodeProto* n = g->add_node();
-    n->set_op_type(node.op_type);
-    n->set_name(node.name);
-    if (!node.domain.empty()) n->set_domain(node.domain);
-    for (const std::string& in : node.inputs) n->add_input(in);
-    for (const std::string& out : node.outputs) n->add_output(out);
-    for (const auto& [name, value] : node.attrs) {
-      if (collage::Status s = fill_attr(name, value, n->add_attribute()); !s.ok()) return s.error();
-    }
+    if (collage::Status s = fill_node(node, g->add_node()); !s.ok()) return s.error();
+  }
+  std::set<std::string> function_domains;
+  for (const OnnxFunction& function : model.functions) {
+    if (collage::Status s = fill_function(function, proto.add_functions()); !s.ok()) return s.error();
+    function_domains.insert(function.domain);
+  }
+  for (const std::string& domain : function_domains) {
+    ::onnx::OperatorSetIdProto* id = proto.add_opset_import();
+    id->set_domain(domain);
+    id->set_version(1);
   }
   std::string bytes;
   if (!proto.SerializeToString(&bytes)) return Error{ErrorCode::internal, "cannot serialise the model"};
@@ -155,6 +194,9 @@ collage::Result<OnnxModel> parse_model(std::string_view bytes) {
       else model.left_out.push_back("node '" + node_name + "' (" + n.op_type() + "): attribute '" + a.name() + "'");
     }
     model.nodes.push_back(std::move(node));
+  }
+  for (const ::onnx::FunctionProto& f : proto.functions()) {
+    model.left_out.push_back("local function '" + (f.domain().empty() ? f.name() : f.domain() + "." + f.name()) + "'");
   }
   return model;
 }

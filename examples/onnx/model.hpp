@@ -42,6 +42,26 @@ struct OnnxValueInfo {
   bool is_tensor = true;   ///< false: a sequence, map or optional
 };
 
+/// A model-local function (FunctionProto): a node whose domain and op_type are the function's runs
+/// its body.
+struct OnnxFunction {
+  /// An attribute of a body node that takes the calling node's attribute `ref` (ref_attr_name).
+  struct AttrRef {
+    std::size_t node;  ///< index into `nodes`
+    std::string name;
+    std::string ref;
+  };
+
+  std::string domain;
+  std::string name;
+  std::vector<std::string> inputs;
+  std::vector<std::string> outputs;
+  std::vector<std::string> attributes;  ///< the calling node's attributes the body may take
+  std::vector<OnnxNode> nodes;
+  std::vector<AttrRef> attr_refs;
+  int opset = 0;  ///< the default domain's opset its body is written for (0: the model's)
+};
+
 /// A whole model: one graph in the default domain at `opset`.
 struct OnnxModel {
   int opset = 17;
@@ -53,6 +73,8 @@ struct OnnxModel {
   std::vector<std::pair<std::string, OnnxTensor>> initializers;
   std::vector<OnnxNode> nodes;
   std::vector<OnnxValueInfo> outputs;
+  /// Its local functions (serialize() imports each one's domain at version 1).
+  std::vector<OnnxFunction> functions;
   /// What parse_model() left out, one "node 'NAME' (OP): attribute 'A'" each, so that a tool
   /// rewriting a parsed model can refuse one it would corrupt.
   std::vector<std::string> left_out;
@@ -66,7 +88,8 @@ OnnxValueInfo float_value_info(const std::string& name, const Shape& shape);
 collage::Result<std::string> serialize(const OnnxModel& model);
 
 /// The model serialised in `bytes`, with its IR version. Attributes of kinds OnnxAttr lacks
-/// (graphs, string and tensor lists, tensors it cannot hold) are left out and named in `left_out`;
+/// (graphs, string and tensor lists, tensors it cannot hold) and local functions are left out and
+/// named in `left_out`;
 /// an initializer OnnxTensor cannot hold (strings) is an error.
 collage::Result<OnnxModel> parse_model(std::string_view bytes);
 

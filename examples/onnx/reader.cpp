@@ -21,6 +21,7 @@
 
 #include "onnx/definitions.hpp"
 #include "onnx/folding.hpp"
+#include "onnx/functions.hpp"
 #include "onnx/proto_node.hpp"
 #include "onnx/proto_tensor.hpp"
 #include "onnx/resize.hpp"
@@ -1451,6 +1452,7 @@ Result<Graph> read_onnx_bytes(std::string_view bytes, const ReadOptions& options
       !model.ParseFromArray(parsed.data(), static_cast<int>(parsed.size()))) {
     return Error{ErrorCode::parse, "model: not an ONNX ModelProto (malformed or truncated)"};
   }
+  if (Status s = detail::inline_local_functions(model); !s.ok()) return s.error();
   return Importer(options).run(model, stripped ? stripped->raw_data : std::vector<std::optional<std::string_view>>{});
 }
 

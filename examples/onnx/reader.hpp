@@ -5,7 +5,8 @@
 /// arithmetic exporters emit and lowering what the IR does not have (Split, legacy Softmax,
 /// Dropout, variadic Max/Min/Sum/Mean, LRN, HardSwish, PRelu, Gelu, Resize and Upsample, Expand,
 /// Gather of run-time data, constant operands that are attributes in the IR). Definitions older
-/// than opset 11 are read where the reader adapts their form (see onnx/definitions.hpp).
+/// than opset 11 are read where the reader adapts their form (see onnx/definitions.hpp); model-local
+/// functions are expanded in place (onnx/functions.hpp).
 
 #include <cstddef>
 #include <cstdint>

@@ -532,5 +532,127 @@ TEST(OnnxReaderOpsets, WeightsAreCutOutOfTheBytesProtobufParses) {
   EXPECT_EQ(detail::strip_initializer_data(no_weights)->bytes, no_weights);
 }
 
+/// custom.SquareLeaky(v) = LeakyRelu(v)^2 with LeakyRelu's alpha the caller's attribute "slope":
+/// the shape of the functions PyTorch's exporter writes for its own modules.
+OnnxFunction square_leaky() {
+  OnnxFunction f;
+  f.domain = "custom";
+  f.name = "SquareLeaky";
+  f.inputs = {"v"};
+  f.outputs = {"r"};
+  f.attributes = {"slope"};
+  f.nodes = {node("LeakyRelu", {"v"}, {"t"}), node("Mul", {"t", "t"}, {"r"})};
+  f.attr_refs.push_back({0, "alpha", "slope"});
+  return f;
+}
+
+OnnxNode call(std::string function, std::vector<std::string> in, std::vector<std::string> out,
+              std::vector<std::pair<std::string, OnnxAttr>> attrs = {}) {
+  OnnxNode n = node(std::move(function), std::move(in), std::move(out), std::move(attrs));
+  n.domain = "custom";
+  return n;
+}
+
+/// Whether `with_functions` reads to a graph of the operators of `inline_model` that computes
+/// the same on an input of `shape`.
+void expect_same_as_inline(const OnnxModel& with_functions, const OnnxModel& inline_model, const Shape& shape) {
+  collage::Result<Graph> g = read(with_functions);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  collage::Result<Graph> expected = read(inline_model);
+  ASSERT_TRUE(expected.ok()) << expected.error().message;
+  EXPECT_EQ(ops_of(*g), ops_of(*expected));
+  EXPECT_EQ(run_one(*g, iota(shape)).data, run_one(*expected, iota(shape)).data);
+}
+
+TEST(OnnxReaderFunctions, EachCallRunsTheBodyWithItsOwnValuesAndAttributes) {
+  // "a/t" is the name the first call's "t" would take first.
+  OnnxModel m = model_with({2, 3}, {node("Neg", {"x"}, {"a/t"}), call("SquareLeaky", {"a/t"}, {"a"}, {{"slope", 0.5f}}),
+                                    node("Sub", {"a", "a/t"}, {"d"}), call("SquareLeaky", {"d"}, {"b"}, {{"slope", 0.25f}}),
+                                    node("Neg", {"b"}, {"y"})});
+  m.functions.push_back(square_leaky());
+  const OnnxModel plain = model_with({2, 3}, {node("Neg", {"x"}, {"n"}), node("LeakyRelu", {"n"}, {"t1"}, {{"alpha", 0.5f}}),
+                                              node("Mul", {"t1", "t1"}, {"a"}), node("Sub", {"a", "n"}, {"d"}),
+                                              node("LeakyRelu", {"d"}, {"t2"}, {{"alpha", 0.25f}}), node("Mul", {"t2", "t2"}, {"b"}),
+                                              node("Neg", {"b"}, {"y"})});
+  expect_same_as_inline(m, plain, {2, 3});
+}
+
+TEST(OnnxReaderFunctions, AnAttributeTheCallLeavesOutTakesTheOperatorsDefault) {
+  OnnxModel m = model_with({4}, {call("SquareLeaky", {"x"}, {"y"})});
+  m.functions.push_back(square_leaky());
+  expect_same_as_inline(m, model_with({4}, {node("LeakyRelu", {"x"}, {"t"}), node("Mul", {"t", "t"}, {"y"})}), {4});
+}
+
+TEST(OnnxReaderFunctions, CallsInsideABodyAreExpandedToo) {
+  OnnxFunction twice;
+  twice.domain = "custom";
+  twice.name = "Twice";
+  twice.inputs = {"p"};
+  twice.outputs = {"q"};
+  twice.nodes = {call("SquareLeaky", {"p"}, {"m"}, {{"slope", 0.5f}}), call("SquareLeaky", {"m"}, {"q"}, {{"slope", 0.5f}})};
+  OnnxModel m = model_with({3}, {call("Twice", {"x"}, {"y"})});
+  m.functions = {square_leaky(), twice};
+  const OnnxModel plain = model_with({3}, {node("LeakyRelu", {"x"}, {"t1"}, {{"alpha", 0.5f}}), node("Mul", {"t1", "t1"}, {"m"}),
+                                           node("LeakyRelu", {"m"}, {"t2"}, {{"alpha", 0.5f}}), node("Mul", {"t2", "t2"}, {"y"})});
+  expect_same_as_inline(m, plain, {3});
+}
+
+TEST(OnnxReaderFunctions, BadFunctionsAreOneLineNamingTheFunction) {
+  OnnxFunction self = square_leaky();
+  self.nodes[1] = call("SquareLeaky", {"t"}, {"r"});
+  OnnxModel recursive = model_with({2}, {call("SquareLeaky", {"x"}, {"y"})});
+  recursive.functions.push_back(self);
+  EXPECT_NE(error_of(recursive).find("function 'custom.SquareLeaky' called by node"), std::string::npos) << error_of(recursive);
+  EXPECT_NE(error_of(recursive).find("calls itself"), std::string::npos);
+
+  OnnxFunction outside = square_leaky();
+  outside.nodes[1] = node("Mul", {"t", "x"}, {"r"});  // x is the graph's, not the function's
+  OnnxModel reads_outside = model_with({2}, {call("SquareLeaky", {"x"}, {"y"})});
+  reads_outside.functions.push_back(outside);
+  EXPECT_NE(error_of(reads_outside).find("value 'x' is read but not defined in its body"), std::string::npos);
+
+  OnnxFunction no_output = square_leaky();
+  no_output.nodes[1].outputs = {"s"};
+  OnnxModel unproduced = model_with({2}, {call("SquareLeaky", {"x"}, {"y"})});
+  unproduced.functions.push_back(no_output);
+  EXPECT_NE(error_of(unproduced).find("its output 'r' is not produced by its body"), std::string::npos);
+
+  OnnxModel twice_defined = model_with({2}, {call("SquareLeaky", {"x"}, {"y"})});
+  twice_defined.functions = {square_leaky(), square_leaky()};
+  EXPECT_NE(error_of(twice_defined).find("is defined twice"), std::string::npos);
+
+  OnnxModel unknown = model_with({2}, {call("NoSuchFunction", {"x"}, {"y"})});
+  unknown.functions.push_back(square_leaky());
+  EXPECT_NE(error_of(unknown).find("domain 'custom' is not supported"), std::string::npos) << error_of(unknown);
+}
+
+TEST(OnnxReaderFunctions, ABodyWrittenForAnotherDefinitionOfAnOperatorIsRefused) {
+  OnnxFunction squeeze;  // Squeeze-11 takes its axes as an attribute, Squeeze-13 as an input
+  squeeze.domain = "custom";
+  squeeze.name = "Flat";
+  squeeze.inputs = {"v"};
+  squeeze.outputs = {"r"};
+  squeeze.nodes = {node("Squeeze", {"v"}, {"r"}, {{"axes", Ints{0}}})};
+  squeeze.opset = 11;
+  OnnxModel m = model_with({1, 3}, {call("Flat", {"x"}, {"y"})});
+  m.functions.push_back(squeeze);
+  EXPECT_NE(error_of(m).find("Squeeze is Squeeze-11 at the function's opset 11 but Squeeze-13 at the model's 17"), std::string::npos)
+      << error_of(m);
+  m.opset = 11;
+  collage::Result<Graph> g = read(m);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->node(g->outputs()[0]).shape, (Shape{3}));
+}
+
+TEST(OnnxReaderFunctions, ParsingAModelNamesTheFunctionsItLeavesOut) {
+  OnnxModel m = model_with({2}, {call("SquareLeaky", {"x"}, {"y"})});
+  m.functions.push_back(square_leaky());
+  collage::Result<std::string> bytes = serialize(m);
+  ASSERT_TRUE(bytes.ok());
+  collage::Result<OnnxModel> parsed = parse_model(*bytes);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->left_out, (std::vector<std::string>{"local function 'custom.SquareLeaky'"}));
+}
+
 }  // namespace
 }  // namespace tc
