@@ -89,6 +89,21 @@ std::optional<OnnxAttr> attr_from(const ::onnx::AttributeProto& a) {
   }
 }
 
+/// Moves `t`'s raw_data to the end of `file_bytes`, where `t` now refers to it in `location`.
+void move_to_external(const std::string& location, ::onnx::TensorProto& t, std::string& file_bytes) {
+  auto add = [&t](const std::string& key, const std::string& value) {
+    ::onnx::StringStringEntryProto* entry = t.add_external_data();
+    entry->set_key(key);
+    entry->set_value(value);
+  };
+  add("location", location);
+  add("offset", std::to_string(file_bytes.size()));
+  add("length", std::to_string(t.raw_data().size()));
+  file_bytes += t.raw_data();
+  t.clear_raw_data();
+  t.set_data_location(::onnx::TensorProto::EXTERNAL);
+}
+
 collage::Status fill_node(const OnnxNode& node, ::onnx::NodeProto* n) {
   n->set_op_type(node.op_type);
   n->set_name(node.name);
@@ -133,7 +148,10 @@ OnnxValueInfo float_value_info(const std::string& name, const Shape& shape) {
   return v;
 }
 
-collage::Result<std::string> serialize(const OnnxModel& model) {
+collage::Result<std::string> serialize(const OnnxModel& model, std::string* external_bytes) {
+  if (!model.external_data.empty() && external_bytes == nullptr) {
+    return Error{ErrorCode::invalid_argument, "a model with external data is written by save()"};
+  }
   ::onnx::ModelProto proto;
   proto.set_ir_version(model.ir_version);
   proto.set_producer_name("collage tc");
@@ -145,7 +163,9 @@ collage::Result<std::string> serialize(const OnnxModel& model) {
   for (const OnnxValueInfo& v : model.inputs) fill_value_info(v, g->add_input());
   for (const OnnxValueInfo& v : model.outputs) fill_value_info(v, g->add_output());
   for (const auto& [name, tensor] : model.initializers) {
-    if (collage::Status s = detail::tensor_to_proto(tensor, name, g->add_initializer()); !s.ok()) return s.error();
+    ::onnx::TensorProto* t = g->add_initializer();
+    if (collage::Status s = detail::tensor_to_proto(tensor, name, t); !s.ok()) return s.error();
+    if (!model.external_data.empty()) move_to_external(model.external_data, *t, *external_bytes);
   }
   for (const OnnxNode& node : model.nodes) {
     if (collage::Status s = fill_node(node, g->add_node()); !s.ok()) return s.error();
@@ -202,8 +222,17 @@ collage::Result<OnnxModel> parse_model(std::string_view bytes) {
 }
 
 collage::Status save(const OnnxModel& model, const std::string& path) {
-  collage::Result<std::string> bytes = serialize(model);
+  std::string external_bytes;
+  collage::Result<std::string> bytes = serialize(model, &external_bytes);
   if (!bytes.ok()) return bytes.error();
+  if (!model.external_data.empty()) {
+    const std::size_t slash = path.find_last_of('/');
+    const std::string external_path = (slash == std::string::npos ? std::string() : path.substr(0, slash + 1)) + model.external_data;
+    std::ofstream external(external_path, std::ios::binary | std::ios::trunc);
+    external.write(external_bytes.data(), static_cast<std::streamsize>(external_bytes.size()));
+    external.close();
+    if (!external) return Error{ErrorCode::io, external_path + ": cannot write"};
+  }
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(bytes->data(), static_cast<std::streamsize>(bytes->size()));
   out.close();

@@ -75,6 +75,10 @@ struct OnnxModel {
   std::vector<OnnxValueInfo> outputs;
   /// Its local functions (serialize() imports each one's domain at version 1).
   std::vector<OnnxFunction> functions;
+  /// When set, save() writes the initializers' bytes to this file beside the model, which refers
+  /// to them as external data (the form of models over protobuf's 2 GiB); serialize() needs the
+  /// file's bytes back then.
+  std::string external_data;
   /// What parse_model() left out, one "node 'NAME' (OP): attribute 'A'" each, so that a tool
   /// rewriting a parsed model can refuse one it would corrupt.
   std::vector<std::string> left_out;
@@ -84,8 +88,9 @@ struct OnnxModel {
 OnnxValueInfo float_value_info(const std::string& name, const Shape& shape);
 
 /// `model` serialised as a ModelProto (IR version model.ir_version); an error for a tensor it
-/// cannot encode.
-collage::Result<std::string> serialize(const OnnxModel& model);
+/// cannot encode. With model.external_data set, the initializers' bytes go to `external_bytes`
+/// (an error without it).
+collage::Result<std::string> serialize(const OnnxModel& model, std::string* external_bytes = nullptr);
 
 /// The model serialised in `bytes`, with its IR version. Attributes of kinds OnnxAttr lacks
 /// (graphs, string and tensor lists, tensors it cannot hold) and local functions are left out and
@@ -93,7 +98,7 @@ collage::Result<std::string> serialize(const OnnxModel& model);
 /// an initializer OnnxTensor cannot hold (strings) is an error.
 collage::Result<OnnxModel> parse_model(std::string_view bytes);
 
-/// serialize() written to `path`.
+/// serialize() written to `path` (and model.external_data beside it).
 collage::Status save(const OnnxModel& model, const std::string& path);
 
 }  // namespace tc

@@ -30,7 +30,8 @@ inline constexpr std::int64_t kMaxDim = (std::int64_t{1} << 31) - 1;
 std::optional<std::int64_t> checked_numel(const Shape& shape, std::int64_t limit = kMaxElements);
 
 /// The tensor in `proto`, its raw_data being `raw_data` when given (cut out of the model before
-/// parsing, see onnx/wire.hpp); errors (code parse) name the problem, not the tensor.
+/// parsing, see onnx/wire.hpp, or its external data); errors (code parse) name the problem, not
+/// the tensor.
 collage::Result<OnnxTensor> tensor_from_proto(const ::onnx::TensorProto& proto,
                                               std::optional<std::string_view> raw_data = std::nullopt);
 

@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <array>
+#include <charconv>
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <memory>
 #include <optional>
 #include <unordered_map>
@@ -69,6 +71,38 @@ std::int64_t memory_fold_limit() {
   return std::max<std::int64_t>(bytes / 4 / 8, std::int64_t{1} << 20);
 }
 
+/// A file mapped read-only (parsing from the page cache saves a copy of the whole model, which
+/// costs a page fault per 4 KiB on first touch); empty when it cannot be mapped.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::string& path) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
+      void* p = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
+      if (p != MAP_FAILED) {
+        data_ = p;
+        size_ = static_cast<std::size_t>(st.st_size);
+        ::madvise(p, size_, MADV_SEQUENTIAL);
+      }
+    }
+    ::close(fd);
+  }
+  ~MappedFile() {
+    if (data_ != nullptr) ::munmap(data_, size_);
+  }
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  bool mapped() const { return data_ != nullptr; }
+  std::string_view bytes() const { return {static_cast<const char*>(data_), size_}; }
+
+ private:
+  void* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
 /// A value of the model: produced at run time by an IR node, or known at load time.
 struct Value {
   int node = -1;                         ///< the IR node holding it, once it has one
@@ -131,11 +165,57 @@ class Importer {
 
   bool used(const std::string& name) const { return !name.empty() && uses_.count(name) != 0; }
 
+  /// The bytes of `t`'s external data (ONNX's keys: location, offset, length) in its file under
+  /// options_.external_data_dir, which stays mapped until the read ends.
+  Result<std::string_view> external_bytes(const ::onnx::TensorProto& t) {
+    std::string location;
+    std::uint64_t offset = 0;
+    std::optional<std::uint64_t> length;
+    for (const ::onnx::StringStringEntryProto& entry : t.external_data()) {
+      if (entry.key() == "location") {
+        location = entry.value();
+      } else if (entry.key() == "offset" || entry.key() == "length") {
+        std::uint64_t n = 0;
+        const char* end = entry.value().data() + entry.value().size();
+        const auto [at, error] = std::from_chars(entry.value().data(), end, n);
+        if (error != std::errc() || at != end) {
+          return Error{ErrorCode::parse, "external data: " + entry.key() + " '" + entry.value() + "' is not a byte count"};
+        }
+        if (entry.key() == "offset") offset = n;
+        else length = n;
+      }
+    }
+    if (location.empty()) return Error{ErrorCode::parse, "external data names no location"};
+    if (location.front() == '/' || ("/" + location + "/").find("/../") != std::string::npos) {
+      return Error{ErrorCode::invalid_argument, "external data location '" + location + "' leaves the model's folder"};
+    }
+    if (options_.external_data_dir.empty()) {
+      return Error{ErrorCode::invalid_argument, "external data in '" + location + "' needs the model's folder (read the model from its file)"};
+    }
+    std::unique_ptr<MappedFile>& file = external_files_[location];
+    const std::string path = options_.external_data_dir + "/" + location;
+    if (!file) file = std::make_unique<MappedFile>(path);
+    if (!file->mapped()) return Error{ErrorCode::io, "external data file " + path + " cannot be read"};
+    const std::string_view bytes = file->bytes();
+    if (offset > bytes.size() || (length && *length > bytes.size() - offset)) {
+      return Error{ErrorCode::parse, "external data: bytes " + std::to_string(offset) + " to " +
+                                         (length ? std::to_string(offset + *length) : std::string("the end")) +
+                                         " lie outside " + path + " (" + std::to_string(bytes.size()) + " bytes)"};
+    }
+    return bytes.substr(static_cast<std::size_t>(offset), length ? static_cast<std::size_t>(*length) : std::string_view::npos);
+  }
+
   Status read_initializers(const ::onnx::GraphProto& g) {
     for (int k = 0; k < g.initializer_size(); ++k) {
       const ::onnx::TensorProto& t = g.initializer(k);
       const auto index = static_cast<std::size_t>(k);
-      Result<OnnxTensor> value = detail::tensor_from_proto(t, index < raw_data_->size() ? (*raw_data_)[index] : std::nullopt);
+      std::optional<std::string_view> raw = index < raw_data_->size() ? (*raw_data_)[index] : std::nullopt;
+      if (t.data_location() == ::onnx::TensorProto::EXTERNAL) {
+        Result<std::string_view> bytes = external_bytes(t);
+        if (!bytes.ok()) return Error{bytes.error().code, "initializer '" + t.name() + "': " + bytes.error().message};
+        raw = *bytes;
+      }
+      Result<OnnxTensor> value = detail::tensor_from_proto(t, raw);
       if (!value.ok()) return Error{value.error().code, "initializer '" + t.name() + "': " + value.error().message};
       if (t.name().empty()) return Error{ErrorCode::parse, "an initializer has no name"};
       bind_constant(t.name(), std::move(value).value());
@@ -1439,6 +1519,7 @@ class Importer {
   std::unordered_set<std::string> reserved_;    ///< every value name of the model and every fresh one
   std::unordered_map<std::string, int> uses_;  ///< readers of each value (nodes and graph outputs)
   std::vector<std::string> inputs_;  ///< the current node's input names ("" when omitted)
+  std::map<std::string, std::unique_ptr<MappedFile>> external_files_;  ///< by location
 };
 
 }  // namespace
@@ -1458,41 +1539,15 @@ Result<Graph> read_onnx_bytes(std::string_view bytes, const ReadOptions& options
 
 namespace {
 
-/// A file mapped read-only (parsing from the page cache saves a copy of the whole model, which
-/// costs a page fault per 4 KiB on first touch); empty when it cannot be mapped.
-class MappedFile {
- public:
-  explicit MappedFile(const std::string& path) {
-    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) return;
-    struct stat st {};
-    if (::fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0) {
-      void* p = ::mmap(nullptr, static_cast<std::size_t>(st.st_size), PROT_READ, MAP_PRIVATE, fd, 0);
-      if (p != MAP_FAILED) {
-        data_ = p;
-        size_ = static_cast<std::size_t>(st.st_size);
-        ::madvise(p, size_, MADV_SEQUENTIAL);
-      }
-    }
-    ::close(fd);
-  }
-  ~MappedFile() {
-    if (data_ != nullptr) ::munmap(data_, size_);
-  }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-
-  bool mapped() const { return data_ != nullptr; }
-  std::string_view bytes() const { return {static_cast<const char*>(data_), size_}; }
-
- private:
-  void* data_ = nullptr;
-  std::size_t size_ = 0;
-};
 
 }  // namespace
 
-Result<Graph> read_onnx(const std::string& path, const ReadOptions& options) {
+Result<Graph> read_onnx(const std::string& path, const ReadOptions& given) {
+  ReadOptions options = given;
+  if (options.external_data_dir.empty()) {
+    const std::size_t slash = path.find_last_of('/');
+    options.external_data_dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  }
   const MappedFile mapped(path);
   std::string copy;  // the file read whole, when it cannot be mapped
   if (!mapped.mapped()) {

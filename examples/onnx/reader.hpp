@@ -35,6 +35,10 @@ struct ReadOptions {
   std::int64_t max_folded_elements = 0;
   /// Multiply-adds above which an operator over constants is left for run time instead of folded.
   std::int64_t max_fold_work = std::int64_t{1} << 28;
+  /// The folder an initializer's external data (ONNX's data_location EXTERNAL) is relative to:
+  /// read_onnx() takes the model file's when this is empty; read_onnx_bytes() refuses external
+  /// data without it.
+  std::string external_data_dir;
 };
 
 /// Reads the ONNX model at `path`. The graph's inputs are the model's inputs that are neither

@@ -183,8 +183,8 @@ std::optional<std::int64_t> checked_numel(const Shape& shape, std::int64_t limit
 }
 
 collage::Result<OnnxTensor> tensor_from_proto(const ::onnx::TensorProto& proto, std::optional<std::string_view> raw_data) {
-  if (proto.data_location() == ::onnx::TensorProto::EXTERNAL || proto.external_data_size() > 0) {
-    return parse_error("external data is not supported");
+  if (!raw_data && (proto.data_location() == ::onnx::TensorProto::EXTERNAL || proto.external_data_size() > 0)) {
+    return parse_error("external data is not supported here");
   }
   if (proto.has_segment()) return parse_error("segmented tensors are not supported");
   OnnxTensor t;

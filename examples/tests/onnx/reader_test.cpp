@@ -3,7 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <limits>
 #include <string>
 
@@ -652,6 +655,66 @@ TEST(OnnxReaderFunctions, ParsingAModelNamesTheFunctionsItLeavesOut) {
   collage::Result<OnnxModel> parsed = parse_model(*bytes);
   ASSERT_TRUE(parsed.ok());
   EXPECT_EQ(parsed->left_out, (std::vector<std::string>{"local function 'custom.SquareLeaky'"}));
+}
+
+/// The model of ReadsConvWithInitializersAndCanonicalAttributes, its weights in `external_data`
+/// when set.
+OnnxModel conv_relu(const std::string& external_data) {
+  OnnxModel m = model_with({1, 2, 5, 5}, {node("Conv", {"x", "w", "b"}, {"c"}, {{"pads", Ints{1, 1, 1, 1}}}), node("Relu", {"c"}, {"y"})});
+  m.initializers.emplace_back("w", floats(Floats(2 * 2 * 3 * 3, 0.5f), {2, 2, 3, 3}));
+  m.initializers.emplace_back("b", floats({1, -100}, {2}));
+  m.external_data = external_data;
+  return m;
+}
+
+TEST(OnnxReaderExternalData, WeightsAreReadFromTheFileBesideTheModel) {
+  const std::string dir = ::testing::TempDir();
+  ASSERT_TRUE(save(conv_relu("tc_reader_test.weights"), dir + "/tc_reader_test_external.onnx").ok());
+  collage::Result<Graph> g = read_onnx(dir + "/tc_reader_test_external.onnx");
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  collage::Result<Graph> inline_weights = read(conv_relu(""));
+  ASSERT_TRUE(inline_weights.ok());
+  const Tensor x = iota({1, 2, 5, 5});
+  EXPECT_EQ(run_one(*g, x).data, run_one(*inline_weights, x).data);
+  EXPECT_FLOAT_EQ(run_one(*g, Tensor({1, 2, 5, 5}, 1.0f)).data[12], 1 + 0.5f * 18);
+}
+
+TEST(OnnxReaderExternalData, MissingShortOrEscapingFilesAreOneLine) {
+  const std::string dir = ::testing::TempDir();
+  const std::string path = dir + "/tc_reader_test_bad_external.onnx";
+  auto error_reading = [&](const OnnxModel& m) {
+    EXPECT_TRUE(save(m, path).ok());
+    collage::Result<Graph> g = read_onnx(path);
+    EXPECT_FALSE(g.ok());
+    return g.ok() ? std::string() : g.error().message;
+  };
+  EXPECT_TRUE(save(conv_relu("tc_reader_test_missing.weights"), path).ok());
+  std::remove((dir + "/tc_reader_test_missing.weights").c_str());
+  collage::Result<Graph> g = read_onnx(path);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.error().message.find("initializer 'w': external data file"), std::string::npos) << g.error().message;
+  EXPECT_NE(g.error().message.find("cannot be read"), std::string::npos);
+
+  EXPECT_TRUE(save(conv_relu("tc_reader_test_short.weights"), path).ok());
+  {
+    std::ofstream cut(dir + "/tc_reader_test_short.weights", std::ios::binary | std::ios::trunc);
+    cut << "0123456789";
+  }
+  g = read_onnx(path);
+  ASSERT_FALSE(g.ok());
+  EXPECT_NE(g.error().message.find("bytes 0 to 144 lie outside"), std::string::npos) << g.error().message;
+
+  std::filesystem::create_directories(dir + "/tc_reader_test_sub");
+  EXPECT_NE(error_reading(conv_relu("tc_reader_test_sub/../tc_reader_test_up.weights")).find("leaves the model's folder"),
+            std::string::npos);
+
+  std::string external_bytes;
+  collage::Result<std::string> bytes = serialize(conv_relu("tc_reader_test.weights"), &external_bytes);
+  ASSERT_TRUE(bytes.ok());
+  collage::Result<Graph> from_bytes = read_onnx_bytes(*bytes);
+  ASSERT_FALSE(from_bytes.ok());
+  EXPECT_NE(from_bytes.error().message.find("needs the model's folder"), std::string::npos) << from_bytes.error().message;
+  EXPECT_FALSE(serialize(conv_relu("tc_reader_test.weights")).ok());
 }
 
 }  // namespace
