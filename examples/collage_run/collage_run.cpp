@@ -5,9 +5,12 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <optional>
 #include <random>
@@ -57,7 +60,10 @@ const char* const kHelp =
     "                        the CPU, cuda on a GPU; default: collage over all)\n"
     "  --compare             run every configuration (each backend alone, the GPU libraries, greedy,\n"
     "                        collage) and compare them\n"
-    "  --test-data DIR       inputs and expected outputs in the ONNX layout (DIR/input_N.pb, DIR/output_N.pb)\n"
+    "  --test-data DIR       inputs and expected outputs in the ONNX layout (DIR/input_N.pb, DIR/output_N.pb);\n"
+    "                        their shapes size the model's dynamic dimensions\n"
+    "  --dim NAME=SIZE       the size of the model's dynamic dimension NAME (dim_param); repeatable\n"
+    "  --input-shape NAME=D1,D2,...   the shape of graph input NAME, replacing the model's; repeatable\n"
     "  --rtol R, --atol A    tolerances of the output check (default 1e-3, 1e-4)\n"
     "  --seed N              seed of the random inputs (default 1)\n"
     "  --cost measured|analytic   the cost model (default measured: each candidate compiled and timed)\n"
@@ -112,6 +118,8 @@ struct Options {
   std::vector<std::string> backends;
   bool compare = false;
   std::string test_data;
+  std::map<std::string, std::int64_t> dims;   // --dim
+  std::map<std::string, Shape> input_shapes;  // --input-shape
   double rtol = 1e-3;
   double atol = 1e-4;
   std::uint64_t seed = 1;
@@ -212,6 +220,27 @@ std::optional<int> parse(const std::vector<std::string>& args, Options& out) {
         if (d == 0) return usage("option '--rank-timeout' needs a positive number");
         out.rank_timeout = d;
       }
+    } else if (a == "--dim" || a == "--input-shape") {
+      const std::string* v = value();
+      const std::size_t eq = v ? v->rfind('=') : std::string::npos;
+      if (eq == std::string::npos || eq == 0) return usage("option '" + a + "' needs NAME=" + (a == "--dim" ? "SIZE" : "D1,D2,..."));
+      const std::string name = v->substr(0, eq);
+      std::vector<std::int64_t> sizes;
+      for (std::size_t start = eq + 1; start < v->size();) {
+        const std::size_t comma = std::min(v->find(',', start), v->size());
+        const auto n = collage::parse_index(std::string_view(*v).substr(start, comma - start));
+        if (!n || *n > static_cast<std::size_t>(std::numeric_limits<std::int32_t>::max())) {
+          return usage("option '" + a + "': '" + *v + "' holds a size that is not a non-negative integer");
+        }
+        sizes.push_back(static_cast<std::int64_t>(*n));
+        start = comma + 1;
+      }
+      if (a == "--dim") {
+        if (sizes.size() != 1) return usage("option '--dim' needs NAME=SIZE");
+        out.dims[name] = sizes[0];
+      } else {
+        out.input_shapes[name] = Shape(sizes.begin(), sizes.end());
+      }
     } else if (a == "--threads") {
       const std::string* v = value();
       auto n = v ? collage::parse_index(*v) : std::nullopt;
@@ -247,6 +276,22 @@ struct Data {
   std::vector<Tensor> expected;
   std::string source;
 };
+
+/// How the options ask the model to be read: --dim, --input-shape, and the shapes of the test
+/// data's inputs.
+collage::Result<ReadOptions> read_options(const Options& options) {
+  ReadOptions r;
+  r.dim_params = options.dims;
+  r.input_shapes = options.input_shapes;
+  for (std::size_t k = 0; !options.test_data.empty(); ++k) {
+    const std::string path = options.test_data + "/input_" + std::to_string(k) + ".pb";
+    if (!std::filesystem::exists(path)) break;
+    auto t = read_tensor_file(path);
+    if (!t.ok()) return t.error();
+    r.input_shapes_in_order.push_back(t->shape);
+  }
+  return r;
+}
 
 collage::Result<Data> load_test_data(const Graph& model, const std::string& dir) {
   Data d;
@@ -350,7 +395,12 @@ class RunMeasurer final : public Measurer {
     std::unique_ptr<RunMeasurer> r(new RunMeasurer());
     std::vector<std::string> args(fields->begin(), fields->end() - 1);
     if (parse(args, r->options_)) return collage::Error{collage::ErrorCode::invalid_argument, "rank 0's options"};
-    auto model = read_onnx_bytes(fields->back());
+    r->options_.test_data.clear();  // rank 0 sends its inputs' shapes (--input-shape)
+    auto read = read_options(r->options_);
+    if (!read.ok()) return read.error();
+    read->external_data_dir = std::filesystem::path(r->options_.model).parent_path().string();
+    if (read->external_data_dir.empty()) read->external_data_dir = ".";
+    auto model = read_onnx_bytes(fields->back(), *read);
     if (!model.ok()) return model.error();
     r->model_ = std::make_unique<Graph>(std::move(model).value());
     auto dataflow = collage::DataflowGraph<Graph>::build(*r->model_);
@@ -441,7 +491,9 @@ int main(int argc, char** argv) {
     }
   }
 
-  collage::Result<Graph> model = read_onnx(options.model);
+  collage::Result<ReadOptions> read = read_options(options);
+  if (!read.ok()) return fail(read.error().message);
+  collage::Result<Graph> model = read_onnx(options.model, *read);
   if (!model.ok()) return fail(model.error().message);  // read_onnx names the file
   auto dataflow = collage::DataflowGraph<Graph>::build(*model);
   if (!dataflow.ok()) return fail(options.model + ": " + dataflow.error().message);
@@ -460,6 +512,12 @@ int main(int argc, char** argv) {
     auto model_bytes = read_file_bytes(options.model);
     if (!model_bytes.ok()) return fail(model_bytes.error().message);
     std::vector<std::string> setup = args;
+    for (int in : model->inputs()) {  // the shapes this rank read, whatever sized them
+      std::string shape;
+      for (std::int64_t d : model->node(in).shape) shape += (shape.empty() ? "" : ",") + std::to_string(d);
+      setup.push_back("--input-shape");
+      setup.push_back(model->node(in).name + "=" + shape);
+    }
     setup.push_back(std::move(model_bytes).value());
     cluster = &distributed->cluster();
     cluster->join(pack(setup), cost_identity(options, **machine, *model));

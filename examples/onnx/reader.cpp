@@ -227,6 +227,7 @@ class Importer {
   }
 
   Status read_inputs(const ::onnx::GraphProto& g) {
+    std::size_t position = 0;  // among the run-time inputs
     for (const ::onnx::ValueInfoProto& input : g.input()) {
       const std::string& name = input.name();
       if (name.empty()) return Error{ErrorCode::parse, "a graph input has no name"};
@@ -244,19 +245,45 @@ class Importer {
       if (elem != ElemType::float32) {
         return not_float32("input '" + name + "'", elem);
       }
+      const Shape* in_order = position < options_.input_shapes_in_order.size() ? &options_.input_shapes_in_order[position] : nullptr;
+      ++position;
       Shape shape;
       if (auto given = options_.input_shapes.find(name); given != options_.input_shapes.end()) {
         shape = given->second;
+      } else if (!type.has_shape()) {
+        if (in_order == nullptr) return unsupported("input '" + name + "': an unknown shape (give it in ReadOptions)");
+        shape = *in_order;
       } else {
-        if (!type.has_shape()) return unsupported("input '" + name + "': an unknown shape (give it in ReadOptions)");
-        for (const auto& dim : type.shape().dim()) {
+        if (in_order != nullptr && in_order->size() != static_cast<std::size_t>(type.shape().dim_size())) {
+          return invalid("input '" + name + "': the given shape " + to_string(*in_order) + " has another rank than the model's");
+        }
+        for (int axis = 0; axis < type.shape().dim_size(); ++axis) {
+          const auto& dim = type.shape().dim(axis);
+          const std::int64_t given = in_order != nullptr ? (*in_order)[static_cast<std::size_t>(axis)] : -1;
           if (dim.has_dim_value()) {
+            if (in_order != nullptr && given != dim.dim_value()) {
+              return invalid("input '" + name + "': the given shape " + to_string(*in_order) + " differs from the model's size " +
+                             std::to_string(dim.dim_value()) + " on axis " + std::to_string(axis));
+            }
             shape.push_back(dim.dim_value());
           } else if (auto p = options_.dim_params.find(dim.dim_param()); dim.has_dim_param() && p != options_.dim_params.end()) {
             shape.push_back(p->second);
+          } else if (in_order != nullptr) {
+            if (dim.has_dim_param()) {
+              auto [bound, is_new] = dims_in_order_.emplace(dim.dim_param(), given);
+              if (!is_new && bound->second != given) {
+                return invalid("input '" + name + "': dimension '" + dim.dim_param() + "' is " + std::to_string(given) +
+                               " in its given shape but " + std::to_string(bound->second) + " in an earlier input's");
+              }
+            }
+            shape.push_back(given);
+          } else if (auto b = dims_in_order_.find(dim.dim_param()); dim.has_dim_param() && b != dims_in_order_.end()) {
+            shape.push_back(b->second);  // sized by an earlier input's given shape
           } else {
-            return unsupported("input '" + name + "': dynamic dimension '" + dim.dim_param() +
-                               "' (give its size in ReadOptions)");
+            const std::string how = dim.has_dim_param() ? "--dim " + dim.dim_param() + "=SIZE" : "--input-shape " + name + "=D1,D2,...";
+            return invalid("input '" + name + "': dynamic " +
+                           (dim.has_dim_param() ? "dimension '" + dim.dim_param() + "'" : "axis " + std::to_string(axis)) +
+                           " has no size (ReadOptions::dim_params or input_shapes give it; collage-run " + how + ")");
           }
         }
       }
@@ -1520,6 +1547,7 @@ class Importer {
   std::unordered_map<std::string, int> uses_;  ///< readers of each value (nodes and graph outputs)
   std::vector<std::string> inputs_;  ///< the current node's input names ("" when omitted)
   std::map<std::string, std::unique_ptr<MappedFile>> external_files_;  ///< by location
+  std::map<std::string, std::int64_t> dims_in_order_;  ///< symbolic sizes taken from input_shapes_in_order
 };
 
 }  // namespace

@@ -13,6 +13,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <collage/support/result.hpp>
 
@@ -27,6 +28,11 @@ struct ReadOptions {
   std::map<std::string, Shape> input_shapes;
   /// Sizes of symbolic dimensions (dim_param) by name, e.g. {"batch", 1}.
   std::map<std::string, std::int64_t> dim_params;
+  /// Shapes of the graph's run-time inputs by position (those neither initializers nor given in
+  /// input_values), e.g. those of a test data set's input_N.pb: each must have the model's rank
+  /// and static sizes and gives its symbolic dimensions their sizes. After input_shapes and
+  /// dim_params, which win.
+  std::vector<Shape> input_shapes_in_order;
   /// Values of graph inputs known at load time: each becomes a constant of the graph instead of an
   /// input (the ONNX test layout passes shapes, axes and bounds as inputs).
   std::map<std::string, OnnxTensor> input_values;

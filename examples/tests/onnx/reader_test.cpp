@@ -257,8 +257,7 @@ TEST(OnnxReader, LayerNormStatisticsOutputs) {
 TEST(OnnxReader, DynamicDimensionsNeedASize) {
   OnnxModel m = model_with({1, 3}, {node("Relu", {"x"}, {"y"})});
   m.inputs[0].dims[0] = std::string("batch");
-  EXPECT_NE(error_of(m).find("input 'x': dynamic dimension 'batch' (give its size in ReadOptions) is not supported"),
-            std::string::npos);
+  EXPECT_NE(error_of(m).find("input 'x': dynamic dimension 'batch' has no size (ReadOptions::dim_params or input_shapes give it; collage-run --dim batch=SIZE)"), std::string::npos) << error_of(m);
   ReadOptions by_param;
   by_param.dim_params["batch"] = 4;
   collage::Result<Graph> g = read(m, by_param);
@@ -269,6 +268,31 @@ TEST(OnnxReader, DynamicDimensionsNeedASize) {
   g = read(m, by_input);
   ASSERT_TRUE(g.ok());
   EXPECT_EQ(g->node(g->outputs()[0]).shape, (Shape{2, 3}));
+}
+
+TEST(OnnxReader, ShapesInOrderFixSymbolicSizesAndMustFitTheModel) {
+  OnnxModel m = model_with({1, 3}, {node("Add", {"x", "z"}, {"y"})});
+  m.inputs[0].dims[0] = std::string("batch");
+  m.inputs.push_back(float_value_info("z", {1, 3}));
+  m.inputs[1].dims[0] = std::string("batch");
+  ReadOptions given;
+  given.input_shapes_in_order = {{5, 3}, {5, 3}};
+  collage::Result<Graph> g = read(m, given);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->node(g->outputs()[0]).shape, (Shape{5, 3}));
+
+  given.input_shapes_in_order = {{5, 3}, {6, 3}};
+  EXPECT_NE(error_of(m, given).find("input 'z': dimension 'batch' is 6 in its given shape but 5 in an earlier input's"),
+            std::string::npos) << error_of(m, given);
+  given.input_shapes_in_order = {{5, 4}};
+  EXPECT_NE(error_of(m, given).find("input 'x': the given shape [5,4] differs from the model's size 3 on axis 1"), std::string::npos)
+      << error_of(m, given);
+  given.input_shapes_in_order = {{5, 3, 1}};
+  EXPECT_NE(error_of(m, given).find("has another rank than the model's"), std::string::npos);
+  given.input_shapes_in_order = {{7, 3}};  // z takes x's batch
+  g = read(m, given);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(g->node(g->inputs()[1]).shape, (Shape{7, 3}));
 }
 
 TEST(OnnxReader, BoundInputsBecomeConstants) {
