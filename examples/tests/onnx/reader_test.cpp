@@ -2,14 +2,17 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <set>
 #include <string>
 
+#include "models/model_zoo.hpp"
 #include "onnx/model.hpp"
 #include "onnx/wire.hpp"
 #include "onnx/writer.hpp"
@@ -622,6 +625,62 @@ TEST(OnnxReaderFunctions, CallsInsideABodyAreExpandedToo) {
   const OnnxModel plain = model_with({3}, {node("LeakyRelu", {"x"}, {"t1"}, {{"alpha", 0.5f}}), node("Mul", {"t1", "t1"}, {"m"}),
                                            node("LeakyRelu", {"m"}, {"t2"}, {{"alpha", 0.5f}}), node("Mul", {"t2", "t2"}, {"y"})});
   expect_same_as_inline(m, plain, {3});
+}
+
+/// `m` with its nodes in runs of `run` moved into model-local functions ("standin.Run<k>"), each
+/// called where its nodes were: the form of a model whose exporter wrote its modules as functions.
+OnnxModel with_runs_as_functions(OnnxModel m, std::size_t run) {
+  std::vector<OnnxNode> nodes = std::move(m.nodes);
+  m.nodes.clear();
+  std::set<std::string> graph_outputs;
+  for (const OnnxValueInfo& v : m.outputs) graph_outputs.insert(v.name);
+  auto read_after = [&](const std::string& value, std::size_t from) {
+    for (std::size_t k = from; k < nodes.size(); ++k) {
+      if (std::find(nodes[k].inputs.begin(), nodes[k].inputs.end(), value) != nodes[k].inputs.end()) return true;
+    }
+    return graph_outputs.count(value) != 0;
+  };
+  for (std::size_t first = 0; first < nodes.size(); first += run) {
+    const std::size_t last = std::min(first + run, nodes.size());
+    OnnxFunction f;
+    f.domain = "standin";
+    f.name = "Run" + std::to_string(first / run);
+    f.opset = m.opset;
+    std::set<std::string> produced;
+    for (std::size_t k = first; k < last; ++k) {
+      for (const std::string& in : nodes[k].inputs) {
+        if (!in.empty() && produced.count(in) == 0 && std::find(f.inputs.begin(), f.inputs.end(), in) == f.inputs.end()) {
+          f.inputs.push_back(in);
+        }
+      }
+      for (const std::string& out : nodes[k].outputs) {
+        produced.insert(out);
+        if (read_after(out, last)) f.outputs.push_back(out);
+      }
+      f.nodes.push_back(nodes[k]);
+    }
+    m.nodes.push_back(call(f.name, f.inputs, f.outputs));
+    m.nodes.back().domain = f.domain;
+    m.functions.push_back(std::move(f));
+  }
+  return m;
+}
+
+TEST(OnnxReaderFunctions, ModelsWrittenAsFunctionsReadAsTheModelsThemselves) {
+  for (const OnnxModel& m : {make_bert(2, 64, 2, 256, 16, 1, 18), make_resnet(18, 8, 32, 10, 1, 18)}) {
+    collage::Result<Graph> expected = read(m);
+    ASSERT_TRUE(expected.ok()) << expected.error().message;
+    collage::Result<Graph> g = read(with_runs_as_functions(m, 7));
+    ASSERT_TRUE(g.ok()) << m.graph_name << ": " << g.error().message;
+    EXPECT_EQ(ops_of(*g), ops_of(*expected)) << m.graph_name;
+    std::vector<Tensor> inputs;
+    for (int in : expected->inputs()) inputs.push_back(iota(expected->node(in).shape));
+    auto want = evaluate(*expected, inputs);
+    auto got = evaluate(*g, inputs);
+    ASSERT_TRUE(want.ok() && got.ok()) << m.graph_name;
+    ASSERT_EQ(got->size(), want->size());
+    for (std::size_t k = 0; k < want->size(); ++k) EXPECT_EQ((*got)[k].data, (*want)[k].data) << m.graph_name;
+  }
 }
 
 TEST(OnnxReaderFunctions, BadFunctionsAreOneLineNamingTheFunction) {
