@@ -19,6 +19,7 @@ namespace {
 
 using collage::Error;
 using collage::ErrorCode;
+using collage::Result;
 using collage::Status;
 
 /// FunctionProto.attribute_proto (IR 9: attributes with default values), which the protobuf
@@ -26,6 +27,9 @@ using collage::Status;
 constexpr int kAttributeDefaultsField = 11;
 /// How deep calls may nest inside bodies (a recursive one is caught before this).
 constexpr std::size_t kMaxNesting = 64;
+/// The most nodes the expanded graph may have, counted before anything is expanded: nested calls
+/// multiply (a function calling another twice, 30 deep, is a billion nodes).
+constexpr std::uint64_t kMaxExpandedNodes = std::uint64_t{1} << 22;
 
 using FunctionKey = std::pair<std::string, std::string>;  // (domain, name)
 
@@ -58,6 +62,16 @@ class Inliner {
     bool any_call = false;
     for (const ::onnx::NodeProto& node : g.node()) any_call = any_call || callee(node) != nullptr;
     if (!any_call) return Status::success();
+    std::uint64_t nodes = 0;
+    for (const ::onnx::NodeProto& node : g.node()) {
+      const ::onnx::FunctionProto* f = callee(node);
+      Result<std::uint64_t> n = f != nullptr ? expanded_size(*f, node, 1) : Result<std::uint64_t>(1);
+      if (!n.ok()) return n.error();
+      nodes = std::min(nodes + *n, kMaxExpandedNodes + 1);
+    }
+    if (nodes > kMaxExpandedNodes) {
+      return Error{ErrorCode::invalid_argument, "the model's functions expand to more than " + std::to_string(kMaxExpandedNodes) + " nodes"};
+    }
     collect_names(g);
     google::protobuf::RepeatedPtrField<::onnx::NodeProto> expanded;
     for (::onnx::NodeProto& node : *g.mutable_node()) {
@@ -65,8 +79,7 @@ class Inliner {
         *expanded.Add() = std::move(node);
         continue;
       }
-      std::vector<const ::onnx::FunctionProto*> stack;
-      if (Status s = expand(node, stack, expanded); !s.ok()) return s;
+      if (Status s = expand(node, expanded); !s.ok()) return s;
     }
     *g.mutable_node() = std::move(expanded);
     return Status::success();
@@ -103,18 +116,34 @@ class Inliner {
     return name;
   }
 
-  /// Appends the body of the function `call` calls to `out`, `stack` holding the functions whose
-  /// bodies `call` is in.
-  Status expand(const ::onnx::NodeProto& call, std::vector<const ::onnx::FunctionProto*>& stack,
-                google::protobuf::RepeatedPtrField<::onnx::NodeProto>& out) {
-    const ::onnx::FunctionProto& f = *callee(call);
+  /// How many nodes the body of `f` expands to (at most kMaxExpandedNodes + 1), `call` calling it
+  /// `depth` calls deep; an error when `f` calls itself, directly or not, or calls nest too deep.
+  Result<std::uint64_t> expanded_size(const ::onnx::FunctionProto& f, const ::onnx::NodeProto& call, std::size_t depth) {
     const std::string where = "function '" + label(f) + "' called by node '" + node_label(call) + "'";
-    for (const ::onnx::FunctionProto* open : stack) {
-      if (open == &f) return Error{ErrorCode::invalid_argument, where + ": it calls itself (recursion is not allowed)"};
+    if (auto known = sizes_.find(&f); known != sizes_.end()) {
+      if (known->second == kCounting) return Error{ErrorCode::invalid_argument, where + ": it calls itself (recursion is not allowed)"};
+      return known->second;
     }
-    if (stack.size() >= kMaxNesting) {
+    if (depth > kMaxNesting) {
       return Error{ErrorCode::invalid_argument, where + ": calls nest deeper than " + std::to_string(kMaxNesting)};
     }
+    sizes_[&f] = kCounting;
+    std::uint64_t n = 0;
+    for (const ::onnx::NodeProto& node : f.node()) {
+      const ::onnx::FunctionProto* g = callee(node);
+      Result<std::uint64_t> m = g != nullptr ? expanded_size(*g, node, depth + 1) : Result<std::uint64_t>(1);
+      if (!m.ok()) return m.error();
+      n = std::min(n + *m, kMaxExpandedNodes + 1);
+    }
+    sizes_[&f] = n;
+    return n;
+  }
+
+  /// Appends the body of the function `call` calls to `out` (expanded_size() has ruled out
+  /// recursion and deep nesting).
+  Status expand(const ::onnx::NodeProto& call, google::protobuf::RepeatedPtrField<::onnx::NodeProto>& out) {
+    const ::onnx::FunctionProto& f = *callee(call);
+    const std::string where = "function '" + label(f) + "' called by node '" + node_label(call) + "'";
     if (call.input_size() > f.input_size() || call.output_size() > f.output_size()) {
       return Error{ErrorCode::invalid_argument, where + ": " + std::to_string(call.input_size()) + " inputs and " +
                                                     std::to_string(call.output_size()) + " outputs given, the function has " +
@@ -147,10 +176,7 @@ class Inliner {
       node.set_name(fresh(prefix + node_label(body_node)));
       if (Status s = resolve_attribute_refs(call, f, where, node); !s.ok()) return s;
       if (callee(node) != nullptr) {
-        stack.push_back(&f);
-        Status s = expand(node, stack, out);
-        stack.pop_back();
-        if (!s.ok()) return s;
+        if (Status s = expand(node, out); !s.ok()) return s;
         continue;
       }
       if (Status s = same_definition(node, function_opset, where); !s.ok()) return s;
@@ -219,6 +245,8 @@ class Inliner {
   ::onnx::ModelProto& model_;
   int opset_;
   std::map<FunctionKey, const ::onnx::FunctionProto*> functions_;
+  static constexpr std::uint64_t kCounting = ~std::uint64_t{0};  // in sizes_: being counted
+  std::map<const ::onnx::FunctionProto*, std::uint64_t> sizes_;  // expanded_size(), by function
   std::unordered_set<std::string> taken_;
   std::size_t suffix_ = 0;
 };

@@ -19,7 +19,7 @@ namespace tc::detail {
 /// naming the function: a recursive call, a body reading a value it does not define, a body
 /// operator whose definition differs between the function's opset and the model's, two functions
 /// of one name, a missing attribute that has a default (IR 9's attribute_proto, which this
-/// reader does not read).
+/// reader does not read), an expansion past 2^22 nodes (counted before anything is expanded).
 collage::Status inline_local_functions(::onnx::ModelProto& model);
 
 }  // namespace tc::detail

@@ -707,6 +707,26 @@ TEST(OnnxReaderFunctions, BadFunctionsAreOneLineNamingTheFunction) {
   twice_defined.functions = {square_leaky(), square_leaky()};
   EXPECT_NE(error_of(twice_defined).find("is defined twice"), std::string::npos);
 
+  OnnxModel doubling = model_with({2}, {call("F30", {"x"}, {"y"})});  // F_k calls F_k-1 twice: 2^30 nodes
+  doubling.functions.push_back(square_leaky());
+  doubling.functions.back().name = "F0";
+  for (int k = 1; k <= 30; ++k) {
+    OnnxFunction f = square_leaky();
+    f.name = "F" + std::to_string(k);
+    f.attr_refs.clear();
+    f.nodes = {call("F" + std::to_string(k - 1), {"v"}, {"t"}), call("F" + std::to_string(k - 1), {"t"}, {"r"})};
+    doubling.functions.push_back(f);
+  }
+  EXPECT_NE(error_of(doubling).find("the model's functions expand to more than 4194304 nodes"), std::string::npos) << error_of(doubling);
+  for (int k = 31; k <= 70; ++k) {  // F70 calls F69 ... calls F0: 71 deep
+    OnnxFunction f = doubling.functions[0];
+    f.name = "F" + std::to_string(k);
+    f.nodes = {call("F" + std::to_string(k - 1), {"v"}, {"r"})};
+    doubling.functions.push_back(f);
+  }
+  doubling.nodes = {call("F70", {"x"}, {"y"})};
+  EXPECT_NE(error_of(doubling).find("calls nest deeper than 64"), std::string::npos) << error_of(doubling);
+
   OnnxModel unknown = model_with({2}, {call("NoSuchFunction", {"x"}, {"y"})});
   unknown.functions.push_back(square_leaky());
   EXPECT_NE(error_of(unknown).find("domain 'custom' is not supported"), std::string::npos) << error_of(unknown);
