@@ -64,10 +64,13 @@ class Inliner {
     if (!any_call) return Status::success();
     std::uint64_t nodes = 0;
     for (const ::onnx::NodeProto& node : g.node()) {
-      const ::onnx::FunctionProto* f = callee(node);
-      Result<std::uint64_t> n = f != nullptr ? expanded_size(*f, node, 1) : Result<std::uint64_t>(1);
-      if (!n.ok()) return n.error();
-      nodes = std::min(nodes + *n, kMaxExpandedNodes + 1);
+      std::uint64_t n = 1;
+      if (const ::onnx::FunctionProto* f = callee(node)) {
+        Result<Expansion> e = expansion(*f, node, 1);
+        if (!e.ok()) return e.error();
+        n = e->nodes;
+      }
+      nodes = std::min(nodes + n, kMaxExpandedNodes + 1);
     }
     if (nodes > kMaxExpandedNodes) {
       return Error{ErrorCode::invalid_argument, "the model's functions expand to more than " + std::to_string(kMaxExpandedNodes) + " nodes"};
@@ -116,30 +119,47 @@ class Inliner {
     return name;
   }
 
-  /// How many nodes the body of `f` expands to (at most kMaxExpandedNodes + 1), `call` calling it
-  /// `depth` calls deep; an error when `f` calls itself, directly or not, or calls nest too deep.
-  Result<std::uint64_t> expanded_size(const ::onnx::FunctionProto& f, const ::onnx::NodeProto& call, std::size_t depth) {
+  /// What the body of `f` expands to: its nodes (at most kMaxExpandedNodes + 1) and how many calls
+  /// deep it nests, itself included.
+  struct Expansion {
+    std::uint64_t nodes = 0;
+    std::size_t depth = 0;
+  };
+
+  /// The Expansion of `f`, which `call` calls `depth` calls deep; an error when `f` calls itself,
+  /// directly or not, or calls nest deeper than kMaxNesting.
+  Result<Expansion> expansion(const ::onnx::FunctionProto& f, const ::onnx::NodeProto& call, std::size_t depth) {
     const std::string where = "function '" + label(f) + "' called by node '" + node_label(call) + "'";
-    if (auto known = sizes_.find(&f); known != sizes_.end()) {
-      if (known->second == kCounting) return Error{ErrorCode::invalid_argument, where + ": it calls itself (recursion is not allowed)"};
-      return known->second;
+    const auto known = expansions_.find(&f);
+    if (known != expansions_.end() && known->second.depth == 0) {  // still being counted
+      return Error{ErrorCode::invalid_argument, where + ": it calls itself (recursion is not allowed)"};
     }
-    if (depth > kMaxNesting) {
-      return Error{ErrorCode::invalid_argument, where + ": calls nest deeper than " + std::to_string(kMaxNesting)};
+    if (known == expansions_.end()) {
+      if (depth > kMaxNesting) return too_deep(where);
+      expansions_[&f] = Expansion{};
+      Expansion e{0, 1};
+      for (const ::onnx::NodeProto& node : f.node()) {
+        Expansion inner{1, 0};
+        if (const ::onnx::FunctionProto* g = callee(node)) {
+          Result<Expansion> r = expansion(*g, node, depth + 1);
+          if (!r.ok()) return r.error();
+          inner = *r;
+        }
+        e.nodes = std::min(e.nodes + inner.nodes, kMaxExpandedNodes + 1);
+        e.depth = std::max(e.depth, inner.depth + 1);
+      }
+      expansions_[&f] = e;
     }
-    sizes_[&f] = kCounting;
-    std::uint64_t n = 0;
-    for (const ::onnx::NodeProto& node : f.node()) {
-      const ::onnx::FunctionProto* g = callee(node);
-      Result<std::uint64_t> m = g != nullptr ? expanded_size(*g, node, depth + 1) : Result<std::uint64_t>(1);
-      if (!m.ok()) return m.error();
-      n = std::min(n + *m, kMaxExpandedNodes + 1);
-    }
-    sizes_[&f] = n;
-    return n;
+    const Expansion& e = expansions_[&f];
+    if (depth - 1 + e.depth > kMaxNesting) return too_deep(where);
+    return e;
   }
 
-  /// Appends the body of the function `call` calls to `out` (expanded_size() has ruled out
+  static Error too_deep(const std::string& where) {
+    return Error{ErrorCode::invalid_argument, where + ": calls nest deeper than " + std::to_string(kMaxNesting)};
+  }
+
+  /// Appends the body of the function `call` calls to `out` (expansion() has ruled out
   /// recursion and deep nesting).
   Status expand(const ::onnx::NodeProto& call, google::protobuf::RepeatedPtrField<::onnx::NodeProto>& out) {
     const ::onnx::FunctionProto& f = *callee(call);
@@ -245,8 +265,7 @@ class Inliner {
   ::onnx::ModelProto& model_;
   int opset_;
   std::map<FunctionKey, const ::onnx::FunctionProto*> functions_;
-  static constexpr std::uint64_t kCounting = ~std::uint64_t{0};  // in sizes_: being counted
-  std::map<const ::onnx::FunctionProto*, std::uint64_t> sizes_;  // expanded_size(), by function
+  std::map<const ::onnx::FunctionProto*, Expansion> expansions_;  // by function; depth 0 while counted
   std::unordered_set<std::string> taken_;
   std::size_t suffix_ = 0;
 };
