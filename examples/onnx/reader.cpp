@@ -24,6 +24,7 @@
 #include "onnx/definitions.hpp"
 #include "onnx/folding.hpp"
 #include "onnx/functions.hpp"
+#include "onnx/node_order.hpp"
 #include "onnx/proto_node.hpp"
 #include "onnx/proto_tensor.hpp"
 #include "onnx/resize.hpp"
@@ -1562,6 +1563,7 @@ Result<Graph> read_onnx_bytes(std::string_view bytes, const ReadOptions& options
     return Error{ErrorCode::parse, "model: not an ONNX ModelProto (malformed or truncated)"};
   }
   if (Status s = detail::inline_local_functions(model); !s.ok()) return s.error();
+  if (Status s = detail::sort_nodes(*model.mutable_graph()); !s.ok()) return s.error();
   return Importer(options).run(model, stripped ? stripped->raw_data : std::vector<std::optional<std::string_view>>{});
 }
 

@@ -298,6 +298,25 @@ TEST(OnnxReader, ShapesInOrderFixSymbolicSizesAndMustFitTheModel) {
   EXPECT_EQ(g->node(g->inputs()[1]).shape, (Shape{7, 3}));
 }
 
+TEST(OnnxReader, NodesOutOfOrderAreSortedAndACycleIsNamed) {
+  const std::vector<OnnxNode> in_order = {node("Relu", {"x"}, {"a"}), node("Neg", {"a"}, {"b"}), node("Add", {"a", "b"}, {"c"}),
+                                          node("Abs", {"x"}, {"d"}), node("Mul", {"c", "d"}, {"y"})};
+  const std::vector<OnnxNode> reversed(in_order.rbegin(), in_order.rend());
+  collage::Result<Graph> sorted = read(model_with({2, 3}, reversed));
+  ASSERT_TRUE(sorted.ok()) << sorted.error().message;
+  collage::Result<Graph> expected = read(model_with({2, 3}, in_order));
+  ASSERT_TRUE(expected.ok());
+  EXPECT_EQ(ops_of(*sorted), (std::vector<Op>{Op::abs, Op::relu, Op::neg, Op::add, Op::mul}));  // the given order where it can
+  EXPECT_EQ(run_one(*sorted, iota({2, 3})).data, run_one(*expected, iota({2, 3})).data);
+
+  const std::string cycle = error_of(model_with({2}, {node("Relu", {"x"}, {"a"}), node("Add", {"a", "c"}, {"b"}), node("Neg", {"b"}, {"c"}),
+                                                      node("Abs", {"c"}, {"y"})}));
+  EXPECT_TRUE(cycle == "node 'b' (Add) is on a cycle: what it reads depends on what it produces" ||
+              cycle == "node 'c' (Neg) is on a cycle: what it reads depends on what it produces")
+      << cycle;
+  EXPECT_EQ(error_of(model_with({2}, {node("Add", {"x", "y"}, {"y"})})), "node 'y' (Add) is on a cycle: what it reads depends on what it produces");
+}
+
 TEST(OnnxReader, BoundInputsBecomeConstants) {
   OnnxModel m = model_with({2, 3}, {node("Reshape", {"x", "shape"}, {"y"})});
   m.inputs.push_back(OnnxValueInfo{"shape", ElemType::int64, {std::int64_t{2}}, true, true});
