@@ -94,8 +94,7 @@ collage::Result<std::string> serialize(const OnnxModel& model, std::string* exte
 
 /// The model serialised in `bytes`, with its IR version. Attributes of kinds OnnxAttr lacks
 /// (graphs, string and tensor lists, tensors it cannot hold) and local functions are left out and
-/// named in `left_out`;
-/// an initializer OnnxTensor cannot hold (strings) is an error.
+/// named in `left_out`; an initializer OnnxTensor cannot hold (strings, external data) is an error.
 collage::Result<OnnxModel> parse_model(std::string_view bytes);
 
 /// serialize() written to `path` (and model.external_data beside it).

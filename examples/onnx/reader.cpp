@@ -252,7 +252,9 @@ class Importer {
       if (auto given = options_.input_shapes.find(name); given != options_.input_shapes.end()) {
         shape = given->second;
       } else if (!type.has_shape()) {
-        if (in_order == nullptr) return unsupported("input '" + name + "': an unknown shape (give it in ReadOptions)");
+        if (in_order == nullptr) {
+          return invalid("input '" + name + "': its shape is unknown (ReadOptions::input_shapes gives it; collage-run --input-shape " + name + "=D1,D2,...)");
+        }
         shape = *in_order;
       } else {
         if (in_order != nullptr && in_order->size() != static_cast<std::size_t>(type.shape().dim_size())) {
@@ -1566,11 +1568,6 @@ Result<Graph> read_onnx_bytes(std::string_view bytes, const ReadOptions& options
   if (Status s = detail::sort_nodes(*model.mutable_graph()); !s.ok()) return s.error();
   return Importer(options).run(model, stripped ? stripped->raw_data : std::vector<std::optional<std::string_view>>{});
 }
-
-namespace {
-
-
-}  // namespace
 
 Result<Graph> read_onnx(const std::string& path, const ReadOptions& given) {
   ReadOptions options = given;
