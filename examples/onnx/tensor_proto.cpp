@@ -184,7 +184,7 @@ std::optional<std::int64_t> checked_numel(const Shape& shape, std::int64_t limit
 
 collage::Result<OnnxTensor> tensor_from_proto(const ::onnx::TensorProto& proto, std::optional<std::string_view> raw_data) {
   if (!raw_data && (proto.data_location() == ::onnx::TensorProto::EXTERNAL || proto.external_data_size() > 0)) {
-    return parse_error("external data is not supported here");
+    return parse_error("external data is read only for a model's initializers");
   }
   if (proto.has_segment()) return parse_error("segmented tensors are not supported");
   OnnxTensor t;

@@ -71,7 +71,7 @@ TEST(TensorProto, RejectsMismatchesExternalDataAndStrings) {
   // data_location (field 14) = EXTERNAL.
   auto external = parse_tensor_proto(tensor_bytes({1}, 1, std::string("\x70\x01", 2)));
   ASSERT_FALSE(external.ok());
-  EXPECT_EQ(external.error().message, "external data is not supported");
+  EXPECT_EQ(external.error().message, "external data is read only for a model's initializers");
   auto strings = parse_tensor_proto(tensor_bytes({1}, 8, ""));
   ASSERT_FALSE(strings.ok());
   EXPECT_EQ(strings.error().message, "element type string is not supported");
