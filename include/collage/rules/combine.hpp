@@ -7,7 +7,6 @@
 #include <cassert>
 #include <cstdint>
 #include <functional>
-#include <limits>
 #include <optional>
 #include <string>
 #include <utility>
@@ -231,75 +230,43 @@ class NodeIndex {
 /// added (the sub-rule's candidates first), and indexes from node to the ids having that node as
 /// an entry or an exit.
 /// Where a sub-graph meets another in a pairwise join, for the depth of their union without
-/// visiting it (CombineRule's union_depth): the depth value of each exit that counts (the longest
-/// path inside ending there) and the height of each entry (the longest path inside starting there).
-struct DepthEnd {
-  std::size_t node;
-  std::uint32_t length;
+/// visiting it (CombineRule's union_depth): the depth value of each exit that counts (the longest path inside
+/// ending there) and the height of each entry (the longest path inside starting there).
+struct DepthEnds {
+  boost::container::small_vector<std::pair<std::size_t, std::uint32_t>, 2> exits;
+  boost::container::small_vector<std::pair<std::size_t, std::uint32_t>, 2> entries;
 };
 
-/// The DepthEnds of a combine run's candidates by id, each found on first use, where depths grow
-/// with the inside set (depth_grows_with_inside): there a node that is neither a constant nor
-/// inlinable counts 1 on every path through it. Flat, since most candidates are never asked for: a
-/// 12-byte slot per id and one array of the ends found.
-class DepthEndsTable {
- public:
-  /// Exits [first, middle) and entries [middle, last) of sub-graph `id`, as indexes into ends().
-  struct Slot {
-    std::uint32_t first = kUnfilled;
-    std::uint32_t middle = 0;
-    std::uint32_t last = 0;
-  };
-
-  /// The slot of sub-graph `id`, which is `s`: found and kept on the first call for `id`.
-  template <class G>
-  Slot of(const DataflowGraph<G>& graph, std::size_t id, const SubGraph& s) {
-    if (slots_.size() <= id) slots_.resize(std::max(id + 1, 2 * slots_.size()));
-    if (slots_[id].first == kUnfilled) slots_[id] = fill(graph, s);
-    return slots_[id];
+/// Fills `ends` (empty) with the DepthEnds of `s`, where depths grow with the inside set
+/// (depth_grows_with_inside): there a node that is neither a constant nor inlinable counts 1 on
+/// every path through it. Filled in place: g++ 12 at -O1 misreads the inlined move of a
+/// small_vector (-Wstringop-overread).
+template <class G>
+void fill_depth_ends(const DataflowGraph<G>& graph, const SubGraph& s, DepthEnds& ends) {
+  const boost::container::small_vector<std::size_t, 16> nodes(s.inside().begin(), s.inside().end());
+  boost::container::small_vector<std::uint32_t, 16> value(nodes.size(), 0);
+  boost::container::small_vector<std::uint32_t, 16> height(nodes.size(), 0);
+  auto at = [&](std::size_t i) { return static_cast<std::size_t>(std::lower_bound(nodes.begin(), nodes.end(), i) - nodes.begin()); };
+  auto counts = [&](std::size_t i) -> std::uint32_t { return graph.is_constant(i) || graph.is_inlinable(i) ? 0 : 1; };
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    std::uint32_t best = 0;
+    for (std::size_t j : graph.inputs(nodes[k])) {
+      if (s.inside().contains(j)) best = std::max(best, value[at(j)]);
+    }
+    value[k] = best + counts(nodes[k]);
   }
-  const DepthEnd* ends() const { return ends_.data(); }
-
- private:
-  static constexpr std::uint32_t kUnfilled = std::numeric_limits<std::uint32_t>::max();
-
-  template <class G>
-  Slot fill(const DataflowGraph<G>& graph, const SubGraph& s) {
-    const boost::container::small_vector<std::size_t, 16> nodes(s.inside().begin(), s.inside().end());
-    boost::container::small_vector<std::uint32_t, 16> value(nodes.size(), 0);
-    boost::container::small_vector<std::uint32_t, 16> height(nodes.size(), 0);
-    auto at = [&](std::size_t i) { return static_cast<std::size_t>(std::lower_bound(nodes.begin(), nodes.end(), i) - nodes.begin()); };
-    auto counts = [&](std::size_t i) -> std::uint32_t { return graph.is_constant(i) || graph.is_inlinable(i) ? 0 : 1; };
-    for (std::size_t k = 0; k < nodes.size(); ++k) {
-      std::uint32_t best = 0;
-      for (std::size_t j : graph.inputs(nodes[k])) {
-        if (s.inside().contains(j)) best = std::max(best, value[at(j)]);
-      }
-      value[k] = best + counts(nodes[k]);
+  for (std::size_t k = nodes.size(); k-- > 0;) {
+    std::uint32_t best = 0;
+    for (std::size_t o : graph.outputs(nodes[k])) {
+      if (s.inside().contains(o)) best = std::max(best, height[at(o)]);
     }
-    for (std::size_t k = nodes.size(); k-- > 0;) {
-      std::uint32_t best = 0;
-      for (std::size_t o : graph.outputs(nodes[k])) {
-        if (s.inside().contains(o)) best = std::max(best, height[at(o)]);
-      }
-      height[k] = best + counts(nodes[k]);
-    }
-    Slot slot;
-    slot.first = static_cast<std::uint32_t>(ends_.size());
-    for (std::size_t k = 0; k < nodes.size(); ++k) {
-      if (counts(nodes[k]) != 0 && s.exit().contains(nodes[k])) ends_.push_back({nodes[k], value[k]});
-    }
-    slot.middle = static_cast<std::uint32_t>(ends_.size());
-    for (std::size_t k = 0; k < nodes.size(); ++k) {
-      if (s.entry().contains(nodes[k])) ends_.push_back({nodes[k], height[k]});
-    }
-    slot.last = static_cast<std::uint32_t>(ends_.size());
-    return slot;
+    height[k] = best + counts(nodes[k]);
   }
-
-  std::vector<Slot> slots_;
-  std::vector<DepthEnd> ends_;
-};
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    if (counts(nodes[k]) != 0 && s.exit().contains(nodes[k])) ends.exits.emplace_back(nodes[k], value[k]);
+    if (s.entry().contains(nodes[k])) ends.entries.emplace_back(nodes[k], height[k]);
+  }
+}
 
 class CandidatePool {
  public:
@@ -505,7 +472,7 @@ class CombineRule final : public RuleImpl<G> {
     IdentityIndex found_index;
     std::vector<std::size_t> found_hashes;
     CombineStats stats;
-    DepthEndsTable depth_ends;  // by pool id, where depth_grows (union_depth)
+    std::vector<std::optional<DepthEnds>> ends;  // by pool id, where depth_grows (union_depth): on first use
     std::vector<std::size_t> partners;  // scratch: the partners of one candidate, each once
     EpochMarks partner_marks;  // by pool id: in `partners`
     bool has_tuples = true;           // whether the graph has a tuple node (join_tuple_args)
@@ -676,20 +643,26 @@ class CombineRule final : public RuleImpl<G> {
     /// back into the first and depths grow with the inside set: the deeper of the two, or of a
     /// path ending at an exit of the first continued from an entry of the second.
     std::size_t union_depth(std::size_t up_id, std::size_t down_id) {
+      if (ends.size() < pool.size()) ends.resize(pool.size());  // before taking references into it
+      const DepthEnds& from = depth_ends_of(up_id);
+      const DepthEnds& to = depth_ends_of(down_id);
       const SubGraph& down = pool[down_id];
-      const DepthEndsTable::Slot from = depth_ends.of(graph, up_id, pool[up_id]);
-      const DepthEndsTable::Slot to = depth_ends.of(graph, down_id, down);
-      const DepthEnd* ends = depth_ends.ends();  // after both are filled: filling may move them
       std::size_t depth = std::max(pool[up_id].depth(), down.depth());
-      for (std::uint32_t x = from.first; x < from.middle; ++x) {
-        for (std::size_t o : graph.outputs(ends[x].node)) {
+      for (const auto& [exit, value] : from.exits) {
+        for (std::size_t o : graph.outputs(exit)) {
           if (!down.inside().contains(o)) continue;
-          for (std::uint32_t e = to.middle; e < to.last; ++e) {
-            if (ends[e].node == o) depth = std::max<std::size_t>(depth, ends[x].length + ends[e].length);
+          for (const auto& [entry, height] : to.entries) {
+            if (entry == o) depth = std::max<std::size_t>(depth, value + height);
           }
         }
       }
       return depth;
+    }
+
+    /// ends[id], filled when it was not (`ends` holds an element for it).
+    const DepthEnds& depth_ends_of(std::size_t id) {
+      if (!ends[id]) detail::fill_depth_ends(graph, pool[id], ends[id].emplace());
+      return *ends[id];
     }
 
     /// Empties `partners` for a new list. add_partner() drops repeats in constant time and keeps
