@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 #include <utility>
@@ -228,6 +229,7 @@ class Importer {
   }
 
   Status read_inputs(const ::onnx::GraphProto& g) {
+    if (Status s = check_shapes_given(g); !s.ok()) return s;
     std::size_t position = 0;  // among the run-time inputs
     for (const ::onnx::ValueInfoProto& input : g.input()) {
       const std::string& name = input.name();
@@ -292,6 +294,24 @@ class Importer {
       }
       if (!detail::checked_numel(shape)) return invalid("input '" + name + "': shape " + to_string(shape) + " is negative or too large");
       values_[name] = Value{graph_.add_input(name, shape), nullptr};
+    }
+    return Status::success();
+  }
+
+  /// An error when options_.input_shapes names a value that is not a run-time input (an
+  /// initializer, a value given in input_values, a misspelt name), listing those there are.
+  Status check_shapes_given(const ::onnx::GraphProto& g) const {
+    std::set<std::string> run_time;
+    std::string listed;
+    for (const ::onnx::ValueInfoProto& input : g.input()) {
+      if (values_.count(input.name()) != 0 || options_.input_values.count(input.name()) != 0) continue;
+      if (run_time.insert(input.name()).second) listed += (listed.empty() ? "'" : ", '") + input.name() + "'";
+    }
+    for (const auto& [name, shape] : options_.input_shapes) {
+      if (run_time.count(name) == 0) {
+        return invalid("a shape is given for '" + name + "', which is not a run-time input of the model (" +
+                       (listed.empty() ? std::string("it has none") : listed) + ")");
+      }
     }
     return Status::success();
   }

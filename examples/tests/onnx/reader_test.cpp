@@ -271,6 +271,8 @@ TEST(OnnxReader, DynamicDimensionsNeedASize) {
   g = read(m, by_input);
   ASSERT_TRUE(g.ok());
   EXPECT_EQ(g->node(g->outputs()[0]).shape, (Shape{2, 3}));
+  by_input.input_shapes["xx"] = {2, 3};  // a misspelt name is not ignored
+  EXPECT_EQ(error_of(m, by_input), "a shape is given for 'xx', which is not a run-time input of the model ('x')");
 }
 
 TEST(OnnxReader, ShapesInOrderFixSymbolicSizesAndMustFitTheModel) {
