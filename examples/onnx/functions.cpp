@@ -12,6 +12,7 @@
 #include <google/protobuf/unknown_field_set.h>
 
 #include "onnx/definitions.hpp"
+#include "onnx/proto_node.hpp"
 
 namespace tc::detail {
 
@@ -91,8 +92,8 @@ class Inliner {
  private:
   static std::string label(const ::onnx::FunctionProto& f) { return f.domain().empty() ? f.name() : f.domain() + "." + f.name(); }
   static std::string node_label(const ::onnx::NodeProto& node) {
-    if (!node.name().empty()) return node.name();
-    return node.output_size() > 0 ? node.output(0) : node.op_type();
+    std::string name = node_name(node);
+    return name.empty() ? node.op_type() : name;
   }
 
   const ::onnx::FunctionProto* callee(const ::onnx::NodeProto& node) const {

@@ -7,13 +7,14 @@
 #include <unordered_set>
 #include <vector>
 
+#include "onnx/proto_node.hpp"
+
 namespace tc::detail {
 
 namespace {
 
 std::string label(const ::onnx::NodeProto& node) {
-  const std::string name = !node.name().empty() ? node.name() : node.output_size() > 0 ? node.output(0) : std::string();
-  return "node '" + name + "' (" + node.op_type() + ")";
+  return "node '" + node_name(node) + "' (" + node.op_type() + ")";
 }
 
 }  // namespace

@@ -39,4 +39,10 @@ class NodeAttrs {
   const ::onnx::NodeProto& node_;
 };
 
+/// How errors name `node`: its name, else its first output's ("" when it has neither).
+inline std::string node_name(const ::onnx::NodeProto& node) {
+  if (!node.name().empty()) return node.name();
+  return node.output_size() > 0 ? node.output(0) : std::string();
+}
+
 }  // namespace tc::detail

@@ -129,7 +129,7 @@ class Importer {
     count_uses(g);
     for (const ::onnx::NodeProto& node : g.node()) {
       if (Status s = read_node(node); !s.ok()) {
-        return Error{s.code(), "node '" + node_label(node) + "' (" + node.op_type() + "): " + s.message()};
+        return Error{s.code(), "node '" + detail::node_name(node) + "' (" + node.op_type() + "): " + s.message()};
       }
     }
     return finish(g);
@@ -511,11 +511,6 @@ class Importer {
 
   // -------------------------------------------------------------------------------------------
   // Nodes.
-
-  static std::string node_label(const ::onnx::NodeProto& node) {
-    if (!node.name().empty()) return node.name();
-    return node.output_size() > 0 ? node.output(0) : std::string();
-  }
 
   /// Finds the version of the node's definition (since_), which must be one the reader reads.
   Status check_definition(const ::onnx::NodeProto& node) {
