@@ -92,6 +92,9 @@ const char* const kHelp =
     "  --cold-weights        on a GPU whose L2 cache holds less than twice the model's weights, time each\n"
     "                        recorded launch of a candidate with weights after a read that evicts the L2\n"
     "                        and a read of its inputs, taking their own time off (default: back to back)\n"
+    "  --search-costs        estimate each configuration from the costs the search chose its parts by\n"
+    "                        (default: its parts timed again, together, once the search is done: the\n"
+    "                        lowest of many noisy measurements win the search, so those costs lean low)\n"
     "  --refine SECONDS      with --compare: refine collage's partitioning for this long by evolutionary\n"
     "                        search with the whole model's measured latency as fitness (\"collage+evo\")\n"
     "  --explain             for each partition, the alternatives the search had and why each lost\n"
@@ -129,6 +132,7 @@ struct Options {
   double refine = 0;
   bool cold_caches = false;
   bool warm_caches = false;
+  bool search_costs = false;
   bool cold_weights = false;
   int threads = 1;
   bool blocked_layouts = true;
@@ -179,6 +183,8 @@ std::optional<int> parse(const std::vector<std::string>& args, Options& out) {
       out.blocked_layouts = false;
     } else if (a == "--warm-caches") {
       out.warm_caches = true;
+    } else if (a == "--search-costs") {
+      out.search_costs = true;
     } else if (a == "--cold-weights") {
       out.cold_weights = true;
     } else if (a == "--explain") {
@@ -571,6 +577,7 @@ int main(int argc, char** argv) {
     compare.partitioner.progress = progress.callback();
   }
   if (options.profile) compare.profile_runs = 20;
+  if (options.measured && !options.search_costs) compare.remeasure_parts = candidate_timing(options, *model);
   if (options.tuning_budget > 0) compare.partitioner.budget.max_seconds = options.tuning_budget;
   compare.refine_seconds = options.refine;
   compare.refine_timing.warmups = 1;

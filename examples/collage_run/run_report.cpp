@@ -16,6 +16,15 @@ namespace {
 
 std::string ms(double v) { return collage::format_double(v, v < 1 ? 3 : 4); }
 
+/// How far `estimate` is off `measured`, relative to it (0 when nothing was measured).
+double relative_off(double estimate, double measured) { return measured > 0 ? (estimate - measured) / measured : 0.0; }
+
+/// relative_off as a signed percentage ("-4.2%").
+std::string percent_off(double estimate, double measured) {
+  const double off = relative_off(estimate, measured);
+  return (off >= 0 ? "+" : "") + collage::format_double(100 * off, 3) + "%";
+}
+
 std::string partitions_text(const ConfigurationResult& r) {
   std::vector<std::string> parts;
   for (const auto& [backend, n] : r.partitions) parts.push_back(backend + " " + std::to_string(n));
@@ -116,9 +125,14 @@ std::string format_report(const collage::DataflowGraph<Graph>& dataflow, const R
       out += "collage: " + ms(c->latency_ms) + " ms, " + collage::format_double(best->latency_ms / c->latency_ms, 3) +
              "x the best single configuration\n";
     }
-    const double additive = c->latency_ms > 0 ? (c->estimated_ms - c->latency_ms) / c->latency_ms : 0;
-    out += "additive error: the parts' measured costs and the moves charged between them sum to " +
-           ms(c->estimated_ms) + " ms against " + ms(c->latency_ms) + " ms measured end to end (" + (additive >= 0 ? "+" : "") + collage::format_double(100 * additive, 3) + "%)\n";
+    out += "additive error: the parts' costs" + std::string(c->parts_remeasured ? ", timed again together after the search," : "") +
+           " and the moves charged between them sum to " + ms(c->estimated_ms) + " ms against " + ms(c->latency_ms) +
+           " ms measured end to end (" + percent_off(c->estimated_ms, c->latency_ms) + ")";
+    if (c->parts_remeasured) {
+      out += "; the costs the search chose them by sum to " + ms(c->search_estimated_ms) + " ms (" +
+             percent_off(c->search_estimated_ms, c->latency_ms) + ")";
+    }
+    out += "\n";
   }
   if (std::optional<GuardDecision> guard = decide_guard(report.results)) out += "runs: " + guard->summary + "\n";
   for (const ConfigurationResult& r : report.results) {
@@ -154,9 +168,8 @@ std::string format_profile(const collage::DataflowGraph<Graph>& dataflow, const 
     std::vector<double> alone(r.step_ms.size(), 0.0);
     std::size_t part = 0;
     for (std::size_t k = 0; k < r.steps.size() && k < alone.size(); ++k) {
-      if (r.steps[k].moves_a_value() || part >= r.partition->partitioning.parts.size()) continue;
-      const auto& cost = r.partition->partitioning.parts[part++].cost;
-      alone[k] = cost.is_known() ? cost.raw() : 0.0;
+      if (r.steps[k].moves_a_value() || part >= r.part_ms.size()) continue;
+      alone[k] = r.part_ms[part++];
     }
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
       return r.step_ms[a] - alone[a] > r.step_ms[b] - alone[b];
@@ -214,6 +227,8 @@ std::string report_json(const collage::DataflowGraph<Graph>& dataflow, const Run
     c["partitions"] = total;
     c["partitions_by_backend"] = by_backend;
     c["estimated_ms"] = r.estimated_ms;
+    c["search_estimated_ms"] = r.search_estimated_ms;
+    c["parts_remeasured"] = r.parts_remeasured;
     if (r.refinement) {
       const collage::EvolutionStats& st = *r.refinement;
       nlohmann::ordered_json refinement;
@@ -229,10 +244,12 @@ std::string report_json(const collage::DataflowGraph<Graph>& dataflow, const Run
     if (!r.matches) c["mismatch"] = r.mismatch;
     if (r.partition) {
       nlohmann::ordered_json parts = nlohmann::ordered_json::array();
-      for (const collage::Candidate& part : r.partition->partitioning.parts) {
+      for (std::size_t k = 0; k < r.partition->partitioning.parts.size(); ++k) {
+        const collage::Candidate& part = r.partition->partitioning.parts[k];
         nlohmann::ordered_json pj;
         pj["target"] = std::string(part.target);
         pj["cost_ms"] = part.cost.is_known() ? nlohmann::ordered_json(part.cost.raw()) : nlohmann::ordered_json(nullptr);
+        if (r.parts_remeasured && k < r.part_ms.size()) pj["remeasured_ms"] = r.part_ms[k];
         nlohmann::ordered_json nodes = nlohmann::ordered_json::array();
         for (std::size_t i : part.sub_graph.inside()) {
           if (dataflow.needs_kernel(i)) nodes.push_back(dataflow.label(i));
@@ -265,7 +282,8 @@ std::string report_json(const collage::DataflowGraph<Graph>& dataflow, const Run
     j["best_single"] = best->name;
     if (const ConfigurationResult* c = collage_result(report); c && c->error.empty()) {
       j["collage_speedup_over_best_single"] = best->latency_ms / c->latency_ms;
-      j["additive_error"] = c->latency_ms > 0 ? (c->estimated_ms - c->latency_ms) / c->latency_ms : 0.0;
+      j["additive_error"] = relative_off(c->estimated_ms, c->latency_ms);
+      j["search_additive_error"] = relative_off(c->search_estimated_ms, c->latency_ms);
     }
   }
   if (std::optional<GuardDecision> guard = decide_guard(report.results)) {

@@ -41,12 +41,13 @@ struct RunReport {
 /// each collage partition.
 std::string format_report(const collage::DataflowGraph<Graph>& dataflow, const RunReport& report, bool explain);
 
-/// For each configuration that was profiled: each step's time in the model against the cost its
-/// partition was measured at alone (what the search added up), largest difference first.
+/// For each configuration that was profiled: each step's time in the model against its
+/// partition's cost alone (in the estimate: ConfigurationResult::part_ms), largest difference first.
 std::string format_profile(const collage::DataflowGraph<Graph>& dataflow, const RunReport& report);
 
 /// The report as JSON: {"model", "configurations": [{"name", "latency_ms", "matches",
-/// "max_abs_error", "partitions", "estimated_ms", ...}], "measurements", "tuning_seconds", ...}.
+/// "max_abs_error", "partitions", "estimated_ms", "search_estimated_ms", ...}], "measurements",
+/// "tuning_seconds", "additive_error", "search_additive_error", ...}.
 std::string report_json(const collage::DataflowGraph<Graph>& dataflow, const RunReport& report);
 
 /// The collage configuration's partitioning (else the first that partitioned) as Graphviz DOT at

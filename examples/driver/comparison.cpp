@@ -4,12 +4,43 @@
 #include <cmath>
 #include <cstddef>
 #include <limits>
+#include <numeric>
 
 #include <collage/support/numbers.hpp>
 
 #include "tensor/compare.hpp"
+#include "tensor/function.hpp"
 
 namespace tc {
+
+namespace {
+
+/// Times the parts of `partitioning` whose search cost is known again, together under `timing`,
+/// into `part_ms` (ms, in the partitioning's order); a part that cannot be timed keeps the
+/// search's cost.
+void remeasure(const collage::DataflowGraph<Graph>& dataflow, const collage::Partitioning& partitioning,
+               const BackendSet& backends, const DeviceSet& devices, const KernelTimingOptions& timing,
+               std::vector<double>& part_ms) {
+  std::vector<Function> functions;
+  functions.reserve(partitioning.parts.size());
+  std::vector<KernelToTime> kernels;
+  std::vector<std::size_t> timed;
+  for (std::size_t k = 0; k < partitioning.parts.size(); ++k) {
+    const collage::Candidate& part = partitioning.parts[k];
+    const Backend* backend = backends.find(std::string(part.target));
+    Device* device = backend != nullptr ? devices.find(backend->device()) : nullptr;
+    if (!part.cost.is_known() || device == nullptr || !device->available()) continue;
+    functions.push_back(extract_function(dataflow, part.sub_graph));
+    kernels.push_back({&functions.back(), backend, device});
+    timed.push_back(k);
+  }
+  const std::vector<collage::Result<collage::Measurement>> costs = time_functions(kernels, timing);
+  for (std::size_t j = 0; j < costs.size(); ++j) {
+    if (costs[j].ok() && costs[j]->cost.is_known()) part_ms[timed[j]] = costs[j]->cost.raw();
+  }
+}
+
+}  // namespace
 
 PreparedRun prepare_partitioning(const collage::DataflowGraph<Graph>& dataflow, const collage::Partitioning& partitioning,
                                  const std::vector<Tensor>& inputs, const std::vector<Tensor>& expected,
@@ -18,9 +49,16 @@ PreparedRun prepare_partitioning(const collage::DataflowGraph<Graph>& dataflow, 
   ConfigurationResult& r = run.result;
   for (const collage::Candidate& part : partitioning.parts) {
     ++r.partitions[std::string(part.target)];
-    if (part.cost.is_known()) r.estimated_ms += part.cost.raw();
+    r.part_ms.push_back(part.cost.is_known() ? part.cost.raw() : 0.0);
   }
-  for (double moves : partitioning.transfers) r.estimated_ms += moves;
+  double moves_ms = 0;
+  for (double moves : partitioning.transfers) moves_ms += moves;
+  r.search_estimated_ms = std::accumulate(r.part_ms.begin(), r.part_ms.end(), moves_ms);
+  if (options.remeasure_parts) {
+    remeasure(dataflow, partitioning, backends, devices, *options.remeasure_parts, r.part_ms);
+    r.parts_remeasured = true;
+  }
+  r.estimated_ms = std::accumulate(r.part_ms.begin(), r.part_ms.end(), moves_ms);
   collage::Result<Executable> exe = Executable::compile(dataflow, partitioning, backends, devices, options.executable);
   if (!exe.ok()) {
     r.error = exe.error().message;
@@ -106,6 +144,7 @@ PreparedRun refine_collage(const collage::DataflowGraph<Graph>& dataflow, const 
   ComparisonOptions once = options;
   once.rounds = 1;
   once.profile_runs = 0;
+  once.remeasure_parts.reset();
   once.timing = options.refine_timing;
   auto measure_whole_model = [&](const collage::DataflowGraph<Graph>&,
                                  const collage::Partitioning& p) -> collage::Result<collage::Cost> {

@@ -15,6 +15,7 @@
 #include <collage/search/evolutionary_search.hpp>
 
 #include "backends/registry.hpp"
+#include "costing/kernel_timing.hpp"
 #include "driver/configurations.hpp"
 #include "executor/executable.hpp"
 
@@ -38,9 +39,16 @@ struct ConfigurationResult {
   std::string mismatch;
   /// Partitions per backend.
   std::map<std::string, std::size_t> partitions;
-  /// The sum of the chosen parts' estimated costs and of the copies and reorders the search
-  /// charged between them (ms): what the search believed.
+  /// The additive cost model's estimate (ms): the parts' costs and the copies and reorders the
+  /// search charged between them. With ComparisonOptions::remeasure_parts, the parts' costs are
+  /// those timed again after the search; else the search's.
   double estimated_ms = 0;
+  /// What the search believed (ms): the costs it chose the parts by, and the moves it charged.
+  double search_estimated_ms = 0;
+  /// Each part's cost in estimated_ms (ms; 0 where Unknown), in the partitioning's order.
+  std::vector<double> part_ms;
+  /// Whether part_ms were timed again after the search (ComparisonOptions::remeasure_parts).
+  bool parts_remeasured = false;
   /// The partitioning and everything the search knew (for explanations and pictures).
   std::optional<collage::PartitionResult> partition;
   std::vector<ArenaStats> memory;
@@ -77,6 +85,13 @@ struct ComparisonOptions {
   /// How the refinement times one candidate partitioning of the whole model.
   collage::TimingOptions refine_timing;
   std::uint64_t refine_seed = 1;
+  /// When set, each configuration's parts are timed again under these options once the search is
+  /// done, together (CPU parts in turns with one another, as they follow one another in the
+  /// model), and estimated_ms sums those fresh costs. The costs a search chooses by are the
+  /// lowest of many noisy measurements of overlapping candidates, so the parts it picks lean
+  /// towards draws below their true cost and its own sum is optimistic; fresh samples of the
+  /// chosen parts are not picked for being low. Unset: the search's costs.
+  std::optional<KernelTimingOptions> remeasure_parts;
   /// Among the single-backend configurations, compile, check and time only the one whose
   /// partitioning the search estimates cheapest (the others are partitioned too, measuring what
   /// collage then finds known, and left out of the results): what

@@ -324,6 +324,62 @@ TEST_F(ComparisonFixture, TheGuardKeepsCollagesChoiceWhenItIsFaster) {
   EXPECT_EQ(guard->best_single, "native");
 }
 
+TEST_F(ComparisonFixture, TheEstimateSumsThePartsTimedAgainAfterTheSearchNotTheCostsItChoseBy) {
+  backends = BackendSet();
+  backends.add(std::make_unique<SleepyBackend>());
+  backends.add(std::make_unique<NativeBackend>());
+  auto oracle = believing_cheap("sleepy");
+  ComparisonOptions options = quick_comparison();
+  options.remeasure_parts = quick_kernels();
+  std::vector<ConfigurationResult> results = compare_configurations(
+      dataflow, inputs, expected, standard_configurations(backends), backends, devices.set, *oracle, options);
+  expect_all_ran_and_matched(results);
+  std::size_t sleepy_parts = 0;
+  for (const ConfigurationResult& r : results) {
+    ASSERT_TRUE(r.partition) << r.name;
+    const collage::Partitioning& p = r.partition->partitioning;
+    EXPECT_TRUE(r.parts_remeasured) << r.name;
+    ASSERT_EQ(r.part_ms.size(), p.parts.size()) << r.name;
+    double moves = 0;
+    for (double m : p.transfers) moves += m;
+    double searched = moves;
+    double timed_again = moves;
+    for (std::size_t k = 0; k < p.parts.size(); ++k) {
+      if (p.parts[k].cost.is_known()) searched += p.parts[k].cost.raw();
+      timed_again += r.part_ms[k];
+      if (std::string(p.parts[k].target) != "sleepy") continue;
+      ++sleepy_parts;
+      EXPECT_LT(p.parts[k].cost.raw(), 1.0) << r.name;  // what the oracle believed
+      EXPECT_GE(r.part_ms[k], 2.0) << r.name;           // each sleepy kernel sleeps 2 ms
+    }
+    EXPECT_NEAR(r.search_estimated_ms, searched, 1e-9) << r.name;
+    EXPECT_NEAR(r.estimated_ms, timed_again, 1e-9) << r.name;
+  }
+  EXPECT_GT(sleepy_parts, 0u);
+  RunReport report;
+  report.results = results;
+  const std::string text = format_report(dataflow, report, false);
+  EXPECT_NE(text.find("timed again together after the search"), std::string::npos) << text;
+  EXPECT_NE(text.find("the costs the search chose them by sum to"), std::string::npos) << text;
+  const nlohmann::json j = nlohmann::json::parse(report_json(dataflow, report));
+  EXPECT_TRUE(j.contains("search_additive_error"));
+  const nlohmann::json& collage = j.at("configurations").back();
+  EXPECT_EQ(collage.at("parts_remeasured"), true);
+  EXPECT_GT(collage.at("estimated_ms").get<double>(), collage.at("search_estimated_ms").get<double>() + 1.9);
+  EXPECT_TRUE(collage.at("parts").at(0).contains("remeasured_ms"));
+}
+
+TEST_F(ComparisonFixture, WithoutTimingAgainTheEstimateIsTheSearchs) {
+  auto measurements = session();
+  const std::vector<ConfigurationResult> results = compare(*measurements, quick_comparison());
+  expect_all_ran_and_matched(results);
+  for (const ConfigurationResult& r : results) {
+    EXPECT_FALSE(r.parts_remeasured) << r.name;
+    EXPECT_DOUBLE_EQ(r.estimated_ms, r.search_estimated_ms) << r.name;
+    EXPECT_GT(r.estimated_ms, 0.0) << r.name;
+  }
+}
+
 TEST_F(ComparisonFixture, WithoutComparingEverythingOnlyTheSingleConfigurationEstimatedCheapestIsTimed) {
   backends = BackendSet();
   backends.add(std::make_unique<SleepyBackend>());
