@@ -9,7 +9,8 @@
 # Each model is first tuned at each thread count (costs measured, kept in a database for the
 # rounds). The database starts empty unless --keep-db: costs measured on another day, on a machine
 # whose speed has moved since, would show as the additive model's error. The tuning run's own
-# additive error (the parts and the whole measured in one process) is recorded beside the rounds'.
+# additive error (the parts and the whole measured in one process) is recorded beside the rounds', and
+# each round's error by the costs the search chose its parts by beside the error of the estimate.
 #
 # Without models: the model zoo (tc-make-models --all) plus every .onnx in bench/ort/models/ if
 # present. Writes DIR/bench-results/ort_vs_collage.json and .md, with what ran over the best single
@@ -93,6 +94,7 @@ print(json.dumps({"model": name, "threads": int(threads), "round": int(round_), 
                   "collage_ms": collage and collage["latency_ms"], "ort_ms": ort.get("median_ms"),
                   "ort": ort.get("ort"), "best_single_ms": guard.get("best_single_ms"),
                   "additive_error": report.get("additive_error"),
+                  "search_additive_error": report.get("search_additive_error"),
                   "tuning_additive_error": load(tune_path).get("additive_error")}))
 PY
     done
