@@ -9,8 +9,8 @@
 # Each model is first tuned at each thread count (costs measured, kept in a database for the
 # rounds). The database starts empty unless --keep-db: costs measured on another day, on a machine
 # whose speed has moved since, would show as the additive model's error. The tuning run's own
-# additive error (the parts and the whole measured in one process) is recorded beside the rounds', and
-# each round's error by the costs the search chose its parts by beside the error of the estimate.
+# additive error (the parts and the whole measured in one process) is recorded beside the rounds';
+# each round records the error of collage-run's estimate and that of the search's own costs.
 #
 # Without models: the model zoo (tc-make-models --all) plus every .onnx in bench/ort/models/ if
 # present. Writes DIR/bench-results/ort_vs_collage.json and .md, with what ran over the best single
