@@ -8,33 +8,28 @@
 
 #include <collage/support/numbers.hpp>
 
+#include "costing/measuring_oracle.hpp"
 #include "tensor/compare.hpp"
-#include "tensor/function.hpp"
 
 namespace tc {
 
 namespace {
 
-/// Times the parts of `partitioning` whose search cost is known again, together under `timing`,
-/// into `part_ms` (ms, in the partitioning's order); a part that cannot be timed keeps the
-/// search's cost.
+/// Times the parts of `partitioning` whose search cost is known again, together under `timing`
+/// (the measuring oracle, with nothing cached), into `part_ms` (ms, in the partitioning's order);
+/// a part that cannot be timed keeps the search's cost.
 void remeasure(const collage::DataflowGraph<Graph>& dataflow, const collage::Partitioning& partitioning,
                const BackendSet& backends, const DeviceSet& devices, const KernelTimingOptions& timing,
                std::vector<double>& part_ms) {
-  std::vector<Function> functions;
-  functions.reserve(partitioning.parts.size());
-  std::vector<KernelToTime> kernels;
+  std::vector<const collage::Candidate*> known;
   std::vector<std::size_t> timed;
   for (std::size_t k = 0; k < partitioning.parts.size(); ++k) {
-    const collage::Candidate& part = partitioning.parts[k];
-    const Backend* backend = backends.find(std::string(part.target));
-    Device* device = backend != nullptr ? devices.find(backend->device()) : nullptr;
-    if (!part.cost.is_known() || device == nullptr || !device->available()) continue;
-    functions.push_back(extract_function(dataflow, part.sub_graph));
-    kernels.push_back({&functions.back(), backend, device});
+    if (!partitioning.parts[k].cost.is_known()) continue;
+    known.push_back(&partitioning.parts[k]);
     timed.push_back(k);
   }
-  const std::vector<collage::Result<collage::Measurement>> costs = time_functions(kernels, timing);
+  const std::vector<collage::Result<collage::Measurement>> costs =
+      make_measuring_oracle(backends, devices, timing)->measure_batch(dataflow, known);
   for (std::size_t j = 0; j < costs.size(); ++j) {
     if (costs[j].ok() && costs[j]->cost.is_known()) part_ms[timed[j]] = costs[j]->cost.raw();
   }
