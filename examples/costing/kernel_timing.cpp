@@ -246,7 +246,7 @@ std::vector<collage::Result<collage::Measurement>> time_in_turns(const std::vect
     spans.clear();
     for (std::size_t k = 0; k < r.inputs.size(); ++k) spans.push_back({r.inputs[k], r.input_floats[k]});
     for (std::size_t k = 0; k < r.outputs.size(); ++k) spans.push_back({r.outputs[k], r.output_floats[k]});
-    touch_shares(spans, options.cpu_threads);
+    touch_interleaved(spans, options.cpu_threads);
   };
   const DenormalsFlushed denormals(options.flush_denormals);
   const std::vector<collage::Measurement> ms = collage::time_in_turns(

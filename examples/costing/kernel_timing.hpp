@@ -48,8 +48,9 @@ struct KernelTimingOptions {
   /// Run CPU kernels with denormals flushed to zero, as the executor does (DenormalsFlushed).
   bool flush_denormals = true;
   /// Threads the CPU backends' kernels run on. In turns (model_bytes), each run's inputs and
-  /// outputs are read back on that many threads of the shared pool (touch_shares), as partitions on
-  /// that many threads leave them in every core's caches.
+  /// outputs are read back on that many threads of the shared pool, their chunks dealt out in turn
+  /// (touch_interleaved), as partitions on that many threads leave them spread over every core's
+  /// caches.
   int cpu_threads = 1;
 };
 

@@ -14,7 +14,7 @@ std::string measuring_oracle_version(const BackendSet& backends, const DeviceSet
     version += "|cold caches";
   } else if (timing.model_bytes > 0) {
     version += "|in turns behind " + std::to_string(timing.model_bytes >> 20) + " MiB";
-    if (timing.cpu_threads > 1) version += ", read back on " + std::to_string(timing.cpu_threads) + " threads";
+    if (timing.cpu_threads > 1) version += ", read back interleaved on " + std::to_string(timing.cpu_threads) + " threads";
   }
   if (!timing.flush_denormals) version += "|IEEE denormals";
   for (DeviceKind kind : {DeviceKind::cpu, DeviceKind::cuda}) {
@@ -80,7 +80,7 @@ std::string MeasurementSession::describe() const {
   if (cold_caches_) out += ", the caches evicted before each run";
   if (model_bytes_ > 0) {
     out += ", CPU kernels in turns with " + std::to_string(model_bytes_ >> 20) + " MiB through the caches between two runs of one";
-    if (cpu_threads_ > 1) out += ", their inputs and outputs read back on " + std::to_string(cpu_threads_) + " threads";
+    if (cpu_threads_ > 1) out += ", their inputs and outputs read back on " + std::to_string(cpu_threads_) + " threads, interleaved";
   }
   if (cold_weights_) out += ", the GPU's weights out of its L2 cache as in the model";
   if (store_) {

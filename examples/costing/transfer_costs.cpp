@@ -134,7 +134,7 @@ ReorderTable measure_reorders(const collage::DataflowGraph<Graph>& dataflow, con
     };
     hooks.before_run = [&](std::size_t k) {
       const Reorder& r = reorders[k];
-      touch_shares({{r.source.data(), r.source.size()}, {r.target.data(), r.target.size()}}, threads);
+      touch_interleaved({{r.source.data(), r.source.size()}, {r.target.data(), r.target.size()}}, threads);
     };
     measured = collage::time_in_turns(reorders.size(), run, timing, hooks);
   }

@@ -70,13 +70,12 @@ void touch(const float* data, std::size_t count) {
   (void)sink;
 }
 
-void touch_shares(const std::vector<FloatSpan>& spans, int threads) {
-  constexpr std::int64_t kLine = 64 / sizeof(float);
+void touch_interleaved(const std::vector<FloatSpan>& spans, int threads) {
   const int parts = std::max(threads, 1);
   parallel_parts(parts, [&](int part) {
     for (const FloatSpan& span : spans) {
-      const auto [begin, end] = share(static_cast<std::int64_t>(span.count), kLine, part, parts);
-      touch(span.data + begin, static_cast<std::size_t>(end - begin));
+      for_each_interleaved_chunk(span.count, part, parts,
+                                 [&](std::size_t begin, std::size_t end) { touch(span.data + begin, end - begin); });
     }
   });
 }

@@ -63,10 +63,27 @@ struct FloatSpan {
   std::size_t count = 0;
 };
 
-/// touch() of every span on `threads` threads of the shared pool (cpu_threads.hpp), each reading
-/// its contiguous share of each span: where a partition on that many threads leaves its results,
-/// a share in each core's caches rather than all in the calling thread's. One thread: the calling
-/// thread reads them all.
-void touch_shares(const std::vector<FloatSpan>& spans, int threads);
+/// The floats in one chunk of touch_interleaved(): 4 KiB.
+inline constexpr std::size_t kInterleaveChunkFloats = 1024;
+
+/// Calls `f(begin, end)` for the chunks of [0, count) that `part` of `parts` reads in
+/// touch_interleaved(): chunk k (kInterleaveChunkFloats floats, the last one shorter) goes to part
+/// k % parts, so that every part holds about 1/parts of any long stretch of the span.
+template <class F>
+void for_each_interleaved_chunk(std::size_t count, int part, int parts, F&& f) {
+  const std::size_t stride = kInterleaveChunkFloats * static_cast<std::size_t>(parts < 1 ? 1 : parts);
+  for (std::size_t begin = static_cast<std::size_t>(part) * kInterleaveChunkFloats; begin < count; begin += stride) {
+    f(begin, begin + (count - begin < kInterleaveChunkFloats ? count - begin : kInterleaveChunkFloats));
+  }
+}
+
+/// touch() of every span on `threads` threads of the shared pool (cpu_threads.hpp), the span's
+/// chunks dealt out in turn (for_each_interleaved_chunk): where a partition on that many threads
+/// leaves its results for the next, whose split of the work is not its own, so that each core
+/// finds about 1/threads of what it reads in its own caches and the rest in the others'. (A read
+/// of contiguous shares would put each core's share where a kernel that splits its input the same
+/// way wants it, and kernels so timed ran 1.2-2.5x as long inside models on two threads.) One
+/// thread: the calling thread reads them all.
+void touch_interleaved(const std::vector<FloatSpan>& spans, int threads);
 
 }  // namespace tc

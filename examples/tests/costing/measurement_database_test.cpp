@@ -191,7 +191,7 @@ TEST(MeasurementDatabase, TheIdentityNamesTheThreadsThatReadBackACandidatesInput
   timing.cpu_threads = 2;
   const std::string two = measuring_oracle_version(backends, devices, timing);
   EXPECT_NE(one, two);
-  EXPECT_NE(two.find("in turns behind 64 MiB, read back on 2 threads"), std::string::npos) << two;
+  EXPECT_NE(two.find("in turns behind 64 MiB, read back interleaved on 2 threads"), std::string::npos) << two;
   timing.model_bytes = 0;  // warm, run over and over: nothing read back
   EXPECT_EQ(measuring_oracle_version(backends, devices, timing).find("read back"), std::string::npos);
 }
