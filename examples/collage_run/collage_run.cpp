@@ -95,6 +95,9 @@ const char* const kHelp =
     "  --search-costs        estimate each configuration from the costs the search chose its parts by\n"
     "                        (default: its parts timed again, together, once the search is done: the\n"
     "                        lowest of many noisy measurements win the search, so those costs lean low)\n"
+    "  --pooled-searches N   search a configuration of several backends up to N more times (default 0),\n"
+    "                        each time with the costs of the parts the last search chose pooled with\n"
+    "                        their times taken again, until it chooses the same parts twice\n"
     "  --refine SECONDS      with --compare: refine collage's partitioning for this long by evolutionary\n"
     "                        search with the whole model's measured latency as fitness (\"collage+evo\")\n"
     "  --explain             for each partition, the alternatives the search had and why each lost\n"
@@ -135,6 +138,7 @@ struct Options {
   bool search_costs = false;
   bool cold_weights = false;
   int threads = 1;
+  std::size_t pooled_searches = 0;
   bool blocked_layouts = true;
   bool record = true;
   bool concat_in_place = true;
@@ -252,6 +256,11 @@ std::optional<int> parse(const std::vector<std::string>& args, Options& out) {
       auto n = v ? collage::parse_index(*v) : std::nullopt;
       if (!n || *n < 1 || *n > 1024) return usage("option '--threads' needs an integer from 1 to 1024");
       out.threads = static_cast<int>(*n);
+    } else if (a == "--pooled-searches") {
+      const std::string* v = value();
+      auto n = v ? collage::parse_index(*v) : std::nullopt;
+      if (!n || *n > 100) return usage("option '--pooled-searches' needs an integer from 0 to 100");
+      out.pooled_searches = *n;
     } else if (a == "--seed") {
       const std::string* v = value();
       auto s = v ? collage::parse_index(*v) : std::nullopt;
@@ -577,7 +586,10 @@ int main(int argc, char** argv) {
     compare.partitioner.progress = progress.callback();
   }
   if (options.profile) compare.profile_runs = 20;
-  if (options.measured && !options.search_costs) compare.remeasure_parts = candidate_timing(options, *model);
+  if (options.measured && !options.search_costs) {
+    compare.remeasure_parts = candidate_timing(options, *model);
+    compare.pooled_searches = options.pooled_searches;
+  }
   if (options.tuning_budget > 0) compare.partitioner.budget.max_seconds = options.tuning_budget;
   compare.refine_seconds = options.refine;
   compare.refine_timing.warmups = 1;

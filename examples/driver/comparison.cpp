@@ -5,7 +5,9 @@
 #include <cstddef>
 #include <limits>
 #include <numeric>
+#include <unordered_map>
 
+#include <collage/cost/structural_key.hpp>
 #include <collage/support/numbers.hpp>
 
 #include "costing/measuring_oracle.hpp"
@@ -33,6 +35,113 @@ void remeasure(const collage::DataflowGraph<Graph>& dataflow, const collage::Par
   for (std::size_t j = 0; j < costs.size(); ++j) {
     if (costs[j].ok() && costs[j]->cost.is_known()) part_ms[timed[j]] = costs[j]->cost.raw();
   }
+}
+
+/// Answers a candidate whose structure has pooled samples with their mean, every other one from
+/// the oracle it wraps: the search's costs of the parts it chose, corrected by their times taken
+/// again.
+class PooledOracle final : public collage::CostOracle<Graph> {
+ public:
+  explicit PooledOracle(collage::CostOracle<Graph>& inner) : inner_(inner) {}
+
+  /// Pools `again_ms`, a new time of `part`, with its samples so far; the first time a part's
+  /// structure is pooled, with the cost the search chose it by.
+  void pool(const collage::DataflowGraph<Graph>& dataflow, const collage::Candidate& part, double again_ms) {
+    auto [it, fresh] = pools_.try_emplace(collage::structural_key(dataflow, part));
+    if (fresh) it->second = Pool{part.cost.raw(), 1};
+    it->second.sum += again_ms;
+    ++it->second.samples;
+  }
+
+  std::string name() const override { return "pooled(" + inner_.name() + ")"; }
+  std::string unit() const override { return inner_.unit(); }
+  collage::OracleStats stats() const override { return inner_.stats(); }
+  const collage::CostOracle<Graph>* wrapped() const override { return &inner_; }
+
+ private:
+  struct Pool {
+    double sum = 0;
+    std::size_t samples = 0;
+  };
+
+  std::vector<collage::Result<collage::Measurement>> do_measure_batch(
+      const collage::DataflowGraph<Graph>& graph, const std::vector<const collage::Candidate*>& candidates) override {
+    return answer(graph, candidates, [&](const std::vector<const collage::Candidate*>& rest) {
+      return inner_.measure_batch(graph, rest);
+    });
+  }
+  std::vector<collage::Result<collage::Measurement>> do_known_batch(
+      const collage::DataflowGraph<Graph>& graph, const std::vector<const collage::Candidate*>& candidates) override {
+    return answer(graph, candidates, [&](const std::vector<const collage::Candidate*>& rest) {
+      return inner_.known_batch(graph, rest);
+    });
+  }
+
+  /// The pooled means, and what `ask_inner` answers for the candidates without a pool.
+  template <class AskInner>
+  std::vector<collage::Result<collage::Measurement>> answer(const collage::DataflowGraph<Graph>& graph,
+                                                            const std::vector<const collage::Candidate*>& candidates,
+                                                            AskInner ask_inner) {
+    std::vector<collage::Result<collage::Measurement>> out(candidates.size(), collage::Measurement{});
+    std::vector<const collage::Candidate*> rest;
+    std::vector<std::size_t> rest_at;
+    for (std::size_t k = 0; k < candidates.size(); ++k) {
+      auto it = pools_.empty() ? pools_.end() : pools_.find(collage::structural_key(graph, *candidates[k]));
+      if (it == pools_.end()) {
+        rest.push_back(candidates[k]);
+        rest_at.push_back(k);
+        continue;
+      }
+      const Pool& p = it->second;
+      out[k] = collage::Measurement{collage::Cost::value(p.sum / static_cast<double>(p.samples)), 0.0, p.samples};
+    }
+    if (!rest.empty()) {
+      std::vector<collage::Result<collage::Measurement>> answers = ask_inner(rest);
+      for (std::size_t j = 0; j < answers.size(); ++j) out[rest_at[j]] = std::move(answers[j]);
+    }
+    return out;
+  }
+
+  collage::CostOracle<Graph>& inner_;
+  std::unordered_map<std::string, Pool> pools_;
+};
+
+/// Whether two partitionings chose the same parts for the same targets.
+bool same_parts(const collage::Partitioning& a, const collage::Partitioning& b) {
+  return std::equal(a.parts.begin(), a.parts.end(), b.parts.begin(), b.parts.end(),
+                    [](const collage::Candidate& x, const collage::Candidate& y) {
+                      return x.target == y.target && x.sub_graph.inside() == y.sub_graph.inside();
+                    });
+}
+
+/// `first`, `configuration`'s partitioning under `oracle`, searched again (at most
+/// options.pooled_searches more times) with the costs of the parts each search chose pooled with
+/// their times taken again (remeasure), until a search chooses the parts it chose before.
+/// `searches` counts the searches, the first included.
+collage::PartitionResult search_with_pooled_costs(const collage::DataflowGraph<Graph>& dataflow,
+                                                  collage::PartitionResult first, const Configuration& configuration,
+                                                  const BackendSet& backends, const DeviceSet& devices,
+                                                  collage::CostOracle<Graph>& oracle, const ComparisonOptions& options,
+                                                  std::size_t& searches) {
+  PooledOracle pooled(oracle);
+  collage::PartitionResult chosen = std::move(first);
+  searches = 1;
+  for (std::size_t round = 0; round < options.pooled_searches; ++round) {
+    const std::vector<collage::Candidate>& parts = chosen.partitioning.parts;
+    std::vector<double> again(parts.size(), -1.0);
+    remeasure(dataflow, chosen.partitioning, backends, devices, *options.remeasure_parts, again);
+    for (std::size_t k = 0; k < parts.size(); ++k) {
+      if (parts[k].cost.is_known() && again[k] >= 0) pooled.pool(dataflow, parts[k], again[k]);
+    }
+    collage::Result<collage::PartitionResult> next =
+        partition_model(dataflow, backends, configuration, pooled, options.partitioner);
+    if (!next.ok()) break;
+    ++searches;
+    const bool settled = same_parts(next->partitioning, chosen.partitioning);
+    chosen = std::move(next).value();
+    if (settled) break;
+  }
+  return chosen;
 }
 
 }  // namespace
@@ -185,10 +294,14 @@ std::vector<ConfigurationResult> compare_configurations(const collage::DataflowG
   std::stable_partition(order.begin(), order.end(), [&](std::size_t k) { return configurations[k].name != "collage"; });
   std::vector<PreparedRun> prepared(configurations.size());
   std::vector<std::optional<collage::PartitionResult>> partitions(configurations.size());
+  std::vector<std::size_t> searches(configurations.size(), 1);
   for (std::size_t k : order) {
     collage::Result<collage::PartitionResult> partitioned =
         partition_model(dataflow, backends, configurations[k], oracle, options.partitioner);
-    if (partitioned.ok()) {
+    if (partitioned.ok() && options.remeasure_parts && !configurations[k].single) {
+      partitions[k] = search_with_pooled_costs(dataflow, std::move(partitioned).value(), configurations[k], backends,
+                                               devices, oracle, options, searches[k]);
+    } else if (partitioned.ok()) {
       partitions[k] = std::move(partitioned).value();
     } else {
       prepared[k].result.error = partitioned.error().message;
@@ -218,6 +331,7 @@ std::vector<ConfigurationResult> compare_configurations(const collage::DataflowG
     prepared[k].result.name = config.name;
     prepared[k].result.fallback = config.fallback;
     prepared[k].result.single = config.single;
+    prepared[k].result.searches = searches[k];
   }
   for (std::size_t k = 0; k < prepared.size() && options.refine_seconds > 0; ++k) {
     if (configurations[k].name != "collage" || !prepared[k].result.partition || !prepared[k].executable) continue;
@@ -249,12 +363,7 @@ namespace {
 
 /// Whether `a` and `b` chose the same parts for the same targets.
 bool same_partitioning(const ConfigurationResult& a, const ConfigurationResult& b) {
-  if (!a.partition || !b.partition) return false;
-  const std::vector<collage::Candidate>& pa = a.partition->partitioning.parts;
-  const std::vector<collage::Candidate>& pb = b.partition->partitioning.parts;
-  return std::equal(pa.begin(), pa.end(), pb.begin(), pb.end(), [](const collage::Candidate& x, const collage::Candidate& y) {
-    return x.target == y.target && x.sub_graph.inside() == y.sub_graph.inside();
-  });
+  return a.partition && b.partition && same_parts(a.partition->partitioning, b.partition->partitioning);
 }
 
 }  // namespace

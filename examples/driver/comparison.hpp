@@ -49,6 +49,8 @@ struct ConfigurationResult {
   std::vector<double> part_ms;
   /// Whether part_ms were timed again after the search (ComparisonOptions::remeasure_parts).
   bool parts_remeasured = false;
+  /// How many times the configuration was searched (ComparisonOptions::pooled_searches).
+  std::size_t searches = 1;
   /// The partitioning and everything the search knew (for explanations and pictures).
   std::optional<collage::PartitionResult> partition;
   std::vector<ArenaStats> memory;
@@ -92,6 +94,13 @@ struct ComparisonOptions {
   /// towards draws below their true cost and its own sum is optimistic; fresh samples of the
   /// chosen parts are not picked for being low. Unset: the search's costs.
   std::optional<KernelTimingOptions> remeasure_parts;
+  /// With remeasure_parts, a configuration of several backends is searched again, up to this
+  /// many more times: each time the parts the last search chose are timed again, each part's
+  /// cost becomes the mean of its samples so far (the one it was chosen by and those timed
+  /// again), and the search runs with those costs, until it chooses the same parts twice. So a
+  /// part chosen for one low draw loses to the alternatives it beat by luck; parts chosen for a
+  /// real advantage stay. 0: one search.
+  std::size_t pooled_searches = 0;
   /// Among the single-backend configurations, compile, check and time only the one whose
   /// partitioning the search estimates cheapest (the others are partitioned too, measuring what
   /// collage then finds known, and left out of the results): what

@@ -369,6 +369,52 @@ TEST_F(ComparisonFixture, TheEstimateSumsThePartsTimedAgainAfterTheSearchNotTheC
   EXPECT_TRUE(collage.at("parts").at(0).contains("remeasured_ms"));
 }
 
+TEST_F(ComparisonFixture, SearchingAgainWithPooledCostsDropsThePartsChosenForALowCost) {
+  backends = BackendSet();
+  backends.add(std::make_unique<SleepyBackend>());
+  backends.add(std::make_unique<NativeBackend>());
+  // Sleepy's kernels believed nearly free and native's cheap; each sleepy kernel sleeps 2 ms.
+  auto oracle = collage::make_oracle<Graph>(
+      "believes sleepy nearly free",
+      [](const collage::DataflowGraph<Graph>&, const collage::Candidate& c, const collage::ExtractedFunction& fn) {
+        return collage::Cost::value((std::string(c.target) == "sleepy" ? 1e-3 : 0.05) * static_cast<double>(fn.body.size()));
+      });
+  ComparisonOptions options = quick_comparison();
+  options.remeasure_parts = quick_kernels();
+  auto collage_result = [&](std::size_t pooled_searches) {
+    options.pooled_searches = pooled_searches;
+    std::vector<ConfigurationResult> results = compare_configurations(
+        dataflow, inputs, expected, standard_configurations(backends), backends, devices.set, *oracle, options);
+    expect_all_ran_and_matched(results);
+    for (const ConfigurationResult& r : results) {
+      if (r.single) {
+        EXPECT_EQ(r.searches, 1u) << r.name;
+      }
+    }
+    return results.back();
+  };
+  const ConfigurationResult once = collage_result(0);
+  ASSERT_EQ(once.name, "collage");
+  EXPECT_EQ(once.searches, 1u);
+  EXPECT_GT(once.partitions.count("sleepy"), 0u);
+
+  const ConfigurationResult pooled = collage_result(50);
+  ASSERT_TRUE(pooled.partition);
+  EXPECT_EQ(pooled.partitions.count("sleepy"), 0u);
+  EXPECT_GT(pooled.searches, 1u);
+  EXPECT_LE(pooled.searches, 51u);
+  for (const collage::Candidate& part : pooled.partition->partitioning.parts) {
+    EXPECT_EQ(std::string(part.target), "native");
+  }
+  RunReport report;
+  report.results = {pooled};
+  const std::string text = format_report(dataflow, report, false);
+  EXPECT_NE(text.find("(in the last of " + std::to_string(pooled.searches) + " searches, pooled)"), std::string::npos)
+      << text;
+  const nlohmann::json j = nlohmann::json::parse(report_json(dataflow, report));
+  EXPECT_EQ(j.at("configurations").back().at("searches"), pooled.searches);
+}
+
 TEST_F(ComparisonFixture, WithoutTimingAgainTheEstimateIsTheSearchs) {
   auto measurements = session();
   const std::vector<ConfigurationResult> results = compare(*measurements, quick_comparison());
