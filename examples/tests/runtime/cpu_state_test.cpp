@@ -66,14 +66,14 @@ TEST(TouchInterleaved, ThePartsReadEveryFloatOnceAndEachHoldsSomeOfEveryLongStre
     for (std::size_t count : {std::size_t{0}, std::size_t{1}, kInterleaveChunkFloats - 1, kInterleaveChunkFloats,
                               kInterleaveChunkFloats * 5 + 7, kInterleaveChunkFloats * 16}) {
       std::vector<int> reads(count, 0);
-      std::vector<std::vector<int>> part_of_half(2);
+      std::vector<std::vector<int>> readers_of_half(2);
       for (int part = 0; part < parts; ++part) {
         for_each_interleaved_chunk(count, part, parts, [&](std::size_t begin, std::size_t end) {
           ASSERT_LT(begin, end);
           ASSERT_LE(end, count);
           ASSERT_LE(end - begin, kInterleaveChunkFloats);
           for (std::size_t i = begin; i < end; ++i) ++reads[i];
-          part_of_half[begin < count / 2 ? 0 : 1].push_back(part);
+          readers_of_half[begin < count / 2 ? 0 : 1].push_back(part);
         });
       }
       EXPECT_EQ(std::count(reads.begin(), reads.end(), 1), static_cast<std::ptrdiff_t>(count))
@@ -81,7 +81,7 @@ TEST(TouchInterleaved, ThePartsReadEveryFloatOnceAndEachHoldsSomeOfEveryLongStre
       if (count >= kInterleaveChunkFloats * 4 * static_cast<std::size_t>(parts)) {
         // Not contiguous shares: every part reads in both halves of the span.
         for (int part = 0; part < parts; ++part) {
-          for (const std::vector<int>& half : part_of_half) {
+          for (const std::vector<int>& half : readers_of_half) {
             EXPECT_NE(std::find(half.begin(), half.end(), part), half.end()) << parts << " parts, part " << part;
           }
         }
