@@ -298,7 +298,7 @@ std::vector<ConfigurationResult> compare_configurations(const collage::DataflowG
   for (std::size_t k : order) {
     collage::Result<collage::PartitionResult> partitioned =
         partition_model(dataflow, backends, configurations[k], oracle, options.partitioner);
-    if (partitioned.ok() && options.remeasure_parts && !configurations[k].single) {
+    if (partitioned.ok() && options.remeasure_parts && options.pooled_searches > 0 && !configurations[k].single) {
       partitions[k] = search_with_pooled_costs(dataflow, std::move(partitioned).value(), configurations[k], backends,
                                                devices, oracle, options, searches[k]);
     } else if (partitioned.ok()) {
