@@ -558,7 +558,10 @@ class Importer {
   static bool lowers(const std::string& op) {
     static const std::unordered_set<std::string> kLowered = {
         "Shape", "Size", "Identity", "Dropout", "Max", "Min", "Sum", "Mean", "Split", "Cast", "CastLike",
-        "LRN", "HardSwish", "PRelu", "Gelu", "Expand", "Gather", "Where", "Resize", "Upsample"};
+        "LRN", "HardSwish", "PRelu", "Gelu", "Expand", "Gather", "Where", "Resize", "Upsample",
+        "Elu", "Selu", "Celu", "Softplus", "Softsign", "Mish", "LogSoftmax", "ReduceMin", "ReduceL1", "ReduceL2",
+        "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "LpNormalization", "MeanVarianceNormalization",
+        "InstanceNormalization", "DepthToSpace", "SpaceToDepth", "Tile"};
     const std::optional<Op> ir = op_from_name(op);
     return (ir && *ir != Op::input && *ir != Op::constant) || kLowered.count(op) != 0;
   }
@@ -693,7 +696,20 @@ class Importer {
     if (op == "Max" || op == "Min" || op == "Sum" || op == "Mean") return variadic(node);
     if (op == "Split") return split(node, attrs);
     if (op == "LRN") return lrn(node, attrs);
-    if (op == "HardSwish" || op == "PRelu" || op == "Gelu") return activation(node, attrs);
+    if (op == "HardSwish" || op == "PRelu" || op == "Gelu" || op == "Elu" || op == "Selu" || op == "Celu" ||
+        op == "Softplus" || op == "Softsign" || op == "Mish") {
+      return activation(node, attrs);
+    }
+    if (op == "LogSoftmax") return log_softmax(node, attrs);
+    if (op == "ReduceMin" || op == "ReduceL1" || op == "ReduceL2" || op == "ReduceSumSquare" || op == "ReduceLogSum" ||
+        op == "ReduceLogSumExp") {
+      return composite_reduction(node, attrs);
+    }
+    if (op == "LpNormalization" || op == "MeanVarianceNormalization" || op == "InstanceNormalization") {
+      return normalization(node, attrs);
+    }
+    if (op == "DepthToSpace" || op == "SpaceToDepth") return depth_space(node, attrs);
+    if (op == "Tile") return tile(node);
     if (op == "Expand") return expand(node);
     if (op == "Gather") return gather(node, attrs);
     if (op == "Where") return where(node);
@@ -1027,20 +1043,246 @@ class Importer {
     return Status::success();
   }
 
-  Status reduction(const ::onnx::NodeProto& node, const NodeAttrs& attrs, Op ir) {
+  /// A Reduce* node's reduction: its attributes for the IR's reductions (axes, keepdims), or
+  /// nothing when it reduces no axis (empty axes with noop_with_empty_axes).
+  Result<std::optional<Attributes>> reduction_attributes(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
     Attributes a;
-    if (Status s = copy_int(attrs, "keepdims", a); !s.ok()) return s;
+    if (Status s = copy_int(attrs, "keepdims", a); !s.ok()) return s.error();
     Result<std::int64_t> noop = attrs.get_int("noop_with_empty_axes", 0);
     if (!noop.ok()) return noop.error();
     Result<Ints> axes = detail::reduction_axes_are_input(node.op_type(), since_) ? int_list_input(1, Ints{}) : attrs.get_ints("axes", {});
     if (!axes.ok()) return axes.error();
-    if (axes->empty() && *noop != 0) {
-      values_[node.output(0)] = *find(input(0));
-      return only_outputs(node, 1);
-    }
+    if (axes->empty() && *noop != 0) return std::optional<Attributes>();
     if (!axes->empty()) a.set("axes", *axes);
+    return std::optional<Attributes>(std::move(a));
+  }
+
+  Status reduction(const ::onnx::NodeProto& node, const NodeAttrs& attrs, Op ir) {
+    if (Status s = need_inputs(1); !s.ok()) return s;
     if (Status s = only_outputs(node, 1); !s.ok()) return s;
-    return emit(ir, {input(0)}, std::move(a), node.output(0));
+    Result<std::optional<Attributes>> a = reduction_attributes(node, attrs);
+    if (!a.ok()) return a.error();
+    if (!*a) {
+      values_[node.output(0)] = *find(input(0));
+      return Status::success();
+    }
+    return emit(ir, {input(0)}, std::move(**a), node.output(0));
+  }
+
+  /// ReduceMin as -ReduceMax(-x), ReduceL1 as ReduceSum(|x|), ReduceL2 as Sqrt(ReduceSum(x * x)),
+  /// ReduceSumSquare as ReduceSum(x * x), ReduceLogSum as Log(ReduceSum(x)), and ReduceLogSumExp
+  /// as m + Log(ReduceSum(Exp(x - m))) with m the maximum (no overflow for large x). Reducing no
+  /// axis (noop_with_empty_axes) leaves the elementwise steps alone: -(-x), |x|, Sqrt(x * x) ...
+  Status composite_reduction(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
+    if (Status s = need_inputs(1); !s.ok()) return s;
+    if (Status s = only_outputs(node, 1); !s.ok()) return s;
+    Result<std::optional<Attributes>> reduce = reduction_attributes(node, attrs);
+    if (!reduce.ok()) return reduce.error();
+    const std::string& op = node.op_type();
+    const std::string& x = input(0);
+    Steps st{*this, node.output(0)};
+    const bool reduces = reduce->has_value();
+    auto reduced = [&](Op o, const std::string& v, bool last) {
+      if (reduces) return st.op(o, {v}, **reduce, last);
+      return last ? st.op(Op::identity, {v}, {}, true) : v;
+    };
+    if (op == "ReduceMin") {
+      st.op(Op::neg, {reduced(Op::reduce_max, st.op(Op::neg, {x}), false)}, {}, true);
+    } else if (op == "ReduceL1") {
+      reduced(Op::reduce_sum, st.op(Op::abs, {x}), true);
+    } else if (op == "ReduceL2") {
+      st.op(Op::sqrt, {reduced(Op::reduce_sum, st.op(Op::mul, {x, x}), false)}, {}, true);
+    } else if (op == "ReduceSumSquare") {
+      reduced(Op::reduce_sum, st.op(Op::mul, {x, x}), true);
+    } else if (op == "ReduceLogSum") {
+      st.op(Op::log, {reduced(Op::reduce_sum, x, false)}, {}, true);
+    } else if (!reduces) {
+      st.op(Op::identity, {x}, {}, true);
+    } else {
+      Attributes kept = **reduce;
+      kept.set("keepdims", 1);
+      const std::string peak = st.op(Op::reduce_max, {x}, kept);
+      const std::string sum = st.op(Op::reduce_sum, {st.op(Op::exp, {st.op(Op::sub, {x, peak})})}, **reduce);
+      const std::string peak_as_sum = st.status.ok() ? st.reshape(peak, shape_of(*find(sum))) : std::string();
+      st.op(Op::add, {st.op(Op::log, {sum}), peak_as_sum}, {}, true);
+    }
+    return st.status;
+  }
+
+  /// x - m - Log(ReduceSum(Exp(x - m))) over `axis` with m the maximum there, as value `out`.
+  Status log_softmax_over(const std::string& x, std::int64_t axis, const std::string& out) {
+    Attributes over;
+    over.set("axes", Ints{axis});
+    over.set("keepdims", 1);
+    Steps st{*this, out};
+    const std::string shifted = st.op(Op::sub, {x, st.op(Op::reduce_max, {x}, over)});
+    const std::string log_sum = st.op(Op::log, {st.op(Op::reduce_sum, {st.op(Op::exp, {shifted})}, over)});
+    st.op(Op::sub, {shifted, log_sum}, {}, true);
+    return st.status;
+  }
+
+  /// LogSoftmax over one axis (opset 13 on), or before opset 13 over the input coerced to 2-D at
+  /// `axis` (default 1), as legacy_softmax.
+  Status log_softmax(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
+    if (Status s = need_inputs(1); !s.ok()) return s;
+    if (Status s = only_outputs(node, 1); !s.ok()) return s;
+    const Shape shape = shape_of(*find(input(0)));
+    const bool legacy = since_ < 13;
+    Result<std::int64_t> axis_attr = attrs.get_int("axis", legacy ? 1 : -1);
+    if (!axis_attr.ok()) return axis_attr.error();
+    const auto rank = static_cast<std::int64_t>(shape.size());
+    const std::int64_t axis = *axis_attr < 0 ? *axis_attr + rank : *axis_attr;
+    if (axis < 0 || axis > rank || (axis == rank && !legacy) || shape.empty()) {
+      return invalid("axis " + std::to_string(*axis_attr) + " out of range for " + to_string(shape));
+    }
+    const std::string& out = node.output(0);
+    if (!legacy || axis == rank - 1) return log_softmax_over(input(0), legacy ? rank - 1 : axis, out);
+    const auto a = static_cast<std::size_t>(axis);
+    Steps st{*this, out};
+    const std::string flat = st.reshape(input(0), {product(shape, 0, a), product(shape, a, shape.size())});
+    const std::string normalised = fresh_name(out);
+    if (Status s = st.status.ok() ? log_softmax_over(flat, 1, normalised) : st.status; !s.ok()) return s;
+    st.reshape(normalised, shape, true);
+    return st.status;
+  }
+
+  /// LpNormalization (x over its L1 or L2 norm along `axis`), MeanVarianceNormalization
+  /// ((x - mean) / (standard deviation + 1e-9) over `axes`, default [0, 2, 3]) and
+  /// InstanceNormalization (each channel of each sample to mean 0 and variance 1 over its spatial
+  /// axes, then scale[c] * it + B[c]).
+  Status normalization(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
+    const std::string& op = node.op_type();
+    if (Status s = need_inputs(op == "InstanceNormalization" ? 3 : 1); !s.ok()) return s;
+    if (Status s = only_outputs(node, 1); !s.ok()) return s;
+    const std::string& x = input(0);
+    const Shape shape = shape_of(*find(x));
+    const auto rank = static_cast<std::int64_t>(shape.size());
+    Ints axes;
+    if (op == "LpNormalization") {
+      Result<std::int64_t> axis = attrs.get_int("axis", -1);
+      if (!axis.ok()) return axis.error();
+      axes = {*axis};
+    } else if (op == "MeanVarianceNormalization") {
+      Result<Ints> given = attrs.get_ints("axes", {0, 2, 3});
+      if (!given.ok()) return given.error();
+      axes = *given;
+    } else {
+      if (rank < 3) return invalid("InstanceNormalization needs [N, C, spatial...], not " + to_string(shape));
+      for (std::int64_t d = 2; d < rank; ++d) axes.push_back(d);
+    }
+    for (std::int64_t& d : axes) {
+      const std::optional<std::int64_t> axis = normalize_axis(d, shape.size());
+      if (!axis) return invalid("axis " + std::to_string(d) + " out of range for " + to_string(shape));
+      d = *axis;
+    }
+    std::sort(axes.begin(), axes.end());
+    if (std::adjacent_find(axes.begin(), axes.end()) != axes.end()) return invalid("an axis is repeated");
+    Attributes over;
+    over.set("axes", axes);
+    over.set("keepdims", 1);
+    Steps st{*this, node.output(0)};
+    if (op == "LpNormalization") {
+      Result<std::int64_t> p = attrs.get_int("p", 2);
+      if (!p.ok()) return p.error();
+      if (*p != 1 && *p != 2) return invalid("p must be 1 or 2, not " + std::to_string(*p));
+      const std::string norm = *p == 1 ? st.op(Op::reduce_sum, {st.op(Op::abs, {x})}, over)
+                                       : st.op(Op::sqrt, {st.op(Op::reduce_sum, {st.op(Op::mul, {x, x})}, over)});
+      st.op(Op::div, {x, norm}, {}, true);
+      return st.status;
+    }
+    const std::string centred = st.op(Op::sub, {x, st.op(Op::reduce_mean, {x}, over)});
+    const std::string variance = st.op(Op::reduce_mean, {st.op(Op::mul, {centred, centred})}, over);
+    if (op == "MeanVarianceNormalization") {
+      st.op(Op::div, {centred, st.op(Op::add, {st.op(Op::sqrt, {variance}), st.scalar(1e-9)})}, {}, true);
+      return st.status;
+    }
+    Result<float> epsilon = attrs.get_float("epsilon", 1e-5f);
+    if (!epsilon.ok()) return epsilon.error();
+    Shape per_channel(shape.size() - 1, 1);
+    per_channel[0] = shape[1];
+    for (std::size_t k : {std::size_t{1}, std::size_t{2}}) {
+      if (shape_of(*find(input(k))) != Shape{shape[1]}) return invalid("input " + std::to_string(k) + " must be [C] = [" + std::to_string(shape[1]) + "]");
+    }
+    const std::string deviation = st.op(Op::sqrt, {st.op(Op::add, {variance, st.scalar(*epsilon)})});
+    const std::string normalised = st.op(Op::div, {centred, deviation});
+    const std::string scaled = st.op(Op::mul, {normalised, st.reshape(input(1), per_channel)});
+    st.op(Op::add, {scaled, st.reshape(input(2), per_channel)}, {}, true);
+    return st.status;
+  }
+
+  /// DepthToSpace (DCR or CRD order) and SpaceToDepth on [N, C, H, W]: a reshape to six
+  /// dimensions, a transpose and a reshape back to four.
+  Status depth_space(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
+    if (Status s = need_inputs(1); !s.ok()) return s;
+    if (Status s = only_outputs(node, 1); !s.ok()) return s;
+    const Shape shape = shape_of(*find(input(0)));
+    if (shape.size() != 4) return invalid(node.op_type() + " needs [N, C, H, W], not " + to_string(shape));
+    Result<std::int64_t> block = attrs.get_int("blocksize", 0);
+    if (!block.ok()) return block.error();
+    const std::int64_t b = *block;
+    if (b < 1 || b > detail::kMaxDim) return invalid("blocksize " + std::to_string(b) + " is out of range");
+    const std::int64_t n = shape[0], c = shape[1], h = shape[2], w = shape[3];
+    Shape split, back;
+    Ints perm;
+    if (node.op_type() == "DepthToSpace") {
+      if (c % (b * b) != 0) return invalid("channels " + std::to_string(c) + " are not a multiple of blocksize^2 = " + std::to_string(b * b));
+      Result<std::string> mode = attrs.get_string("mode", "DCR");
+      if (!mode.ok()) return mode.error();
+      if (*mode == "DCR") {
+        split = {n, b, b, c / (b * b), h, w};
+        perm = {0, 3, 4, 1, 5, 2};
+      } else if (*mode == "CRD") {
+        split = {n, c / (b * b), b, b, h, w};
+        perm = {0, 1, 4, 2, 5, 3};
+      } else {
+        return invalid("mode must be DCR or CRD, not '" + *mode + "'");
+      }
+      back = {n, c / (b * b), h * b, w * b};
+    } else {
+      if (h % b != 0 || w % b != 0) return invalid("H and W must be multiples of blocksize " + std::to_string(b));
+      split = {n, c, h / b, b, w / b, b};
+      perm = {0, 3, 5, 1, 2, 4};
+      back = {n, c * b * b, h / b, w / b};
+    }
+    Attributes order;
+    order.set("perm", perm);
+    Steps st{*this, node.output(0)};
+    st.reshape(st.op(Op::transpose, {st.reshape(input(0), split)}, std::move(order)), back, true);
+    return st.status;
+  }
+
+  /// Tile with load-time repeats: along each repeated axis, a concat of that many copies.
+  Status tile(const ::onnx::NodeProto& node) {
+    if (Status s = need_inputs(2); !s.ok()) return s;
+    if (Status s = only_outputs(node, 1); !s.ok()) return s;
+    Result<Ints> repeats = int_list_input(1);
+    if (!repeats.ok()) return repeats.error();
+    const Shape shape = shape_of(*find(input(0)));
+    if (repeats->size() != shape.size()) return invalid("repeats " + to_string(*repeats) + " do not match rank " + std::to_string(shape.size()));
+    std::int64_t total = 1;
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      const std::int64_t r = (*repeats)[d];
+      if (r < 1 || r > detail::kMaxDim || total > detail::kMaxDim / r) return invalid("repeats " + to_string(*repeats) + ": each must be 1 or more (and the result not too large)");
+      total *= r;
+    }
+    std::size_t last = shape.size();
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      if ((*repeats)[d] != 1) last = d;
+    }
+    if (last == shape.size()) {
+      values_[node.output(0)] = *find(input(0));
+      return Status::success();
+    }
+    Steps st{*this, node.output(0)};
+    std::string acc = input(0);
+    for (std::size_t d = 0; d <= last; ++d) {
+      const std::int64_t r = (*repeats)[d];
+      if (r == 1) continue;
+      Attributes along;
+      along.set("axis", static_cast<std::int64_t>(d));
+      acc = st.op(Op::concat, std::vector<std::string>(static_cast<std::size_t>(r), acc), std::move(along), d == last);
+    }
+    return st.status;
   }
 
   /// Max, Min, Sum, Mean over any number of inputs: a chain of binary operators (Mean divides
@@ -1213,7 +1455,9 @@ class Importer {
     return st.status;
   }
 
-  /// HardSwish (x * HardSigmoid(x) with alpha 1/6, beta 1/2), PRelu (relu(x) + slope * min(x, 0))
+  /// HardSwish (x * HardSigmoid(x) with alpha 1/6, beta 1/2), PRelu (relu(x) + slope * min(x, 0)),
+  /// Elu (relu(x) + alpha * (exp(min(x, 0)) - 1)), Selu (gamma times Elu), Celu (Elu of x / alpha
+  /// scaled by alpha below 0), Softplus, Mish (x * tanh(Softplus(x))), Softsign (x / (1 + |x|))
   /// and Gelu (its erf form, or the tanh approximation).
   Status activation(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
     const std::string& op = node.op_type();
@@ -1229,6 +1473,25 @@ class Importer {
     } else if (op == "PRelu") {
       const std::string negative = st.op(Op::mul, {st.op(Op::min, {x, st.scalar(0)}), input(1)});
       st.op(Op::add, {st.op(Op::relu, {x}), negative}, {}, true);
+    } else if (op == "Elu" || op == "Selu" || op == "Celu") {
+      const bool selu = op == "Selu";
+      Result<float> alpha = attrs.get_float("alpha", selu ? 1.67326319217681884765625f : 1.0f);
+      Result<float> gamma = attrs.get_float("gamma", 1.05070102214813232421875f);
+      if (!alpha.ok()) return alpha.error();
+      if (!gamma.ok()) return gamma.error();
+      if (op == "Celu" && *alpha == 0.0f) return invalid("alpha 0");
+      std::string negative = st.op(Op::min, {x, st.scalar(0)});
+      if (op == "Celu") negative = st.op(Op::div, {negative, st.scalar(*alpha)});
+      const std::string below = st.op(Op::mul, {st.op(Op::sub, {st.op(Op::exp, {negative}), st.scalar(1)}), st.scalar(*alpha)});
+      const std::string both = st.op(Op::add, {st.op(Op::relu, {x}), below}, {}, !selu);
+      if (selu) st.op(Op::mul, {both, st.scalar(*gamma)}, {}, true);
+    } else if (op == "Softplus" || op == "Mish") {
+      // Log(1 + Exp(x)) as Relu(x) + Log(1 + Exp(-|x|)), which does not overflow for large x.
+      const std::string tail = st.op(Op::log, {st.op(Op::add, {st.op(Op::exp, {st.op(Op::neg, {st.op(Op::abs, {x})})}), st.scalar(1)})});
+      const std::string softplus = st.op(Op::add, {st.op(Op::relu, {x}), tail}, {}, op == "Softplus");
+      if (op == "Mish") st.op(Op::mul, {x, st.op(Op::tanh, {softplus})}, {}, true);
+    } else if (op == "Softsign") {
+      st.op(Op::div, {x, st.op(Op::add, {st.op(Op::abs, {x}), st.scalar(1)})}, {}, true);
     } else {
       Result<std::string> approximate = attrs.get_string("approximate", "none");
       if (!approximate.ok()) return approximate.error();

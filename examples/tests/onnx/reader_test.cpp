@@ -504,6 +504,45 @@ TEST(OnnxReaderOpsets, ReadsGelu20AndNamesWhatItCannotRead) {
   EXPECT_NE(error_of(model_with({2}, {node("Frobnicate", {"x"}, {"y"})}, 18)).find("operator Frobnicate at opset 18"), std::string::npos);
 }
 
+TEST(OnnxReaderOpsets, LowersSoftplusMishAndLogSumExpWithoutOverflowAndLpNormalization) {
+  // Log(1 + Exp(x)) taken literally is inf at x = 100 in float32; the lowering is not.
+  collage::Result<Graph> g = read(model_with({3}, {node("Softplus", {"x"}, {"y"})}));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  Floats y = run_one(*g, Tensor({3}, {100.0f, 0.0f, -100.0f})).data;
+  EXPECT_FLOAT_EQ(y[0], 100.0f);
+  EXPECT_NEAR(y[1], std::log(2.0), 1e-6);
+  EXPECT_NEAR(y[2], 0.0, 1e-30);
+  g = read(model_with({3}, {node("Mish", {"x"}, {"y"})}, 18));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  y = run_one(*g, Tensor({3}, {100.0f, 1.0f, -100.0f})).data;
+  EXPECT_FLOAT_EQ(y[0], 100.0f);
+  EXPECT_NEAR(y[1], std::tanh(std::log1p(std::exp(1.0))), 1e-6);
+  EXPECT_NEAR(y[2], 0.0, 1e-30);
+
+  OnnxModel lse = model_with({2, 2}, {node("ReduceLogSumExp", {"x"}, {"y"}, {{"axes", Ints{-1}}, {"keepdims", std::int64_t{0}}})});
+  g = read(lse);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  y = run_one(*g, Tensor({2, 2}, {1000.0f, 1000.0f, -1000.0f, 0.0f})).data;
+  ASSERT_EQ(y.size(), 2u);
+  EXPECT_NEAR(y[0], 1000 + std::log(2.0), 1e-3);
+  EXPECT_NEAR(y[1], 0.0, 1e-6);
+
+  for (const std::int64_t p : {1, 2}) {
+    g = read(model_with({2, 2}, {node("LpNormalization", {"x"}, {"y"}, {{"p", p}, {"axis", std::int64_t{0}}})}));
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    y = run_one(*g, Tensor({2, 2}, {3.0f, -1.0f, -4.0f, 1.0f})).data;
+    const Floats expected = p == 1 ? Floats{3.0f / 7, -0.5f, -4.0f / 7, 0.5f} : Floats{0.6f, -1 / std::sqrt(2.0f), -0.8f, 1 / std::sqrt(2.0f)};
+    for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(y[i], expected[i], 1e-6) << "p " << p << " at " << i;
+  }
+  EXPECT_EQ(error_of(model_with({2}, {node("LpNormalization", {"x"}, {"y"}, {{"p", std::int64_t{3}}})})),
+            "node 'y' (LpNormalization): p must be 1 or 2, not 3");
+  EXPECT_EQ(error_of(model_with({1, 3, 2, 2}, {node("DepthToSpace", {"x"}, {"y"}, {{"blocksize", std::int64_t{2}}})})),
+            "node 'y' (DepthToSpace): channels 3 are not a multiple of blocksize^2 = 4");
+  OnnxModel tile = model_with({2}, {node("Tile", {"x", "repeats"}, {"y"})});
+  tile.initializers.emplace_back("repeats", ints({0}));
+  EXPECT_EQ(error_of(tile), "node 'y' (Tile): repeats [0]: each must be 1 or more (and the result not too large)");
+}
+
 TEST(OnnxReaderOpsets, LowersExpandGatherAndWhereOfRunTimeData) {
   OnnxModel expand = model_with({3, 1}, {node("Expand", {"x", "shape"}, {"y"})});
   expand.initializers.emplace_back("shape", ints({2, 3, 4}));
