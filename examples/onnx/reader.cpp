@@ -561,7 +561,7 @@ class Importer {
         "LRN", "HardSwish", "PRelu", "Gelu", "Expand", "Gather", "Where", "Resize", "Upsample",
         "Elu", "Selu", "Celu", "Softplus", "Softsign", "Mish", "LogSoftmax", "ReduceMin", "ReduceL1", "ReduceL2",
         "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "LpNormalization", "MeanVarianceNormalization",
-        "InstanceNormalization", "DepthToSpace", "SpaceToDepth", "Tile"};
+        "InstanceNormalization", "DepthToSpace", "SpaceToDepth", "Tile", "ConvTranspose"};
     const std::optional<Op> ir = op_from_name(op);
     return (ir && *ir != Op::input && *ir != Op::constant) || kLowered.count(op) != 0;
   }
@@ -710,6 +710,7 @@ class Importer {
     }
     if (op == "DepthToSpace" || op == "SpaceToDepth") return depth_space(node, attrs);
     if (op == "Tile") return tile(node);
+    if (op == "ConvTranspose") return conv_transpose(node, attrs);
     if (op == "Expand") return expand(node);
     if (op == "Gather") return gather(node, attrs);
     if (op == "Where") return where(node);
@@ -1248,6 +1249,185 @@ class Importer {
     order.set("perm", perm);
     Steps st{*this, node.output(0)};
     st.reshape(st.op(Op::transpose, {st.reshape(input(0), split)}, std::move(order)), back, true);
+    return st.status;
+  }
+
+  /// ConvTranspose of X [N, C, i...] with weights W [C, M / group, k...]. When each output element comes
+  /// from one input position (kernel = strides, no pads, dilations or output padding, one group),
+  /// a 1x1 Conv to M * prod(k) channels whose result is rearranged into the strided output (as
+  /// DepthToSpace); otherwise the Conv of the input with strides - 1 zeros between its elements,
+  /// padded by (k - 1) * dilation - pads (plus output_padding at the end), with the kernel's in
+  /// and out channels swapped per group and its taps reversed. Pads come from `pads`, or from
+  /// `output_shape` or auto_pad as ONNX defines them (total padding split with floor division).
+  /// The weights' rearrangements are IR operators too, folded at load time when W is a constant.
+  Status conv_transpose(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
+    if (Status s = need_inputs(2); !s.ok()) return s;
+    if (Status s = only_outputs(node, 1); !s.ok()) return s;
+    const std::string& x = input(0);
+    const std::string& w = input(1);
+    const Shape x_shape = shape_of(*find(x));
+    const Shape w_shape = shape_of(*find(w));
+    const std::size_t rank = x_shape.size();
+    if (rank < 3 || w_shape.size() != rank) {
+      return invalid("ConvTranspose needs X [N, C, spatial...] and W [C, M / group, k...], not " + to_string(x_shape) + " and " + to_string(w_shape));
+    }
+    const std::size_t r = rank - 2;
+    Result<std::int64_t> group_attr = attrs.get_int("group", 1);
+    if (!group_attr.ok()) return group_attr.error();
+    const std::int64_t group = *group_attr, c = x_shape[1];
+    if (group < 1 || c != w_shape[0] || c % group != 0) {
+      return invalid("X's " + std::to_string(c) + " channels do not match W " + to_string(w_shape) + " in " + std::to_string(group) + " groups");
+    }
+    const std::int64_t m_per_group = w_shape[1], m = m_per_group * group, c_per_group = c / group;
+    const Shape kernel(w_shape.begin() + 2, w_shape.end());
+    auto ints_or = [&](const char* name, std::int64_t fallback) -> Result<Ints> {
+      const std::size_t want = std::string(name) == "pads" ? 2 * r : r;
+      Result<Ints> v = attrs.get_ints(name, Ints(want, fallback));
+      if (!v.ok()) return v.error();
+      if (v->size() != want) return invalid(std::string(name) + " " + to_string(*v) + " must have " + std::to_string(want) + " entries");
+      for (std::int64_t e : *v) {
+        if (e < -detail::kMaxDim || e > detail::kMaxDim) return invalid(std::string(name) + " " + to_string(*v) + " are out of range");
+      }
+      return v;
+    };
+    Result<Ints> strides = ints_or("strides", 1), dilations = ints_or("dilations", 1), output_padding = ints_or("output_padding", 0);
+    Result<Ints> pads = ints_or("pads", 0), kernel_attr = attrs.get_ints("kernel_shape", kernel);
+    for (const Result<Ints>* v : {&strides, &dilations, &output_padding, &pads, &kernel_attr}) {
+      if (!v->ok()) return v->error();
+    }
+    if (*kernel_attr != kernel) return invalid("kernel_shape " + to_string(*kernel_attr) + " differs from W's " + to_string(kernel));
+    Result<std::string> auto_pad = attrs.get_string("auto_pad", "NOTSET");
+    if (!auto_pad.ok()) return auto_pad.error();
+    const bool has_output_shape = attrs.has("output_shape");
+    Result<Ints> output_shape = attrs.get_ints("output_shape", {});
+    if (!output_shape.ok()) return output_shape.error();
+    if (has_output_shape && output_shape->size() != r && output_shape->size() != rank) {
+      return invalid("output_shape " + to_string(*output_shape) + " must have " + std::to_string(r) + " entries");
+    }
+    const auto floor_half = [](std::int64_t v) { return v >= 0 ? v / 2 : -((-v + 1) / 2); };
+    Ints effective(r);
+    for (std::size_t d = 0; d < r; ++d) {
+      const std::int64_t s = (*strides)[d], dil = (*dilations)[d], op = (*output_padding)[d];
+      if (s < 1 || dil < 1 || kernel[d] < 1) return invalid("strides, dilations and the kernel must be positive");
+      if (op < 0 || op >= std::max(s, dil)) return invalid("output_padding " + to_string(*output_padding) + " must be below the strides or dilations");
+      effective[d] = (kernel[d] - 1) * dil + 1;
+      const bool same = *auto_pad == "SAME_UPPER" || *auto_pad == "SAME_LOWER";
+      if (!has_output_shape && !same) {
+        if (*auto_pad == "VALID") (*pads)[d] = (*pads)[d + r] = 0;
+        else if (*auto_pad != "NOTSET") return invalid("unknown auto_pad '" + *auto_pad + "'");
+        continue;
+      }
+      const std::int64_t target = has_output_shape ? (*output_shape)[output_shape->size() - r + d] : x_shape[d + 2] * s;
+      const std::int64_t total = s * (x_shape[d + 2] - 1) + op + effective[d] - target;
+      const std::int64_t half = floor_half(total);
+      (*pads)[d] = *auto_pad == "SAME_UPPER" ? half : total - half;
+      (*pads)[d + r] = total - (*pads)[d];
+    }
+    Shape out_shape = {x_shape[0], m};
+    for (std::size_t d = 0; d < r; ++d) {
+      const std::int64_t o = (*strides)[d] * (x_shape[d + 2] - 1) + (*output_padding)[d] + effective[d] - (*pads)[d] - (*pads)[d + r];
+      if (o < 1) return invalid("the output would be empty along spatial axis " + std::to_string(d));
+      out_shape.push_back(o);
+    }
+    if (!detail::checked_numel(out_shape)) return invalid("the output " + to_string(out_shape) + " is too large");
+    Steps st{*this, node.output(0)};
+    const std::int64_t taps = product(kernel, 0, r);
+    const bool one_source = group == 1 && std::all_of(std::begin(*pads), std::end(*pads), [](std::int64_t p) { return p == 0; }) &&
+                            [&] {
+                              for (std::size_t d = 0; d < r; ++d) {
+                                if ((*strides)[d] != kernel[d] || (*dilations)[d] != 1 || (*output_padding)[d] != 0) return false;
+                              }
+                              return true;
+                            }();
+    if (one_source) {
+      // W [C, M, k...] as 1x1 weights [M * taps, C, 1...]: row (o, t) is W[:, o, t].
+      Shape ones(r, 1);
+      Shape w1_shape = {m * taps, c};
+      w1_shape.insert(w1_shape.end(), ones.begin(), ones.end());
+      Attributes swap;
+      swap.set("perm", Ints{1, 0});
+      const std::string w1 = st.reshape(st.op(Op::transpose, {st.reshape(w, {c, m * taps})}, std::move(swap)), w1_shape);
+      const std::string spread = st.op(Op::conv, {x, w1});
+      Shape split = {x_shape[0], m};
+      split.insert(split.end(), kernel.begin(), kernel.end());
+      split.insert(split.end(), x_shape.begin() + 2, x_shape.end());
+      Ints perm = {0, 1};
+      for (std::size_t d = 0; d < r; ++d) {
+        perm.push_back(static_cast<std::int64_t>(2 + r + d));
+        perm.push_back(static_cast<std::int64_t>(2 + d));
+      }
+      Attributes order;
+      order.set("perm", perm);
+      const bool biased = !input(2).empty();
+      const std::string placed = st.reshape(st.op(Op::transpose, {st.reshape(spread, split)}, std::move(order)), out_shape, !biased);
+      if (biased) {
+        Shape per_channel(r + 1, 1);
+        per_channel[0] = m;
+        st.op(Op::add, {placed, st.reshape(input(2), per_channel)}, {}, true);
+      }
+      return st.status;
+    }
+    // The kernel per group with in and out channels swapped, [M, C / group, k...], its taps reversed.
+    Shape grouped = {group, c_per_group, m_per_group}, swapped = {m, c_per_group};
+    grouped.insert(grouped.end(), kernel.begin(), kernel.end());
+    swapped.insert(swapped.end(), kernel.begin(), kernel.end());
+    Ints perm = {0, 2, 1};
+    Ints flip_axes, flip_starts, flip_ends, flip_steps;
+    for (std::size_t d = 0; d < r; ++d) {
+      perm.push_back(static_cast<std::int64_t>(3 + d));
+      flip_axes.push_back(static_cast<std::int64_t>(2 + d));
+      flip_starts.push_back(kernel[d] - 1);
+      flip_ends.push_back(-kernel[d] - 1);
+      flip_steps.push_back(-1);
+    }
+    Attributes swap, flip;
+    swap.set("perm", perm);
+    flip.set("starts", flip_starts);
+    flip.set("ends", flip_ends);
+    flip.set("axes", flip_axes);
+    flip.set("steps", flip_steps);
+    const std::string flipped =
+        st.op(Op::slice, {st.reshape(st.op(Op::transpose, {st.reshape(w, grouped)}, std::move(swap)), swapped)}, std::move(flip));
+    std::string spaced = x;
+    if (std::any_of(strides->begin(), strides->end(), [](std::int64_t s) { return s > 1; })) {
+      // [N, C, i1, 1, i2, 1, ...] padded with s - 1 zeros on each new axis, then merged: [N, C, i1 * s1, ...].
+      Shape interleaved = {x_shape[0], c}, merged = {x_shape[0], c};
+      for (std::size_t d = 0; d < r; ++d) {
+        interleaved.push_back(x_shape[d + 2]);
+        interleaved.push_back(1);
+        merged.push_back(x_shape[d + 2] * (*strides)[d]);
+      }
+      Ints widen(2 * interleaved.size(), 0);
+      for (std::size_t d = 0; d < r; ++d) widen[interleaved.size() + 3 + 2 * d] = (*strides)[d] - 1;
+      Attributes pad;
+      pad.set("pads", widen);
+      spaced = st.reshape(st.op(Op::pad, {st.reshape(x, interleaved)}, std::move(pad)), merged);
+    }
+    Ints border(2 * r);
+    bool inside = true;
+    for (std::size_t d = 0; d < r; ++d) {
+      border[d] = effective[d] - 1 - (*pads)[d];
+      border[d + r] = effective[d] - 1 - (*pads)[d + r] + (*output_padding)[d] - ((*strides)[d] - 1);
+      inside = inside && border[d] >= 0 && border[d + r] >= 0;
+    }
+    Attributes conv;
+    conv.set("group", group);
+    conv.set("dilations", *dilations);
+    if (inside) {
+      conv.set("pads", border);
+    } else {
+      Ints all(2 * rank, 0);
+      for (std::size_t d = 0; d < r; ++d) {
+        all[2 + d] = border[d];
+        all[rank + 2 + d] = border[d + r];
+      }
+      Attributes pad;
+      pad.set("pads", all);
+      spaced = st.op(Op::pad, {spaced}, std::move(pad));
+    }
+    std::vector<std::string> operands = {spaced, flipped};
+    if (!input(2).empty()) operands.push_back(input(2));
+    st.op(Op::conv, operands, std::move(conv), true);
     return st.status;
   }
 

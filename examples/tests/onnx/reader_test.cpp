@@ -543,6 +543,66 @@ TEST(OnnxReaderOpsets, LowersSoftplusMishAndLogSumExpWithoutOverflowAndLpNormali
   EXPECT_EQ(error_of(tile), "node 'y' (Tile): repeats [0]: each must be 1 or more (and the result not too large)");
 }
 
+/// ConvTranspose in two spatial dimensions by its definition: each input element scatters its
+/// kernel, scaled, into the output at stride steps.
+Floats conv_transpose_by_definition(const Tensor& x, const Floats& w, const Shape& w_shape, std::int64_t group,
+                                    const Ints& strides, const Ints& pads, const Ints& output_padding, const Ints& dilations) {
+  const std::int64_t n = x.shape[0], c = x.shape[1], h = x.shape[2], wd = x.shape[3];
+  const std::int64_t mg = w_shape[1], cg = c / group, kh = w_shape[2], kw = w_shape[3];
+  const std::int64_t oh = strides[0] * (h - 1) + output_padding[0] + (kh - 1) * dilations[0] + 1 - pads[0] - pads[2];
+  const std::int64_t ow = strides[1] * (wd - 1) + output_padding[1] + (kw - 1) * dilations[1] + 1 - pads[1] - pads[3];
+  Floats y(static_cast<std::size_t>(n * mg * group * oh * ow), 0.0f);
+  for (std::int64_t b = 0; b < n; ++b)
+    for (std::int64_t ci = 0; ci < c; ++ci)
+      for (std::int64_t i = 0; i < h; ++i)
+        for (std::int64_t j = 0; j < wd; ++j)
+          for (std::int64_t o = 0; o < mg; ++o)
+            for (std::int64_t a = 0; a < kh; ++a)
+              for (std::int64_t e = 0; e < kw; ++e) {
+                const std::int64_t r = i * strides[0] + a * dilations[0] - pads[0], q = j * strides[1] + e * dilations[1] - pads[1];
+                if (r < 0 || r >= oh || q < 0 || q >= ow) continue;
+                const std::int64_t out_channel = (ci / cg) * mg + o;
+                y[static_cast<std::size_t>(((b * mg * group + out_channel) * oh + r) * ow + q)] +=
+                    x.data[static_cast<std::size_t>(((b * c + ci) * h + i) * wd + j)] * w[static_cast<std::size_t>(((ci * mg + o) * kh + a) * kw + e)];
+              }
+  return y;
+}
+
+TEST(OnnxReaderOpsets, ConvTransposeMatchesItsDefinitionWithStridesPadsGroupsAndDilations) {
+  struct Case {
+    Shape w_shape;
+    std::int64_t group;
+    Ints strides, pads, output_padding, dilations;
+  };
+  const std::vector<Case> cases = {
+      {{4, 3, 2, 2}, 1, {2, 2}, {0, 0, 0, 0}, {0, 0}, {1, 1}},  // kernel = strides: a 1x1 Conv rearranged
+      {{4, 2, 3, 3}, 1, {2, 2}, {1, 1, 1, 1}, {1, 1}, {1, 1}},
+      {{4, 2, 4, 4}, 2, {2, 2}, {1, 0, 2, 1}, {0, 1}, {1, 1}},
+      {{4, 1, 3, 2}, 4, {1, 3}, {0, 0, 0, 0}, {0, 2}, {2, 1}},
+  };
+  const Tensor x = iota({1, 4, 3, 5});
+  for (const Case& k : cases) {
+    Floats w(static_cast<std::size_t>(numel(k.w_shape)));
+    for (std::size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>((i * 7) % 11) - 5.0f;
+    OnnxModel m = model_with(x.shape, {node("ConvTranspose", {"x", "w"}, {"y"},
+                                            {{"group", k.group}, {"strides", k.strides}, {"pads", k.pads},
+                                             {"output_padding", k.output_padding}, {"dilations", k.dilations}})});
+    m.initializers.emplace_back("w", floats(w, k.w_shape));
+    collage::Result<Graph> g = read(m);
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    const Floats expected = conv_transpose_by_definition(x, w, k.w_shape, k.group, k.strides, k.pads, k.output_padding, k.dilations);
+    const Floats y = values_of(*g, x);
+    ASSERT_EQ(y.size(), expected.size()) << to_string(k.w_shape);
+    for (std::size_t i = 0; i < y.size(); ++i) ASSERT_NEAR(y[i], expected[i], 1e-3) << to_string(k.w_shape) << " at " << i;
+  }
+  const std::vector<Op> one_source = ops_of(*read([&] {
+    OnnxModel m = model_with(x.shape, {node("ConvTranspose", {"x", "w"}, {"y"}, {{"strides", Ints{2, 2}}})});
+    m.initializers.emplace_back("w", floats(Floats(4 * 3 * 2 * 2, 1.0f), {4, 3, 2, 2}));
+    return m;
+  }()));
+  EXPECT_EQ(one_source, (std::vector<Op>{Op::conv, Op::reshape, Op::transpose, Op::reshape}));
+}
+
 TEST(OnnxReaderOpsets, LowersExpandGatherAndWhereOfRunTimeData) {
   OnnxModel expand = model_with({3, 1}, {node("Expand", {"x", "shape"}, {"y"})});
   expand.initializers.emplace_back("shape", ints({2, 3, 4}));
