@@ -64,6 +64,14 @@ collage::Result<std::vector<std::int64_t>> NodeAttrs::get_ints(const std::string
   return std::vector<std::int64_t>(a->ints().begin(), a->ints().end());
 }
 
+collage::Result<std::vector<std::string>> NodeAttrs::get_strings(const std::string& name,
+                                                                  std::vector<std::string> fallback) const {
+  const AttributeProto* a = find(name);
+  if (a == nullptr) return fallback;
+  if (!is_type(*a, AttributeProto::STRINGS)) return wrong_type(name, "a list of strings");
+  return std::vector<std::string>(a->strings().begin(), a->strings().end());
+}
+
 collage::Result<std::vector<float>> NodeAttrs::get_floats(const std::string& name, std::vector<float> fallback) const {
   const AttributeProto* a = find(name);
   if (a == nullptr) return fallback;

@@ -30,6 +30,8 @@ class NodeAttrs {
   collage::Result<std::vector<std::int64_t>> get_ints(const std::string& name, std::vector<std::int64_t> fallback) const;
   /// The float list `name`, or `fallback`.
   collage::Result<std::vector<float>> get_floats(const std::string& name, std::vector<float> fallback) const;
+  /// The string list `name`, or `fallback`.
+  collage::Result<std::vector<std::string>> get_strings(const std::string& name, std::vector<std::string> fallback) const;
   /// The tensor `name`, or nullptr when absent or not a tensor.
   const ::onnx::TensorProto* get_tensor(const std::string& name) const;
   /// The attribute `name`, or nullptr.
@@ -39,10 +41,13 @@ class NodeAttrs {
   const ::onnx::NodeProto& node_;
 };
 
-/// How errors name `node`: its name, else its first output's ("" when it has neither).
+/// How errors name `node`: its name, else its first named output's ("" when it has neither).
 inline std::string node_name(const ::onnx::NodeProto& node) {
   if (!node.name().empty()) return node.name();
-  return node.output_size() > 0 ? node.output(0) : std::string();
+  for (const std::string& out : node.output()) {
+    if (!out.empty()) return out;
+  }
+  return std::string();
 }
 
 }  // namespace tc::detail

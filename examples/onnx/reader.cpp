@@ -535,7 +535,11 @@ class Importer {
     }
     const std::string& op = node.op_type();
     if (!detail::folds(op) && !lowers(op)) return unsupported("operator " + op);
-    if (node.output_size() == 0 || node.output(0).empty()) return Error{ErrorCode::parse, "output 0 has no name"};
+    const bool recurrent_op = op == "RNN" || op == "GRU" || op == "LSTM";  // Y, their output 0, is often left out
+    if (node.output_size() == 0 || (node.output(0).empty() && !recurrent_op) ||
+        std::all_of(node.output().begin(), node.output().end(), [](const std::string& o) { return o.empty(); })) {
+      return Error{ErrorCode::parse, "output 0 has no name"};
+    }
     if (op == "Shape" || op == "Size") return shape_or_size(node);
     if (op == "Identity" || op == "Dropout") return pass_through(node);
     if ((op == "Cast" || op == "CastLike") && !all_inputs_constant()) return runtime_cast(node);
@@ -561,7 +565,7 @@ class Importer {
         "LRN", "HardSwish", "PRelu", "Gelu", "Expand", "Gather", "Where", "Resize", "Upsample",
         "Elu", "Selu", "Celu", "Softplus", "Softsign", "Mish", "LogSoftmax", "ReduceMin", "ReduceL1", "ReduceL2",
         "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "LpNormalization", "MeanVarianceNormalization",
-        "InstanceNormalization", "DepthToSpace", "SpaceToDepth", "Tile", "ConvTranspose"};
+        "InstanceNormalization", "DepthToSpace", "SpaceToDepth", "Tile", "ConvTranspose", "RNN", "GRU", "LSTM"};
     const std::optional<Op> ir = op_from_name(op);
     return (ir && *ir != Op::input && *ir != Op::constant) || kLowered.count(op) != 0;
   }
@@ -711,6 +715,7 @@ class Importer {
     if (op == "DepthToSpace" || op == "SpaceToDepth") return depth_space(node, attrs);
     if (op == "Tile") return tile(node);
     if (op == "ConvTranspose") return conv_transpose(node, attrs);
+    if (op == "RNN" || op == "GRU" || op == "LSTM") return recurrent(node, attrs);
     if (op == "Expand") return expand(node);
     if (op == "Gather") return gather(node, attrs);
     if (op == "Where") return where(node);
@@ -1429,6 +1434,200 @@ class Importer {
     if (!input(2).empty()) operands.push_back(input(2));
     st.op(Op::conv, operands, std::move(conv), true);
     return st.status;
+  }
+
+  /// RNN, GRU and LSTM unrolled over the sequence, as ONNX defines them: per direction, the
+  /// input's projections for every step in one MatMul (X as [seq * batch, I] by W^T, plus the
+  /// biases), then per step the hidden state's projection (H by R^T) and the gates. Activations
+  /// Sigmoid, Tanh and Relu; clip; LSTM's peepholes; GRU's linear_before_reset; layout 1 (batch
+  /// first). sequence_lens, when given, must give every batch entry the whole sequence; LSTM's
+  /// input_forget is not supported.
+  Status recurrent(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
+    const std::string& op = node.op_type();
+    const bool lstm = op == "LSTM", gru = op == "GRU";
+    const std::int64_t gates = lstm ? 4 : gru ? 3 : 1;
+    if (Status s = need_inputs(3); !s.ok()) return s;
+    if (Status s = only_outputs(node, lstm ? 3 : 2); !s.ok()) return s;
+    Result<std::int64_t> hidden_attr = attrs.get_int("hidden_size", 0);
+    Result<std::int64_t> layout = attrs.get_int("layout", 0);
+    Result<std::string> direction = attrs.get_string("direction", "forward");
+    Result<std::int64_t> input_forget = attrs.get_int("input_forget", 0);
+    Result<std::int64_t> linear_before_reset = attrs.get_int("linear_before_reset", 0);
+    Result<float> clip = attrs.get_float("clip", 0.0f);
+    const std::vector<std::string> defaults = lstm ? std::vector<std::string>{"Sigmoid", "Tanh", "Tanh"}
+                                              : gru ? std::vector<std::string>{"Sigmoid", "Tanh"}
+                                                    : std::vector<std::string>{"Tanh"};
+    Result<std::vector<std::string>> activations = attrs.get_strings("activations", {});
+    if (!hidden_attr.ok()) return hidden_attr.error();
+    if (!layout.ok()) return layout.error();
+    if (!direction.ok()) return direction.error();
+    if (!input_forget.ok()) return input_forget.error();
+    if (!linear_before_reset.ok()) return linear_before_reset.error();
+    if (!clip.ok()) return clip.error();
+    if (!activations.ok()) return activations.error();
+    if (*input_forget != 0) return unsupported("input_forget");
+    if (*layout != 0 && *layout != 1) return invalid("layout must be 0 or 1, not " + std::to_string(*layout));
+    if (*direction != "forward" && *direction != "reverse" && *direction != "bidirectional") {
+      return invalid("direction must be forward, reverse or bidirectional, not '" + *direction + "'");
+    }
+    const std::int64_t dirs = *direction == "bidirectional" ? 2 : 1;
+    const auto per_direction = defaults.size();
+    if (activations->empty()) {
+      for (std::int64_t d = 0; d < dirs; ++d) activations->insert(activations->end(), defaults.begin(), defaults.end());
+    } else if (activations->size() == per_direction && dirs == 2) {
+      activations->insert(activations->end(), activations->begin(), activations->end());
+    } else if (activations->size() != per_direction * static_cast<std::size_t>(dirs)) {
+      return invalid(std::to_string(activations->size()) + " activations for " + std::to_string(per_direction) + " per direction");
+    }
+    for (const std::string& a : *activations) {
+      if (a != "Sigmoid" && a != "Tanh" && a != "Relu") return unsupported("activation " + a + " (Sigmoid, Tanh and Relu are)");
+    }
+    const Shape x_shape = shape_of(*find(input(0)));
+    if (x_shape.size() != 3) return invalid("X must be 3-D, not " + to_string(x_shape));
+    const std::int64_t seq = x_shape[*layout == 0 ? 0 : 1], batch = x_shape[*layout == 0 ? 1 : 0], width = x_shape[2];
+    const Shape w_shape = shape_of(*find(input(1))), r_shape = shape_of(*find(input(2)));
+    const std::int64_t hidden = *hidden_attr > 0 ? *hidden_attr : (w_shape.size() == 3 ? w_shape[1] / gates : 0);
+    const std::int64_t gh = gates * hidden;
+    if (hidden < 1 || w_shape != Shape{dirs, gh, width} || r_shape != Shape{dirs, gh, hidden}) {
+      return invalid("W " + to_string(w_shape) + " and R " + to_string(r_shape) + " do not fit X " + to_string(x_shape) + ", " +
+                     std::to_string(dirs) + " direction(s) and hidden size " + std::to_string(hidden));
+    }
+    if (seq < 1) return invalid("an empty sequence");
+    if (!input(4).empty()) {
+      Result<Ints> lengths = int_list_input(4);
+      if (!lengths.ok()) return lengths.error();
+      for (std::int64_t n : *lengths) {
+        if (n != seq) return unsupported("sequence_lens " + to_string(*lengths) + " shorter than the sequence (" + std::to_string(seq) + ")");
+      }
+    }
+    const Shape state_shape = *layout == 0 ? Shape{dirs, batch, hidden} : Shape{batch, dirs, hidden};
+    for (std::size_t k : {std::size_t{5}, std::size_t{6}}) {
+      if (!input(k).empty() && shape_of(*find(input(k))) != state_shape) {
+        return invalid("input " + std::to_string(k) + " must be " + to_string(state_shape) + ", not " + to_string(shape_of(*find(input(k)))));
+      }
+    }
+    const bool has_bias = !input(3).empty(), has_peepholes = lstm && !input(7).empty();
+    if (has_bias && shape_of(*find(input(3))) != Shape{dirs, 2 * gh}) return invalid("B must be " + to_string(Shape{dirs, 2 * gh}));
+    if (has_peepholes && shape_of(*find(input(7))) != Shape{dirs, 3 * hidden}) return invalid("P must be " + to_string(Shape{dirs, 3 * hidden}));
+
+    std::string base;
+    for (const std::string& o : node.output()) {
+      if (base.empty() && !o.empty()) base = o;
+    }
+    Steps st{*this, base};
+    auto part = [&](const std::string& v, std::int64_t axis, std::int64_t begin, std::int64_t end) {
+      Attributes a;
+      a.set("starts", Ints{begin});
+      a.set("ends", Ints{end});
+      a.set("axes", Ints{axis});
+      return st.op(Op::slice, {v}, std::move(a));
+    };
+    auto transposed = [&](const std::string& v, Ints perm) {
+      Attributes a;
+      a.set("perm", std::move(perm));
+      return st.op(Op::transpose, {v}, std::move(a));
+    };
+    auto joined = [&](const std::vector<std::string>& parts, std::int64_t axis) {
+      if (parts.size() == 1) return parts[0];
+      Attributes a;
+      a.set("axis", axis);
+      return st.op(Op::concat, parts, std::move(a));
+    };
+    auto activate = [&](const std::string& name, const std::string& v) {
+      const std::string clipped = [&] {
+        if (!attrs.has("clip")) return v;
+        Attributes a;
+        a.set("min", -static_cast<double>(*clip));
+        a.set("max", static_cast<double>(*clip));
+        return st.op(Op::clip, {v}, std::move(a));
+      }();
+      return st.op(name == "Sigmoid" ? Op::sigmoid : name == "Tanh" ? Op::tanh : Op::relu, {clipped});
+    };
+    auto zeros = [&](Shape shape) {
+      OnnxTensor t;
+      t.shape = std::move(shape);
+      t.reals.assign(static_cast<std::size_t>(numel(t.shape)), 0.0f);
+      return constant(base, std::move(t));
+    };
+    const std::string x = *layout == 0 ? input(0) : transposed(input(0), {1, 0, 2});
+    const std::string x_rows = st.reshape(x, {seq * batch, width});
+    auto initial = [&](std::size_t k, std::int64_t d) {
+      if (input(k).empty()) return zeros({batch, hidden});
+      const std::string given = *layout == 0 ? input(k) : transposed(input(k), {1, 0, 2});
+      return st.reshape(part(given, 0, d, d + 1), {batch, hidden});
+    };
+    const bool want_y = node.output_size() > 0 && !node.output(0).empty();
+    std::vector<std::string> y_dirs, h_last, c_last;
+    for (std::int64_t d = 0; d < dirs; ++d) {
+      const bool reverse = *direction == "reverse" || d == 1;
+      const std::string* act = &(*activations)[static_cast<std::size_t>(d) * per_direction];
+      const std::string w_t = transposed(st.reshape(part(input(1), 0, d, d + 1), {gh, width}), {1, 0});
+      const std::string r_t = transposed(st.reshape(part(input(2), 0, d, d + 1), {gh, hidden}), {1, 0});
+      std::string projected = st.op(Op::matmul, {x_rows, w_t});
+      std::string r_bias;
+      if (has_bias) {
+        const std::string b = st.reshape(part(input(3), 0, d, d + 1), {2 * gh});
+        r_bias = part(b, 0, gh, 2 * gh);
+        projected = st.op(Op::add, {projected, part(b, 0, 0, gh)});
+        if (!gru || *linear_before_reset == 0) projected = st.op(Op::add, {projected, r_bias});
+      }
+      const std::string steps = st.reshape(projected, {seq, batch, gh});
+      std::string peep_i, peep_o, peep_f;
+      if (has_peepholes) {
+        const std::string p = st.reshape(part(input(7), 0, d, d + 1), {3 * hidden});
+        peep_i = part(p, 0, 0, hidden);
+        peep_o = part(p, 0, hidden, 2 * hidden);
+        peep_f = part(p, 0, 2 * hidden, 3 * hidden);
+      }
+      const std::string r_zr = gru && *linear_before_reset == 0 ? part(r_t, 1, 0, 2 * hidden) : r_t;
+      const std::string r_h = gru && *linear_before_reset == 0 ? part(r_t, 1, 2 * hidden, 3 * hidden) : std::string();
+      std::string h = initial(5, d), c = lstm ? initial(6, d) : std::string();
+      std::vector<std::string> ys(static_cast<std::size_t>(seq));
+      for (std::int64_t k = 0; k < seq; ++k) {
+        const std::int64_t t = reverse ? seq - 1 - k : k;
+        const std::string xt = st.reshape(part(steps, 0, t, t + 1), {batch, gh});
+        auto gate = [&](const std::string& v, std::int64_t g) { return part(v, 1, g * hidden, (g + 1) * hidden); };
+        if (lstm) {
+          const std::string pre = st.op(Op::add, {xt, st.op(Op::matmul, {h, r_t})});
+          std::string in = gate(pre, 0), out = gate(pre, 1), forget = gate(pre, 2);
+          if (has_peepholes) {
+            in = st.op(Op::add, {in, st.op(Op::mul, {peep_i, c})});
+            forget = st.op(Op::add, {forget, st.op(Op::mul, {peep_f, c})});
+          }
+          const std::string cell_in = activate(act[1], gate(pre, 3));
+          c = st.op(Op::add, {st.op(Op::mul, {activate(act[0], forget), c}), st.op(Op::mul, {activate(act[0], in), cell_in})});
+          if (has_peepholes) out = st.op(Op::add, {out, st.op(Op::mul, {peep_o, c})});
+          h = st.op(Op::mul, {activate(act[0], out), activate(act[2], c)});
+        } else if (gru) {
+          std::string recurrent_part = st.op(Op::matmul, {h, r_zr});
+          if (*linear_before_reset != 0 && has_bias) recurrent_part = st.op(Op::add, {recurrent_part, r_bias});
+          const std::string z = activate(act[0], st.op(Op::add, {gate(xt, 0), gate(recurrent_part, 0)}));
+          const std::string r = activate(act[0], st.op(Op::add, {gate(xt, 1), gate(recurrent_part, 1)}));
+          const std::string reset = *linear_before_reset != 0 ? st.op(Op::mul, {r, gate(recurrent_part, 2)})
+                                                              : st.op(Op::matmul, {st.op(Op::mul, {r, h}), r_h});
+          const std::string candidate = activate(act[1], st.op(Op::add, {gate(xt, 2), reset}));
+          h = st.op(Op::add, {candidate, st.op(Op::mul, {z, st.op(Op::sub, {h, candidate})})});
+        } else {
+          h = activate(act[0], st.op(Op::add, {xt, st.op(Op::matmul, {h, r_t})}));
+        }
+        if (want_y) ys[static_cast<std::size_t>(t)] = st.reshape(h, {1, 1, batch, hidden});
+      }
+      if (want_y) y_dirs.push_back(joined(ys, 0));
+      h_last.push_back(st.reshape(h, {1, batch, hidden}));
+      if (lstm) c_last.push_back(st.reshape(c, {1, batch, hidden}));
+    }
+    if (!st.status.ok()) return st.status;
+    auto bind = [&](int k, std::string v, Ints perm) -> Status {
+      if (node.output_size() <= k || node.output(k).empty()) return Status::success();
+      if (*layout != 0) v = transposed(v, std::move(perm));
+      if (!st.status.ok()) return st.status;
+      values_[node.output(k)] = *find(v);
+      return Status::success();
+    };
+    if (Status s = bind(0, want_y ? joined(y_dirs, 1) : std::string(), {2, 0, 1, 3}); !s.ok()) return s;
+    if (Status s = bind(1, joined(h_last, 0), {1, 0, 2}); !s.ok()) return s;
+    if (lstm) return bind(2, joined(c_last, 0), {1, 0, 2});
+    return Status::success();
   }
 
   /// Tile with load-time repeats: along each repeated axis, a concat of that many copies.

@@ -603,6 +603,119 @@ TEST(OnnxReaderOpsets, ConvTransposeMatchesItsDefinitionWithStridesPadsGroupsAnd
   EXPECT_EQ(one_source, (std::vector<Op>{Op::conv, Op::reshape, Op::transpose, Op::reshape}));
 }
 
+/// GRU and LSTM by their definitions in ONNX's operator documentation: X [seq, batch, I], weights
+/// W [dirs, G * H, I], R [dirs, G * H, H], B [dirs, 2 * G * H], states [dirs, batch, H]; returns
+/// Y [seq, dirs, batch, H], Y_h and (LSTM) Y_c.
+std::vector<Floats> recurrent_by_definition(bool lstm, bool linear_before_reset, const Tensor& x, const Floats& w,
+                                            const Floats& r, const Floats& b, const Floats& h0, const Floats& c0,
+                                            std::int64_t dirs, std::int64_t hidden) {
+  const std::int64_t seq = x.shape[0], batch = x.shape[1], width = x.shape[2], gates = lstm ? 4 : 3, gh = gates * hidden;
+  const auto sigmoid = [](double v) { return 1 / (1 + std::exp(-v)); };
+  Floats y(static_cast<std::size_t>(seq * dirs * batch * hidden)), yh(static_cast<std::size_t>(dirs * batch * hidden)), yc = yh;
+  for (std::int64_t d = 0; d < dirs; ++d) {
+    for (std::int64_t n = 0; n < batch; ++n) {
+      std::vector<double> h(static_cast<std::size_t>(hidden)), c(h.size());
+      for (std::int64_t j = 0; j < hidden; ++j) {
+        h[static_cast<std::size_t>(j)] = h0[static_cast<std::size_t>((d * batch + n) * hidden + j)];
+        c[static_cast<std::size_t>(j)] = c0[static_cast<std::size_t>((d * batch + n) * hidden + j)];
+      }
+      for (std::int64_t k = 0; k < seq; ++k) {
+        const std::int64_t t = d == 1 ? seq - 1 - k : k;
+        // xw[g * H + j] = X_t W^T + Wb, hr[...] = H R^T + Rb, for every gate row.
+        std::vector<double> xw(static_cast<std::size_t>(gh)), hr(xw.size());
+        for (std::int64_t row = 0; row < gh; ++row) {
+          double a = b[static_cast<std::size_t>(d * 2 * gh + row)], e = b[static_cast<std::size_t>(d * 2 * gh + gh + row)];
+          for (std::int64_t i = 0; i < width; ++i) a += x.data[static_cast<std::size_t>((t * batch + n) * width + i)] * w[static_cast<std::size_t>((d * gh + row) * width + i)];
+          for (std::int64_t i = 0; i < hidden; ++i) e += h[static_cast<std::size_t>(i)] * r[static_cast<std::size_t>((d * gh + row) * hidden + i)];
+          xw[static_cast<std::size_t>(row)] = a;
+          hr[static_cast<std::size_t>(row)] = e;
+        }
+        std::vector<double> next(h.size());
+        for (std::int64_t j = 0; j < hidden; ++j) {
+          const auto at = [&](const std::vector<double>& v, std::int64_t g) { return v[static_cast<std::size_t>(g * hidden + j)]; };
+          if (lstm) {
+            const double in = sigmoid(at(xw, 0) + at(hr, 0)), out = sigmoid(at(xw, 1) + at(hr, 1));
+            const double forget = sigmoid(at(xw, 2) + at(hr, 2)), cell = std::tanh(at(xw, 3) + at(hr, 3));
+            c[static_cast<std::size_t>(j)] = forget * c[static_cast<std::size_t>(j)] + in * cell;
+            next[static_cast<std::size_t>(j)] = out * std::tanh(c[static_cast<std::size_t>(j)]);
+          } else {
+            const double z = sigmoid(at(xw, 0) + at(hr, 0));
+            double reset = 0;
+            if (linear_before_reset) {
+              reset = sigmoid(at(xw, 1) + at(hr, 1)) * at(hr, 2);
+            } else {  // (r (.) H) R_h^T + Rb_h
+              reset = b[static_cast<std::size_t>(d * 2 * gh + gh + 2 * hidden + j)];
+              for (std::int64_t i = 0; i < hidden; ++i) {
+                const double ri = sigmoid(xw[static_cast<std::size_t>(hidden + i)] + hr[static_cast<std::size_t>(hidden + i)]);
+                reset += ri * h[static_cast<std::size_t>(i)] * r[static_cast<std::size_t>((d * gh + 2 * hidden + j) * hidden + i)];
+              }
+            }
+            const double candidate = std::tanh(at(xw, 2) + reset);
+            next[static_cast<std::size_t>(j)] = (1 - z) * candidate + z * h[static_cast<std::size_t>(j)];
+          }
+        }
+        h = next;
+        for (std::int64_t j = 0; j < hidden; ++j) y[static_cast<std::size_t>(((t * dirs + d) * batch + n) * hidden + j)] = static_cast<float>(h[static_cast<std::size_t>(j)]);
+      }
+      for (std::int64_t j = 0; j < hidden; ++j) {
+        yh[static_cast<std::size_t>((d * batch + n) * hidden + j)] = static_cast<float>(h[static_cast<std::size_t>(j)]);
+        yc[static_cast<std::size_t>((d * batch + n) * hidden + j)] = static_cast<float>(c[static_cast<std::size_t>(j)]);
+      }
+    }
+  }
+  return {y, yh, yc};
+}
+
+TEST(OnnxReaderOpsets, BidirectionalGruAndLstmWithInitialStatesMatchTheirDefinitions) {
+  const std::int64_t seq = 3, batch = 2, width = 3, hidden = 2, dirs = 2;
+  Tensor x = iota({seq, batch, width});
+  for (float& v : x.data) v *= 0.25f;
+  for (const auto& [lstm, linear_before_reset] : std::vector<std::pair<bool, bool>>{{false, false}, {false, true}, {true, false}}) {
+    const std::int64_t gh = (lstm ? 4 : 3) * hidden;
+    const auto filled = [](std::size_t n, int salt) {
+      Floats v(n);
+      for (std::size_t i = 0; i < n; ++i) v[i] = static_cast<float>(static_cast<int>((i * 7 + static_cast<std::size_t>(salt)) % 13) - 6) * 0.1f;
+      return v;
+    };
+    const Floats w = filled(static_cast<std::size_t>(dirs * gh * width), 1), r = filled(static_cast<std::size_t>(dirs * gh * hidden), 2);
+    const Floats b = filled(static_cast<std::size_t>(dirs * 2 * gh), 3), h0 = filled(static_cast<std::size_t>(dirs * batch * hidden), 4);
+    const Floats c0 = filled(static_cast<std::size_t>(dirs * batch * hidden), 5);
+    OnnxModel m = model_with(x.shape, {});
+    std::vector<std::string> inputs = {"x", "w", "r", "b", "", "h0"};
+    std::vector<std::string> outputs = {"y", "y_h"};
+    if (lstm) {
+      inputs.push_back("c0");
+      outputs.push_back("y_c");
+    }
+    m.nodes.push_back(node(lstm ? "LSTM" : "GRU", inputs, outputs,
+                           {{"hidden_size", hidden}, {"direction", std::string("bidirectional")},
+                            {"linear_before_reset", std::int64_t{linear_before_reset}}}));
+    if (lstm) m.nodes.back().attrs.pop_back();  // LSTM has no linear_before_reset
+    m.initializers.emplace_back("w", floats(w, {dirs, gh, width}));
+    m.initializers.emplace_back("r", floats(r, {dirs, gh, hidden}));
+    m.initializers.emplace_back("b", floats(b, {dirs, 2 * gh}));
+    m.initializers.emplace_back("h0", floats(h0, {dirs, batch, hidden}));
+    m.initializers.emplace_back("c0", floats(c0, {dirs, batch, hidden}));
+    m.outputs.clear();
+    for (const std::string& o : outputs) {
+      m.outputs.push_back(float_value_info(o, {}));
+      m.outputs.back().has_shape = false;
+    }
+    collage::Result<Graph> g = read(m);
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    auto got = evaluate(*g, {x});
+    ASSERT_TRUE(got.ok()) << got.error().message;
+    const std::vector<Floats> expected = recurrent_by_definition(lstm, linear_before_reset, x, w, r, b, h0, c0, dirs, hidden);
+    ASSERT_EQ(got->size(), outputs.size());
+    for (std::size_t k = 0; k < outputs.size(); ++k) {
+      ASSERT_EQ((*got)[k].data.size(), expected[k].size()) << outputs[k];
+      for (std::size_t i = 0; i < expected[k].size(); ++i) {
+        EXPECT_NEAR((*got)[k].data[i], expected[k][i], 1e-5) << (lstm ? "LSTM " : "GRU ") << outputs[k] << " at " << i;
+      }
+    }
+  }
+}
+
 TEST(OnnxReaderOpsets, LowersExpandGatherAndWhereOfRunTimeData) {
   OnnxModel expand = model_with({3, 1}, {node("Expand", {"x", "shape"}, {"y"})});
   expand.initializers.emplace_back("shape", ints({2, 3, 4}));
