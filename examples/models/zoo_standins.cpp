@@ -361,6 +361,70 @@ OnnxModel fpn_opset10(std::uint64_t seed) {
   return b.take();
 }
 
+/// A U-Net-style segmentation net on 32x32 at opset 13, as PyTorch exports one: InstanceNormalization
+/// with Elu and LeakyRelu in the encoder, a Selu bottleneck, a 2x2 stride-2 ConvTranspose and a 3x3
+/// stride-2 one (pads 1, output_padding 1) up, Concat skips, a SpaceToDepth / 1x1 Conv /
+/// DepthToSpace (CRD) head and LogSoftmax over 4 classes.
+OnnxModel unet_opset13(std::uint64_t seed) {
+  Exporter b("unet_opset13", seed, 13);
+  b.set_ir_version(7);
+  Cnn c(b);
+  auto instance_norm = [&](const std::string& x, I channels) {
+    return b.node("InstanceNormalization", {x, b.random_weight("scale", {channels}, 1.0f), b.random_weight("bias", {channels}, 0.1f)},
+                  {{"epsilon", 1e-5f}});
+  };
+  auto up = [&](const std::string& x, I in, I out, I k, I pad, I output_padding) {
+    const std::string w = b.random_weight("up_w", {in, out, k, k}, std::sqrt(3.0f / static_cast<float>(in * k * k)));
+    return b.node("ConvTranspose", {x, w, b.random_weight("up_b", {out}, 0.1f)},
+                  {{"kernel_shape", Ints{k, k}}, {"strides", Ints{2, 2}}, {"pads", Ints{pad, pad, pad, pad}},
+                   {"output_padding", Ints{output_padding, output_padding}}});
+  };
+  const std::string x = b.input("image", {1, 3, 32, 32});
+  const std::string e1 = b.node("Elu", {instance_norm(c.conv(x, 3, 8, 3, 1, 1), 8)}, {{"alpha", 1.0f}});
+  const std::string e2 = b.node("LeakyRelu", {instance_norm(c.conv(c.max_pool(e1, 2, 2), 8, 16, 3, 1, 1), 16)}, {{"alpha", 0.01f}});
+  const std::string bottom = b.node("Selu", {c.conv(c.max_pool(e2, 2, 2), 16, 32, 3, 1, 1)});
+  const std::string u2 = c.conv_relu(c.concat({up(bottom, 32, 16, 2, 0, 0), e2}), 32, 16, 3, 1, 1);
+  const std::string u1 = c.conv_relu(c.concat({up(u2, 16, 8, 3, 1, 1), e1}), 16, 12, 3, 1, 1);
+  const std::string folded = b.node("SpaceToDepth", {u1}, {{"blocksize", I{2}}});
+  const std::string shuffled = b.node("DepthToSpace", {c.conv(folded, 48, 16, 1, 1, 0)}, {{"blocksize", I{2}}, {"mode", std::string("CRD")}});
+  b.output(b.node("LogSoftmax", {shuffled}, {{"axis", I{1}}}), {1, 4, 32, 32});
+  return b.take();
+}
+
+/// A sequence tagger at opset 14, as PyTorch exports nn.LSTM / nn.GRU with batch_first: a
+/// bidirectional LSTM (layout 1, hidden 24) over 4 steps of 20 features, a GRU (layout 1,
+/// linear_before_reset as PyTorch writes it, an initial state) on its outputs, then per step a
+/// MatMul to 10 tags and LogSoftmax, and an L2-normalised max-pooled embedding.
+OnnxModel lstm_opset14(std::uint64_t seed) {
+  Exporter b("lstm_opset14", seed, 14);
+  b.set_ir_version(7);
+  Cnn c(b);
+  const I seq = 4, features = 20, h1 = 24, h2 = 32, tags = 10;
+  auto recurrent = [&](const std::string& op, const std::string& x, I in, I hidden, I dirs, I gates, Attrs attrs,
+                       const std::string& initial) {
+    const float scale = 1.0f / std::sqrt(static_cast<float>(hidden));
+    std::vector<std::string> inputs = {x, b.random_weight("w", {dirs, gates * hidden, in}, scale),
+                                       b.random_weight("r", {dirs, gates * hidden, hidden}, scale),
+                                       b.random_weight("b", {dirs, 2 * gates * hidden}, scale)};
+    if (!initial.empty()) inputs.insert(inputs.end(), {"", initial});
+    attrs.emplace_back("hidden_size", hidden);
+    attrs.emplace_back("layout", I{1});
+    return b.node(op, inputs, std::move(attrs));
+  };
+  const std::string x = b.input("frames", {1, seq, features});
+  const std::string both = recurrent("LSTM", x, features, h1, 2, 4, {{"direction", std::string("bidirectional")}}, "");
+  const std::string joined = c.reshape(both, {1, seq, 2 * h1});
+  const std::string state = b.random_weight("h0", {1, 1, h2}, 0.5f);
+  const std::string gru = recurrent("GRU", joined, 2 * h1, h2, 1, 3, {{"linear_before_reset", I{1}}}, state);
+  const std::string steps = c.reshape(gru, {1, seq, h2});
+  const std::string logits = b.node("Add", {b.node("MatMul", {steps, b.random_weight("tag_w", {h2, tags}, 0.3f)}),
+                                            b.random_weight("tag_b", {tags}, 0.1f)});
+  b.output(b.node("LogSoftmax", {logits}, {{"axis", I{-1}}}), {1, seq, tags});
+  const std::string pooled = b.node("ReduceMax", {steps}, {{"axes", Ints{1}}, {"keepdims", I{0}}});
+  b.output(b.node("LpNormalization", {pooled}, {{"axis", I{-1}}, {"p", I{2}}}), {1, h2});
+  return b.take();
+}
+
 struct Entry {
   ZooStandin standin;
   OnnxModel (*make)(std::uint64_t seed);
@@ -398,6 +462,14 @@ const std::vector<Entry>& entries() {
        [](std::uint64_t seed) { return make_bert(2, 64, 2, 256, 16, seed, 18); }},
       {{"bert-opset20-standin", "the opset-18 BERT encoder at opset 20 with GELU as Gelu-20, IR 9"},
        [](std::uint64_t seed) { return make_bert(2, 64, 2, 256, 16, seed, 20); }},
+      {{"unet-opset13-standin",
+        "U-Net at opset 13 (InstanceNormalization, Elu, Selu, ConvTranspose 2x2 and 3x3 stride 2, SpaceToDepth, "
+        "DepthToSpace, LogSoftmax), 32x32"},
+       unet_opset13},
+      {{"lstm-opset14-standin",
+        "sequence tagger at opset 14 (bidirectional batch-first LSTM, GRU with linear_before_reset and an initial "
+        "state, LogSoftmax, ReduceMax, LpNormalization), 4 steps"},
+       lstm_opset14},
   };
   return all;
 }

@@ -6,7 +6,8 @@
 /// written at the old opsets (7 to 10) and IR versions of the zoo's files with the operator forms
 /// those files use (LRN, Dropout with a ratio attribute, BatchNormalization with `spatial`,
 /// Upsample, Pad/Clip/Slice/Unsqueeze with attributes, weights made by ConstantOfShape ...), and
-/// PyTorch-style exports at opsets 18 and 20. Each is a few MFLOPs on a 32x32 to 64x64 input with
+/// PyTorch-style exports at opsets 13 to 20 (a U-Net with ConvTranspose, an LSTM / GRU tagger,
+/// ResNet-18 and BERT). Each is a few MFLOPs on a 32x32 to 64x64 input with
 /// seeded random weights, so the reference interpreter checks it in well under a second.
 
 #include <cstdint>

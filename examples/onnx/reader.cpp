@@ -1571,7 +1571,6 @@ class Importer {
         projected = st.op(Op::add, {projected, part(b, 0, 0, gh)});
         if (!gru || *linear_before_reset == 0) projected = st.op(Op::add, {projected, r_bias});
       }
-      const std::string steps = st.reshape(projected, {seq, batch, gh});
       std::string peep_i, peep_o, peep_f;
       if (has_peepholes) {
         const std::string p = st.reshape(part(input(7), 0, d, d + 1), {3 * hidden});
@@ -1585,19 +1584,24 @@ class Importer {
       std::vector<std::string> ys(static_cast<std::size_t>(seq));
       for (std::int64_t k = 0; k < seq; ++k) {
         const std::int64_t t = reverse ? seq - 1 - k : k;
-        const std::string xt = st.reshape(part(steps, 0, t, t + 1), {batch, gh});
+        const std::string xt = part(projected, 0, t * batch, (t + 1) * batch);
         auto gate = [&](const std::string& v, std::int64_t g) { return part(v, 1, g * hidden, (g + 1) * hidden); };
         if (lstm) {
           const std::string pre = st.op(Op::add, {xt, st.op(Op::matmul, {h, r_t})});
-          std::string in = gate(pre, 0), out = gate(pre, 1), forget = gate(pre, 2);
+          std::string in, out, forget;
           if (has_peepholes) {
-            in = st.op(Op::add, {in, st.op(Op::mul, {peep_i, c})});
-            forget = st.op(Op::add, {forget, st.op(Op::mul, {peep_f, c})});
+            in = activate(act[0], st.op(Op::add, {gate(pre, 0), st.op(Op::mul, {peep_i, c})}));
+            forget = activate(act[0], st.op(Op::add, {gate(pre, 2), st.op(Op::mul, {peep_f, c})}));
+          } else {  // one activation over the three gates it applies to, then slices
+            const std::string activated = activate(act[0], part(pre, 1, 0, 3 * hidden));
+            in = gate(activated, 0);
+            out = gate(activated, 1);
+            forget = gate(activated, 2);
           }
           const std::string cell_in = activate(act[1], gate(pre, 3));
-          c = st.op(Op::add, {st.op(Op::mul, {activate(act[0], forget), c}), st.op(Op::mul, {activate(act[0], in), cell_in})});
-          if (has_peepholes) out = st.op(Op::add, {out, st.op(Op::mul, {peep_o, c})});
-          h = st.op(Op::mul, {activate(act[0], out), activate(act[2], c)});
+          c = st.op(Op::add, {st.op(Op::mul, {forget, c}), st.op(Op::mul, {in, cell_in})});
+          if (has_peepholes) out = activate(act[0], st.op(Op::add, {gate(pre, 1), st.op(Op::mul, {peep_o, c})}));
+          h = st.op(Op::mul, {out, activate(act[2], c)});
         } else if (gru) {
           std::string recurrent_part = st.op(Op::matmul, {h, r_zr});
           if (*linear_before_reset != 0 && has_bias) recurrent_part = st.op(Op::add, {recurrent_part, r_bias});
@@ -1610,9 +1614,9 @@ class Importer {
         } else {
           h = activate(act[0], st.op(Op::add, {xt, st.op(Op::matmul, {h, r_t})}));
         }
-        if (want_y) ys[static_cast<std::size_t>(t)] = st.reshape(h, {1, 1, batch, hidden});
+        if (want_y) ys[static_cast<std::size_t>(t)] = h;
       }
-      if (want_y) y_dirs.push_back(joined(ys, 0));
+      if (want_y) y_dirs.push_back(st.reshape(joined(ys, 0), {seq, 1, batch, hidden}));
       h_last.push_back(st.reshape(h, {1, batch, hidden}));
       if (lstm) c_last.push_back(st.reshape(c, {1, batch, hidden}));
     }

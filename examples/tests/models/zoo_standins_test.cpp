@@ -39,6 +39,9 @@ const std::map<std::string, Expected>& expected() {
       {"resnet18-opset18-standin", {18, 8, {"Conv", "ReduceMean", "Gemm"}}},
       {"bert-opset18-standin", {18, 8, {"Split", "ReduceMean", "MatMul", "Erf", "Softmax"}}},
       {"bert-opset20-standin", {20, 9, {"Split", "ReduceMean", "Gelu"}}},
+      {"unet-opset13-standin",
+       {13, 7, {"InstanceNormalization", "Elu", "Selu", "ConvTranspose", "SpaceToDepth", "DepthToSpace", "LogSoftmax"}}},
+      {"lstm-opset14-standin", {14, 7, {"LSTM", "GRU", "LogSoftmax", "ReduceMax", "LpNormalization"}}},
   };
   return table;
 }
