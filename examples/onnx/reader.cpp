@@ -1250,10 +1250,8 @@ class Importer {
       perm = {0, 3, 5, 1, 2, 4};
       back = {n, c * b * b, h / b, w / b};
     }
-    Attributes order;
-    order.set("perm", perm);
     Steps st{*this, node.output(0)};
-    st.reshape(st.op(Op::transpose, {st.reshape(input(0), split)}, std::move(order)), back, true);
+    st.reshape(st.transpose(st.reshape(input(0), split), perm), back, true);
     return st.status;
   }
 
@@ -1349,9 +1347,7 @@ class Importer {
       Shape ones(r, 1);
       Shape w1_shape = {m * taps, c};
       w1_shape.insert(w1_shape.end(), ones.begin(), ones.end());
-      Attributes swap;
-      swap.set("perm", Ints{1, 0});
-      const std::string w1 = st.reshape(st.op(Op::transpose, {st.reshape(w, {c, m * taps})}, std::move(swap)), w1_shape);
+      const std::string w1 = st.reshape(st.transpose(st.reshape(w, {c, m * taps}), {1, 0}), w1_shape);
       const std::string spread = st.op(Op::conv, {x, w1});
       Shape split = {x_shape[0], m};
       split.insert(split.end(), kernel.begin(), kernel.end());
@@ -1361,10 +1357,8 @@ class Importer {
         perm.push_back(static_cast<std::int64_t>(2 + r + d));
         perm.push_back(static_cast<std::int64_t>(2 + d));
       }
-      Attributes order;
-      order.set("perm", perm);
       const bool biased = !input(2).empty();
-      const std::string placed = st.reshape(st.op(Op::transpose, {st.reshape(spread, split)}, std::move(order)), out_shape, !biased);
+      const std::string placed = st.reshape(st.transpose(st.reshape(spread, split), perm), out_shape, !biased);
       if (biased) {
         Shape per_channel(r + 1, 1);
         per_channel[0] = m;
@@ -1385,14 +1379,13 @@ class Importer {
       flip_ends.push_back(-kernel[d] - 1);
       flip_steps.push_back(-1);
     }
-    Attributes swap, flip;
-    swap.set("perm", perm);
+    Attributes flip;
     flip.set("starts", flip_starts);
     flip.set("ends", flip_ends);
     flip.set("axes", flip_axes);
     flip.set("steps", flip_steps);
     const std::string flipped =
-        st.op(Op::slice, {st.reshape(st.op(Op::transpose, {st.reshape(w, grouped)}, std::move(swap)), swapped)}, std::move(flip));
+        st.op(Op::slice, {st.reshape(st.transpose(st.reshape(w, grouped), perm), swapped)}, std::move(flip));
     std::string spaced = x;
     if (std::any_of(strides->begin(), strides->end(), [](std::int64_t s) { return s > 1; })) {
       // [N, C, i1, 1, i2, 1, ...] padded with s - 1 zeros on each new axis, then merged: [N, C, i1 * s1, ...].
@@ -1515,18 +1508,6 @@ class Importer {
       if (base.empty() && !o.empty()) base = o;
     }
     Steps st{*this, base};
-    auto part = [&](const std::string& v, std::int64_t axis, std::int64_t begin, std::int64_t end) {
-      Attributes a;
-      a.set("starts", Ints{begin});
-      a.set("ends", Ints{end});
-      a.set("axes", Ints{axis});
-      return st.op(Op::slice, {v}, std::move(a));
-    };
-    auto transposed = [&](const std::string& v, Ints perm) {
-      Attributes a;
-      a.set("perm", std::move(perm));
-      return st.op(Op::transpose, {v}, std::move(a));
-    };
     auto joined = [&](const std::vector<std::string>& parts, std::int64_t axis) {
       if (parts.size() == 1) return parts[0];
       Attributes a;
@@ -1549,43 +1530,43 @@ class Importer {
       t.reals.assign(static_cast<std::size_t>(numel(t.shape)), 0.0f);
       return constant(base, std::move(t));
     };
-    const std::string x = *layout == 0 ? input(0) : transposed(input(0), {1, 0, 2});
+    const std::string x = *layout == 0 ? input(0) : st.transpose(input(0), {1, 0, 2});
     const std::string x_rows = st.reshape(x, {seq * batch, width});
     auto initial = [&](std::size_t k, std::int64_t d) {
       if (input(k).empty()) return zeros({batch, hidden});
-      const std::string given = *layout == 0 ? input(k) : transposed(input(k), {1, 0, 2});
-      return st.reshape(part(given, 0, d, d + 1), {batch, hidden});
+      const std::string given = *layout == 0 ? input(k) : st.transpose(input(k), {1, 0, 2});
+      return st.reshape(st.slice(given, 0, d, d + 1), {batch, hidden});
     };
     const bool want_y = node.output_size() > 0 && !node.output(0).empty();
     std::vector<std::string> y_dirs, h_last, c_last;
     for (std::int64_t d = 0; d < dirs; ++d) {
       const bool reverse = *direction == "reverse" || d == 1;
       const std::string* act = &(*activations)[static_cast<std::size_t>(d) * per_direction];
-      const std::string w_t = transposed(st.reshape(part(input(1), 0, d, d + 1), {gh, width}), {1, 0});
-      const std::string r_t = transposed(st.reshape(part(input(2), 0, d, d + 1), {gh, hidden}), {1, 0});
+      const std::string w_t = st.transpose(st.reshape(st.slice(input(1), 0, d, d + 1), {gh, width}), {1, 0});
+      const std::string r_t = st.transpose(st.reshape(st.slice(input(2), 0, d, d + 1), {gh, hidden}), {1, 0});
       std::string projected = st.op(Op::matmul, {x_rows, w_t});
       std::string r_bias;
       if (has_bias) {
-        const std::string b = st.reshape(part(input(3), 0, d, d + 1), {2 * gh});
-        r_bias = part(b, 0, gh, 2 * gh);
-        projected = st.op(Op::add, {projected, part(b, 0, 0, gh)});
+        const std::string b = st.reshape(st.slice(input(3), 0, d, d + 1), {2 * gh});
+        r_bias = st.slice(b, 0, gh, 2 * gh);
+        projected = st.op(Op::add, {projected, st.slice(b, 0, 0, gh)});
         if (!gru || *linear_before_reset == 0) projected = st.op(Op::add, {projected, r_bias});
       }
       std::string peep_i, peep_o, peep_f;
       if (has_peepholes) {
-        const std::string p = st.reshape(part(input(7), 0, d, d + 1), {3 * hidden});
-        peep_i = part(p, 0, 0, hidden);
-        peep_o = part(p, 0, hidden, 2 * hidden);
-        peep_f = part(p, 0, 2 * hidden, 3 * hidden);
+        const std::string p = st.reshape(st.slice(input(7), 0, d, d + 1), {3 * hidden});
+        peep_i = st.slice(p, 0, 0, hidden);
+        peep_o = st.slice(p, 0, hidden, 2 * hidden);
+        peep_f = st.slice(p, 0, 2 * hidden, 3 * hidden);
       }
-      const std::string r_zr = gru && *linear_before_reset == 0 ? part(r_t, 1, 0, 2 * hidden) : r_t;
-      const std::string r_h = gru && *linear_before_reset == 0 ? part(r_t, 1, 2 * hidden, 3 * hidden) : std::string();
+      const std::string r_zr = gru && *linear_before_reset == 0 ? st.slice(r_t, 1, 0, 2 * hidden) : r_t;
+      const std::string r_h = gru && *linear_before_reset == 0 ? st.slice(r_t, 1, 2 * hidden, 3 * hidden) : std::string();
       std::string h = initial(5, d), c = lstm ? initial(6, d) : std::string();
       std::vector<std::string> ys(static_cast<std::size_t>(seq));
       for (std::int64_t k = 0; k < seq; ++k) {
         const std::int64_t t = reverse ? seq - 1 - k : k;
-        const std::string xt = part(projected, 0, t * batch, (t + 1) * batch);
-        auto gate = [&](const std::string& v, std::int64_t g) { return part(v, 1, g * hidden, (g + 1) * hidden); };
+        const std::string xt = st.slice(projected, 0, t * batch, (t + 1) * batch);
+        auto gate = [&](const std::string& v, std::int64_t g) { return st.slice(v, 1, g * hidden, (g + 1) * hidden); };
         if (lstm) {
           const std::string pre = st.op(Op::add, {xt, st.op(Op::matmul, {h, r_t})});
           std::string in, out, forget;
@@ -1593,7 +1574,7 @@ class Importer {
             in = activate(act[0], st.op(Op::add, {gate(pre, 0), st.op(Op::mul, {peep_i, c})}));
             forget = activate(act[0], st.op(Op::add, {gate(pre, 2), st.op(Op::mul, {peep_f, c})}));
           } else {  // one activation over the three gates it applies to, then slices
-            const std::string activated = activate(act[0], part(pre, 1, 0, 3 * hidden));
+            const std::string activated = activate(act[0], st.slice(pre, 1, 0, 3 * hidden));
             in = gate(activated, 0);
             out = gate(activated, 1);
             forget = gate(activated, 2);
@@ -1623,7 +1604,7 @@ class Importer {
     if (!st.status.ok()) return st.status;
     auto bind = [&](int k, std::string v, Ints perm) -> Status {
       if (node.output_size() <= k || node.output(k).empty()) return Status::success();
-      if (*layout != 0) v = transposed(v, std::move(perm));
+      if (*layout != 0) v = st.transpose(v, std::move(perm));
       if (!st.status.ok()) return st.status;
       values_[node.output(k)] = *find(v);
       return Status::success();
@@ -1804,6 +1785,19 @@ class Importer {
       a.set("shape", shape);
       a.set("allowzero", 1);
       return op(Op::reshape, {x}, std::move(a), last);
+    }
+    std::string transpose(const std::string& x, Ints perm, bool last = false) {
+      Attributes a;
+      a.set("perm", std::move(perm));
+      return op(Op::transpose, {x}, std::move(a), last);
+    }
+    /// Elements begin .. end - 1 of `x` along `axis`.
+    std::string slice(const std::string& x, std::int64_t axis, std::int64_t begin, std::int64_t end) {
+      Attributes a;
+      a.set("starts", Ints{begin});
+      a.set("ends", Ints{end});
+      a.set("axes", Ints{axis});
+      return op(Op::slice, {x}, std::move(a));
     }
     std::string scalar(double v) { return importer.scalar(out, v); }
   };
