@@ -178,6 +178,73 @@ inline void wide_branches(ExprGraph& ir, std::size_t branches, std::size_t lengt
   ir.output(ends.front());
 }
 
+/// An LSTM over `steps` steps as the ONNX reader unrolls one (hidden size named in the weights'
+/// shapes only). The input projection dense(x, W) + bias_add runs once; per step, from the hidden
+/// state h and cell state c (both start as vars):
+///   strided_slice of the projection; dense(h, R); add; strided_slice of the i, f, o gates and
+///   sigmoid; strided_slice each of i, f, o; strided_slice of the candidate gate and tanh;
+///   c = add(multiply(f, c), multiply(i, g)); h = multiply(o, tanh(c)).
+/// The steps' h are concatenated (one concat of `steps` operands, as the example compiler's IR
+/// writes it) into the output, and the last c is an output too. The cell state runs from step to step through broadcast and elementwise
+/// operators only, so every step's elementwise nodes form one fusible region with the next's.
+/// Nodes: 8 (x, W, b, R, h0, c0, dense, bias_add) + 15 per step (its ops) + 1 (concat).
+inline void lstm_like(ExprGraph& ir, std::size_t steps, std::size_t hidden) {
+  using collage::OpKind;
+  const std::string d = std::to_string(hidden);
+  const Expr* x = ir.var("x");
+  const Expr* projected = ir.call("bias_add", {ir.call("dense", {x, ir.constant("W[" + std::to_string(4 * hidden) + "]")}),
+                                               ir.constant("b")});
+  const Expr* weights = ir.constant("R[" + std::to_string(4 * hidden) + "," + d + "]");
+  const Expr* h = ir.var("h0");
+  const Expr* c = ir.var("c0");
+  auto slice = [&](const Expr* e) { return ir.call("strided_slice", {e}, OpKind::injective); };
+  std::vector<const Expr*> hs;
+  for (std::size_t t = 0; t < steps; ++t) {
+    const Expr* recurrent = ir.call("dense", {h, weights});
+    const Expr* gates = ir.call("add", {slice(projected), recurrent});
+    const Expr* ifo = ir.call("sigmoid", {slice(gates)}, OpKind::elemwise);
+    const Expr* g = ir.call("tanh", {slice(gates)});
+    const Expr* i = slice(ifo);
+    const Expr* f = slice(ifo);
+    const Expr* o = slice(ifo);
+    c = ir.call("add", {ir.call("multiply", {f, c}), ir.call("multiply", {i, g})});
+    h = ir.call("multiply", {o, ir.call("tanh", {c})});
+    hs.push_back(h);
+  }
+  ir.output(ir.call("concat", hs));
+  ir.output(c);
+}
+
+/// A GRU over `steps` steps as the ONNX reader unrolls one (linear_before_reset, as PyTorch
+/// exports it). The input projection dense(x, W) + bias_add runs once; per step, from the hidden
+/// state h (a var at first): xt = strided_slice of the projection and rt = dense(h, R) + bias_add,
+/// each sliced into three gates; z = sigmoid(add(xt_z, rt_z)), r = sigmoid(add(xt_r, rt_r)),
+/// n = tanh(add(xt_n, multiply(r, rt_n))), h = add(n, multiply(z, subtract(h, n))). The steps' h
+/// are concatenated into the output. Every step's xt fans out to three gates, and h runs from step
+/// to step through elementwise operators as well as through the dense.
+/// Nodes: 8 (x, W, b, R, Rb, h0, dense, bias_add) + 19 per step (its ops) + 1 (concat).
+inline void gru_like(ExprGraph& ir, std::size_t steps, std::size_t hidden) {
+  using collage::OpKind;
+  const std::string gates = std::to_string(3 * hidden);
+  const Expr* x = ir.var("x");
+  const Expr* projected = ir.call("bias_add", {ir.call("dense", {x, ir.constant("W[" + gates + "]")}), ir.constant("b")});
+  const Expr* weights = ir.constant("R[" + gates + "," + std::to_string(hidden) + "]");
+  const Expr* bias = ir.constant("Rb");
+  const Expr* h = ir.var("h0");
+  auto slice = [&](const Expr* e) { return ir.call("strided_slice", {e}, OpKind::injective); };
+  std::vector<const Expr*> hs;
+  for (std::size_t t = 0; t < steps; ++t) {
+    const Expr* xt = slice(projected);
+    const Expr* rt = ir.call("bias_add", {ir.call("dense", {h, weights}), bias});
+    const Expr* z = ir.call("sigmoid", {ir.call("add", {slice(xt), slice(rt)})}, OpKind::elemwise);
+    const Expr* r = ir.call("sigmoid", {ir.call("add", {slice(xt), slice(rt)})}, OpKind::elemwise);
+    const Expr* n = ir.call("tanh", {ir.call("add", {slice(xt), ir.call("multiply", {r, slice(rt)})})});
+    h = ir.call("add", {n, ir.call("multiply", {z, ir.call("subtract", {h, n})})});
+    hs.push_back(h);
+  }
+  ir.output(ir.call("concat", hs));
+}
+
 /// The MNIST CNN of TVM's Collage tests: pad, conv2d, add, relu, max_pool2d, pad, conv2d, add,
 /// relu, max_pool2d, reshape, dense, add. Nodes: 20 (x, 13 ops, 6 constants).
 inline void mnist(ExprGraph& ir) {

@@ -115,6 +115,44 @@ TEST(ValidSuperset, OperatorsOfConstantsAloneDoNotDeepen) {
   EXPECT_TRUE(f.may_grow_valid({k1, a}, kernel(1)));
 }
 
+TEST(ValidSuperset, OneExitPostDominatesTheSetAndHoldsEveryPathToIt) {
+  // a feeds two chains, b1 -> b2 -> b3 -> b4 and c1, which meet at m. No path runs between b1 and
+  // c1, but a kernel with one exit that holds both holds everything up to m, where both chains
+  // end: b1, b2, b3, b4, m is five deep.
+  Fixture f;
+  auto x = f.ir.var("x");
+  auto a = f.ir.call("relu", {x});
+  auto b1 = f.ir.call("relu", {a});
+  auto b2 = f.ir.call("tanh", {b1});
+  auto b3 = f.ir.call("relu", {b2});
+  auto b4 = f.ir.call("tanh", {b3});
+  auto c1 = f.ir.call("tanh", {a});
+  auto m = f.ir.call("add", {b4, c1});
+  f.ir.output(f.ir.call("relu", {m}));
+  f.build();
+  ASSERT_LT(f.at(b1), f.at(c1));  // so c1 is the set's last node, and only b1's consumer is forced in
+  EXPECT_FALSE(f.may_grow_valid({b1, c1}, kernel(4)));
+  EXPECT_EQ(f.check({b1, b2, b3, b4, c1, m}, kernel(5)), Validity::valid);
+  EXPECT_TRUE(f.may_grow_valid({b1, c1}, kernel(5)));
+  // Two exits need not meet.
+  EXPECT_TRUE(f.may_grow_valid({b1, c1}, SubGraphConfig{2, false, 2}));
+}
+
+TEST(ValidSuperset, OneExitNeedsANodeThatPostDominatesTheSet) {
+  // p and q each reach a result of their own: every kernel with one exit that holds both would
+  // need a node on every path from each to the results, and there is none (at any depth).
+  Fixture f;
+  auto x = f.ir.var("x");
+  auto p = f.ir.call("relu", {x});
+  auto q = f.ir.call("tanh", {x});
+  f.ir.output(f.ir.call("relu", {p}));
+  f.ir.output(f.ir.call("tanh", {q}));
+  f.build();
+  EXPECT_FALSE(f.may_grow_valid({p, q}, kernel(0)));
+  EXPECT_TRUE(f.may_grow_valid({p, q}, SubGraphConfig{2, false, 0}));
+  EXPECT_TRUE(f.may_grow_valid({p}, kernel(1)));
+}
+
 /// Every set of nodes of `graph` (small enough to list) that some valid sub-graph contains must be
 /// let through; returns how many of the others were ruled out.
 std::size_t check_every_set(const Graph& graph, const SubGraphConfig& config, std::size_t* sets_outside) {

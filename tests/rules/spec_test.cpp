@@ -239,6 +239,39 @@ struct ByocGraph : RulesFixture {
   }
 };
 
+/// What native_fusion_rule (depth 8) does on an unrolled recurrent graph of `steps` steps.
+CombineStats native_fusion_on_recurrent(void (*unroll)(ExprGraph&, std::size_t, std::size_t), std::size_t steps,
+                                        std::size_t* candidates) {
+  RulesFixture f;
+  unroll(f.ir, steps, 24);
+  f.build();
+  CombineLimits limits;
+  limits.max_depth = 8;
+  CombineStats stats;
+  limits.report = [&](const CombineStats& s) { stats = s; };
+  *candidates = native_fusion_rule<ExprGraph>(limits).all_candidates(*f.graph, "native").size();
+  return stats;
+}
+
+TEST(NativeFusion, JoinsTriedGrowWithTheStepsOfAnUnrolledRecurrentCell) {
+  // An unrolled GRU's input projection fans out to every step and each step's slice to three
+  // gates: joins of the projection with any subset of those are within the depth bound, and
+  // grew the pool (and the pairs tried with it) exponentially in the steps until a kernel's one
+  // exit was required to post-dominate them (ValidSupersetTest). The work now grows with the
+  // steps, candidates and joins alike.
+  for (auto unroll : {&models::gru_like, &models::lstm_like}) {
+    std::size_t short_candidates = 0;
+    std::size_t long_candidates = 0;
+    const CombineStats short_run = native_fusion_on_recurrent(unroll, 8, &short_candidates);
+    const CombineStats long_run = native_fusion_on_recurrent(unroll, 24, &long_candidates);
+    EXPECT_FALSE(short_run.truncated);
+    EXPECT_FALSE(long_run.truncated);
+    EXPECT_LE(long_candidates, 4 * short_candidates);
+    EXPECT_LE(long_run.joins_tried, 4 * short_run.joins_tried);  // three times the steps
+    EXPECT_LE(long_run.joins_built, 4 * short_run.joins_built);
+  }
+}
+
 TEST(ByocSpecs, OpPredicate) {
   ByocGraph f;
   auto supported = ops_named({"dense", "bias_add", "relu", "tanh"});
@@ -513,6 +546,8 @@ TEST(Models, NodeCounts) {
   // 4 branches of 6 ops: 6 ops + 2 constants (i = 1, 5) + 1 scalar (i = 3) each, plus 3 adds.
   EXPECT_EQ(size_of([](ExprGraph& ir) { models::wide_branches(ir, 4, 6); }), 1u + 4 * 9 + 3);
   EXPECT_EQ(size_of([](ExprGraph& ir) { models::mnist(ir); }), 20u);
+  EXPECT_EQ(size_of([](ExprGraph& ir) { models::lstm_like(ir, 3, 24); }), 8u + 3 * 15 + 1);
+  EXPECT_EQ(size_of([](ExprGraph& ir) { models::gru_like(ir, 3, 24); }), 8u + 3 * 19 + 1);
 }
 
 TEST(Models, BertLayerOpsAndKernels) {

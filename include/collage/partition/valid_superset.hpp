@@ -30,9 +30,18 @@ namespace collage {
 /// config allows, or when it holds a result that cannot be an exit of S, or more results than S
 /// may have exits.
 ///
+/// With at most one exit there is more: every node of S but its exit e has all its outputs in S
+/// and is no result, so every path from a node x of X to the results stays in S until it meets e.
+/// So e post-dominates every node of X, and S holds every path from x to p, X's nearest common
+/// post-dominator (which lies on each path from x to e). X is ruled out when no node
+/// post-dominates all of it, or when the longest path from a node of X to p counts more than the
+/// depth allowed. Every path from x to the results passes through p, so that longest path is the
+/// longest from x to the results less the longest from p onwards, p itself counted once: a
+/// lookup per node of X, with one common post-dominator query each.
+///
 /// Cost per test: the nodes of X and their out-edges, then the nodes the forced set reaches within
-/// its index range and their out-edges; a range over kMaxRange nodes is not walked (the depth is
-/// then not tested).
+/// its index range and their out-edges; a range over kMaxRange nodes is not walked (that depth
+/// test is then skipped; the post-dominator one is not).
 template <class G>
 class ValidSupersetTest {
  public:
@@ -47,6 +56,14 @@ class ValidSupersetTest {
       from_constants[i] = leaf_constant || all_inputs_constant;
       counts_[i] = from_constants[i] ? 0 : 1;
     }
+    if (config.max_exits == 1 && config.max_depth != 0) {
+      longest_onwards_.assign(n, 0);
+      for (std::size_t i = n; i-- > 0;) {  // outputs have larger indexes
+        std::uint32_t onwards = 0;
+        for (std::size_t o : graph.outputs(i)) onwards = std::max(onwards, longest_onwards_[o]);
+        longest_onwards_[i] = onwards + counts_[i];
+      }
+    }
   }
 
   /// Whether the test can rule anything out under its config (all but "any exits, taps allowed,
@@ -57,6 +74,7 @@ class ValidSupersetTest {
   /// the graph this test was made for; it need not be convex). So when it is false for a set, it
   /// is false for every set that contains it.
   bool may_grow_valid(const IndexSet& inside) {
+    if (config_.max_exits == 1 && !single_exit_may_hold(inside)) return false;
     forced_ = inside;
     rest_.clear();
     std::size_t results = 0;
@@ -96,6 +114,21 @@ class ValidSupersetTest {
   static constexpr std::size_t kMaxRange = std::size_t{1} << 16;
 
  private:
+  /// The post-dominator test (for max_exits == 1): false when no node post-dominates every node of
+  /// `inside`, or when a path from one of them to their nearest common post-dominator counts more
+  /// than config_.max_depth nodes.
+  bool single_exit_may_hold(const IndexSet& inside) const {
+    std::size_t meet = inside.first_inside();
+    if (meet == npos) return true;
+    std::uint32_t longest = 0;
+    for (std::size_t i : inside) {
+      meet = graph_.common_post_dominator(meet, i);
+      if (meet == npos) return false;
+      if (!longest_onwards_.empty()) longest = std::max(longest, longest_onwards_[i]);
+    }
+    return longest_onwards_.empty() || longest - longest_onwards_[meet] + counts_[meet] <= config_.max_depth;
+  }
+
   /// Whether a path between two nodes of `forced` counts more than config_.max_depth nodes.
   bool too_deep(const IndexSet& forced) {
     const std::size_t lo = forced.first_inside();
@@ -130,6 +163,9 @@ class ValidSupersetTest {
   const DataflowGraph<G>& graph_;
   SubGraphConfig config_;
   std::vector<std::uint8_t> counts_;  // by node: 1 when it adds to a path's depth wherever it is
+  /// By node, with at most one exit and a depth bound: the most counted nodes on a path from it to
+  /// a result, itself included.
+  std::vector<std::uint32_t> longest_onwards_;
   IndexSet forced_;
   std::vector<std::size_t> rest_;
   std::vector<std::uint32_t> length_;
