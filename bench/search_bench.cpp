@@ -1,5 +1,5 @@
 // Search scaling: candidates + search (costs cached) on chains, residual blocks, BERT-like
-// encoders and wide branches, with 1 to 6 targets, for each searcher; and BERT with targets on two
+// encoders, wide branches and unrolled LSTM and GRU cells, with 1 to 6 targets, for each searcher; and BERT with targets on two
 // devices and the moves between them charged.
 //
 // Arguments: {shape, size, targets, algorithm}. Counters: nodes, candidates, states expanded,
@@ -26,16 +26,19 @@ using testing_ir::ExprGraph;
 using Graph = collage::DataflowGraph<ExprGraph>;
 using Spec = collage::PartitionSpec<ExprGraph>;
 
-enum Shape { kChain, kResidual, kBert, kWide };
-const char* const kShapeNames[] = {"chain", "residual", "bert", "wide"};
+enum Shape { kChain, kResidual, kBert, kWide, kLstm, kGru };
+const char* const kShapeNames[] = {"chain", "residual", "bert", "wide", "lstm", "gru"};
 
-/// Builds the model; `size` is nodes for chains, blocks, layers, or branches (of 20 ops).
+/// Builds the model; `size` is nodes for chains, blocks, layers, branches (of 20 ops), or the steps
+/// of an unrolled LSTM or GRU.
 void build_model(ExprGraph& ir, Shape shape, std::size_t size) {
   switch (shape) {
     case kChain: testing_ir::models::chain(ir, size); break;
     case kResidual: testing_ir::models::residual_blocks(ir, size); break;
     case kBert: testing_ir::models::bert_like(ir, size, 768); break;
     case kWide: testing_ir::models::wide_branches(ir, size, 20); break;
+    case kLstm: testing_ir::models::lstm_like(ir, size, 24); break;
+    case kGru: testing_ir::models::gru_like(ir, size, 24); break;
   }
 }
 
@@ -185,6 +188,12 @@ BENCHMARK(BM_Partition)
     ->ArgsProduct({{kResidual}, {16, 160, 1600, 9100}, {1, 3}, {kExact, kBeam, kGreedy}})
     ->ArgsProduct({{kWide}, {4, 32, 64}, {1, 3}, {kExact}})
     ->ArgsProduct({{kWide}, {4, 32, 64, 128}, {1, 3}, {kBeam, kGreedy}})
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+
+// Unrolled recurrent cells, 8 to 128 steps (LSTM: 129 to 1,929 nodes; GRU: 161 to 2,441).
+BENCHMARK(BM_Partition)
+    ->ArgsProduct({{kLstm, kGru}, {8, 32, 128}, {1, 3}, {kExact, kBeam, kGreedy}})
     ->Unit(benchmark::kMillisecond)
     ->Iterations(1);
 
