@@ -1,4 +1,4 @@
-// tc-upgrade-node-tests: writes the opset-18 to 21 forms of the ONNX backend node tests (Debian's
+// tc-upgrade-node-tests: writes the opset-18 to 27 forms of the ONNX backend node tests (Debian's
 // libonnx-testdata stops at opset 17) and the tests those opsets add, for tc-onnx-conformance.
 
 #include <iostream>

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <random>
+#include <optional>
 #include <set>
 #include <utility>
 #include <variant>
@@ -23,7 +24,7 @@ using collage::Error;
 using collage::ErrorCode;
 using Ints = std::vector<std::int64_t>;
 
-/// The operators whose opset-18 to 21 definitions upgrade_model() writes. Another operator that
+/// The operators whose opset-18 to 27 definitions upgrade_model() writes. Another operator that
 /// changed in those opsets (detail::later_definitions) stops a model from crossing its change,
 /// since its new semantics are not rewritten.
 bool rewritten(const std::string& op) {
@@ -32,12 +33,23 @@ bool rewritten(const std::string& op) {
       "ReduceL1", "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd",
       "ReduceSumSquare",
       "Split",        // num_outputs
-      "Pad",          // axes input (18), wrap mode (19), int4 (21)
+      "Pad",          // axes input (18), wrap mode (19), int4 (21), then element types
       "Resize",       // antialias, axes, keep_aspect_ratio_policy (18), half_pixel_symmetric (19)
-      "AveragePool",  // dilations
-      // element types only
+      "AveragePool",  // dilations (19); windows that would start in the right padding are dropped (22)
+      "MaxPool",      // as AveragePool-22 (ceil_mode)
+      // element types only (Cast-24 also changed float8 saturation; the tests of opset 17 have no
+      // float8), or attributes added at 18-21 whose defaults keep the old meaning (LpPool-18's
+      // ceil_mode and dilations; QuantizeLinear and DequantizeLinear at 19 and 21)
       "Cast", "CastLike", "Constant", "Identity", "Reshape", "Shape", "Size", "Equal", "ConstantOfShape", "Flatten",
-      "Squeeze", "Transpose", "Unsqueeze"};
+      "Squeeze", "Transpose", "Unsqueeze", "Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Bernoulli", "Conv",
+      "ConvTranspose", "Cos", "Cosh", "Det", "Dropout", "Elu", "EyeLike", "GRU", "GlobalAveragePool", "GlobalLpPool",
+      "GlobalMaxPool", "HardSigmoid", "HardSwish", "InstanceNormalization", "LSTM", "LpNormalization",
+      "LpPool", "MaxRoiPool", "MaxUnpool", "Mish", "Multinomial", "NegativeLogLikelihoodLoss", "RNN", "RandomNormal",
+      "RandomNormalLike", "RandomUniform", "RandomUniformLike", "RoiAlign", "Round", "Selu", "Sin", "Sinh",
+      "Softplus", "Softsign", "Tan", "ThresholdedRelu", "SplitToSequence", "TopK",
+      // attributes added later whose defaults keep the old meaning: output_dtype and precision
+      // (23), Range's stash_type for float16 (27)
+      "DequantizeLinear", "QuantizeLinear", "Range"};
   return kRewritten.count(op) != 0;
 }
 
@@ -128,21 +140,56 @@ OnnxTensor float32_tensor(const Shape& shape, std::vector<float> values) {
   return t;
 }
 
-NewNodeTest gelu_test(const std::string& name, bool tanh, OnnxTensor x) {
+/// A test of y = op(x) at `opset`, elementwise: y[k] = f(x[k]) in double, rounded to float32.
+template <class F>
+NewNodeTest elementwise_test(const std::string& name, const std::string& op, int opset,
+                             std::vector<std::pair<std::string, OnnxAttr>> attrs, OnnxTensor x, F f) {
   NewNodeTest test;
   test.name = name;
-  test.model.opset = 20;
-  test.model.ir_version = ir_version_for_opset(20);
+  test.model.opset = opset;
+  test.model.ir_version = ir_version_for_opset(opset);
   test.model.graph_name = name;
   test.model.inputs.push_back(float_value_info("x", x.shape));
   test.model.outputs.push_back(float_value_info("y", x.shape));
-  OnnxNode node{"Gelu", {"x"}, {"y"}, {}, "", ""};
-  if (tanh) node.attrs.emplace_back("approximate", std::string("tanh"));
-  test.model.nodes.push_back(std::move(node));
+  test.model.nodes.push_back(OnnxNode{op, {"x"}, {"y"}, std::move(attrs), "", ""});
   OnnxTensor y = float32_tensor(x.shape, {});
-  for (float v : x.reals) y.reals.push_back(static_cast<float>(gelu_reference(v, tanh)));
+  for (float v : x.reals) y.reals.push_back(static_cast<float>(f(static_cast<double>(v))));
   test.inputs.push_back(std::move(x));
   test.outputs.push_back(std::move(y));
+  return test;
+}
+
+NewNodeTest gelu_test(const std::string& name, bool tanh, OnnxTensor x) {
+  std::vector<std::pair<std::string, OnnxAttr>> attrs;
+  if (tanh) attrs.emplace_back("approximate", std::string("tanh"));
+  return elementwise_test(name, "Gelu", 20, std::move(attrs), std::move(x), [tanh](double v) { return gelu_reference(v, tanh); });
+}
+
+NewNodeTest swish_test(const std::string& name, std::optional<float> alpha, OnnxTensor x) {
+  std::vector<std::pair<std::string, OnnxAttr>> attrs;
+  if (alpha) attrs.emplace_back("alpha", *alpha);
+  const double a = alpha ? *alpha : 1.0;
+  return elementwise_test(name, "Swish", 24, std::move(attrs), std::move(x), [a](double v) { return swish_reference(v, a); });
+}
+
+/// RMSNormalization-23 of x over the axes from `axis` on, times `scale` (broadcast to x), in
+/// double; `axis` and `epsilon` are written as attributes when given.
+NewNodeTest rms_normalization_test(const std::string& name, OnnxTensor x, OnnxTensor scale, std::optional<std::int64_t> axis,
+                                   std::optional<float> epsilon) {
+  NewNodeTest test;
+  test.name = name;
+  test.model.opset = 23;
+  test.model.ir_version = ir_version_for_opset(23);
+  test.model.graph_name = name;
+  test.model.inputs.push_back(float_value_info("x", x.shape));
+  test.model.inputs.push_back(float_value_info("scale", scale.shape));
+  test.model.outputs.push_back(float_value_info("y", x.shape));
+  OnnxNode node{"RMSNormalization", {"x", "scale"}, {"y"}, {}, "", ""};
+  if (axis) node.attrs.emplace_back("axis", *axis);
+  if (epsilon) node.attrs.emplace_back("epsilon", *epsilon);
+  test.model.nodes.push_back(std::move(node));
+  test.outputs.push_back(rms_normalization_reference(x, scale, axis.value_or(-1), epsilon.value_or(1e-5f)));
+  test.inputs = {std::move(x), std::move(scale)};
   return test;
 }
 
@@ -210,8 +257,6 @@ collage::Status write_test(const NewNodeTest& test, const fs::path& dir) {
 
 }  // namespace
 
-int ir_version_for_opset(int opset) { return opset >= 21 ? 10 : opset >= 19 ? 9 : 8; }
-
 std::vector<int> upgrade_targets(const OnnxModel& model) {
   std::set<int> targets;
   for (const OnnxNode& node : model.nodes) {
@@ -223,7 +268,8 @@ std::vector<int> upgrade_targets(const OnnxModel& model) {
 
 collage::Result<std::vector<UpgradedModel>> upgrade_model(const OnnxModel& model, int target) {
   if (target < kFirstUpgradeOpset || target > kLastUpgradeOpset) {
-    return Error{ErrorCode::invalid_argument, "opset " + std::to_string(target) + " is not one of 18 to 21"};
+    return Error{ErrorCode::invalid_argument, "opset " + std::to_string(target) + " is not one of " +
+                                                  std::to_string(kFirstUpgradeOpset) + " to " + std::to_string(kLastUpgradeOpset)};
   }
   if (std::string why = model_refusal(model, target); !why.empty()) return Error{ErrorCode::invalid_argument, why};
   OnnxModel plain = model;
@@ -284,6 +330,35 @@ collage::Result<std::vector<UpgradedModel>> upgrade_model(const OnnxModel& model
   return forms;
 }
 
+double swish_reference(double x, double alpha) { return x / (1 + std::exp(-alpha * x)); }
+
+OnnxTensor rms_normalization_reference(const OnnxTensor& x, const OnnxTensor& scale, std::int64_t axis, float epsilon) {
+  const auto rank = static_cast<std::int64_t>(x.shape.size());
+  const std::int64_t first = axis < 0 ? axis + rank : axis;
+  std::int64_t inner = 1;  // elements of one normalised group: the dimensions from `first` on
+  for (std::int64_t d = first; d < rank; ++d) inner *= x.shape[static_cast<std::size_t>(d)];
+  // scale broadcasts to x from the right; each of its dimensions is 1 or x's.
+  const std::size_t scale_offset = x.shape.size() - scale.shape.size();
+  OnnxTensor y = float32_tensor(x.shape, {});
+  for (std::size_t start = 0; start < x.reals.size(); start += static_cast<std::size_t>(inner)) {
+    double sum = 0;
+    for (std::int64_t k = 0; k < inner; ++k) sum += static_cast<double>(x.reals[start + k]) * x.reals[start + k];
+    const double rms = std::sqrt(sum / static_cast<double>(inner) + static_cast<double>(epsilon));
+    for (std::int64_t k = 0; k < inner; ++k) {
+      std::size_t flat = start + static_cast<std::size_t>(k), source = 0, stride = 1;
+      for (std::size_t d = x.shape.size(); d-- > scale_offset;) {
+        const auto size = static_cast<std::size_t>(x.shape[d]);
+        const auto scale_size = static_cast<std::size_t>(scale.shape[d - scale_offset]);
+        source += (scale_size == 1 ? 0 : flat % size) * stride;
+        stride *= scale_size;
+        flat /= size;
+      }
+      y.reals.push_back(static_cast<float>(x.reals[start + k] / rms * scale.reals[source]));
+    }
+  }
+  return y;
+}
+
 double gelu_reference(double x, bool tanh) {
   const double pi = 3.14159265358979323846;
   if (tanh) return 0.5 * x * (1 + std::tanh(std::sqrt(2 / pi) * (x + 0.044715 * x * x * x)));
@@ -299,6 +374,15 @@ std::vector<NewNodeTest> new_node_tests() {
   tests.push_back(gelu_test("test_gelu_tanh_1_opset20", true, example));
   tests.push_back(gelu_test("test_gelu_tanh_2_opset20", true, random_float32({3, 4, 5}, rng)));
   tests.push_back(wrap_pad_test(rng));
+  tests.push_back(swish_test("test_swish_1_opset24", std::nullopt, example));
+  tests.push_back(swish_test("test_swish_2_opset24", std::nullopt, random_float32({3, 4, 5}, rng)));
+  tests.push_back(swish_test("test_swish_alpha_opset24", 0.5f, random_float32({3, 4, 5}, rng)));
+  tests.push_back(rms_normalization_test("test_rms_normalization_last_axis_opset23", random_float32({2, 3, 8}, rng),
+                                         random_float32({8}, rng), std::nullopt, std::nullopt));
+  tests.push_back(rms_normalization_test("test_rms_normalization_axis_1_epsilon_opset23", random_float32({2, 3, 4, 5}, rng),
+                                         random_float32({3, 1, 5}, rng), std::int64_t{1}, 0.5f));
+  tests.push_back(rms_normalization_test("test_rms_normalization_negative_axis_opset23", random_float32({4, 6, 5}, rng),
+                                         random_float32({6, 5}, rng), std::int64_t{-2}, std::nullopt));
   return tests;
 }
 

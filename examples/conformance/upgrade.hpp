@@ -1,10 +1,11 @@
 #pragma once
 
 /// \file
-/// The opset-18 to 21 forms of the ONNX backend node tests. Debian's libonnx-testdata is ONNX 1.12
-/// and stops at opset 17; the operators that changed in opsets 18-21 get their tests here: each
+/// The opset-18 to 27 forms of the ONNX backend node tests. Debian's libonnx-testdata is ONNX 1.12
+/// and stops at opset 17; the operators that changed in opsets 18-27 get their tests here: each
 /// opset-17 test of such an operator rewritten to the new definition (same data), and new tests
-/// for what has no opset-17 test (Gelu-20, Pad-19's wrap mode) with expected outputs computed here.
+/// for what has no opset-17 test (Gelu-20, Pad-19's wrap mode, RMSNormalization-23, Swish-24)
+/// with expected outputs computed here.
 
 #include <string>
 #include <vector>
@@ -18,12 +19,9 @@ namespace tc {
 
 /// The first and last opsets the forms are written for.
 inline constexpr int kFirstUpgradeOpset = 18;
-inline constexpr int kLastUpgradeOpset = 21;
+inline constexpr int kLastUpgradeOpset = 27;
 
-/// The IR version a model of `opset` is written with: 8 up to opset 18, 9 for 19-20, 10 from 21.
-int ir_version_for_opset(int opset);
-
-/// The opsets in 18..21 at which an operator of `model` that these forms rewrite changed, sorted.
+/// The opsets in 18..27 at which an operator of `model` that these forms rewrite changed, sorted.
 std::vector<int> upgrade_targets(const OnnxModel& model);
 
 /// One form of a model at a new opset: `suffix` is appended to the test's name ("_opset18",
@@ -33,7 +31,7 @@ struct UpgradedModel {
   OnnxModel model;
 };
 
-/// The forms of the opset-17 `model` at opset `target` (18..21): the reductions' axes attribute
+/// The forms of the opset-17 `model` at opset `target` (18..27): the reductions' axes attribute
 /// as an input (18), Split's num_outputs for equal parts (18), Pad with and without explicit axes
 /// (18), every other operator of the model as it is. An error (invalid_argument) saying why when
 /// the model cannot be rewritten faithfully: another opset, a value that is not a tensor, an
@@ -52,9 +50,17 @@ struct NewNodeTest {
 /// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
 double gelu_reference(double x, bool tanh);
 
+/// Swish-24 in double: x sigmoid(alpha x).
+double swish_reference(double x, double alpha);
+
+/// RMSNormalization-23 in double, rounded to float32: x over sqrt(mean(x^2) + epsilon), the mean
+/// over the axes from `axis` on (negative: from the back), times `scale` broadcast to x.
+OnnxTensor rms_normalization_reference(const OnnxTensor& x, const OnnxTensor& scale, std::int64_t axis, float epsilon);
+
 /// The tests this opset range adds without an opset-17 original: Gelu-20 (approximate "none" and
-/// "tanh", a small example and random data) and Pad-19 in wrap mode, their expected outputs
-/// computed in double and rounded to float32. The random data comes from a fixed seed with no
+/// "tanh", a small example and random data), Pad-19 in wrap mode, Swish-24 (alpha default and
+/// 0.5) and RMSNormalization-23 (the last axis, axis 1 with a broadcast scale and an epsilon, a
+/// negative axis), their expected outputs computed in double and rounded to float32. The random data comes from a fixed seed with no
 /// standard-library distribution, so every build writes the same files.
 std::vector<NewNodeTest> new_node_tests();
 

@@ -26,11 +26,11 @@ using Attrs = std::vector<std::pair<std::string, OnnxAttr>>;
 /// hint or operator and a counter ("conv_7"), weights drawn from one seeded generator.
 class Exporter {
  public:
-  /// The IR version is the one the opset shipped with from 18 on (19-20: 9, 21: 10), else 8.
+  /// The IR version is the one the opset shipped with (ir_version_for_opset).
   Exporter(std::string name, std::uint64_t seed, int opset = 17) : rng_(seed) {
     model_.graph_name = std::move(name);
     model_.opset = opset;
-    model_.ir_version = opset >= 21 ? 10 : opset >= 19 ? 9 : 8;
+    model_.ir_version = ir_version_for_opset(opset);
   }
 
   int opset() const { return model_.opset; }

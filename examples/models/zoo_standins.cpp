@@ -14,6 +14,7 @@ namespace {
 using zoo::Attrs;
 using zoo::Exporter;
 using zoo::Ints;
+using zoo::Layers;
 using I = std::int64_t;
 
 /// An exporter writing as the zoo's old files were written: the IR version of the opset's ONNX
@@ -425,6 +426,55 @@ OnnxModel lstm_opset14(std::uint64_t seed) {
   return b.take();
 }
 
+/// A decoder-only transformer at opset 24, as recent exporters write Llama-style blocks: per
+/// layer RMSNormalization before the attention and before the MLP, causal attention (an additive
+/// mask initializer), a SwiGLU MLP (Swish of the gate projection times the up projection) and
+/// residual adds; a final RMSNormalization and the vocabulary projection. 2 layers, hidden 64, 4
+/// heads, MLP 128, sequence 16, vocabulary 100.
+OnnxModel llama_opset24(std::uint64_t seed) {
+  Exporter b("llama_opset24", seed, 24);
+  Layers l(b);
+  const I layers = 2, hidden = 64, heads = 4, dh = hidden / heads, mlp = 128, seq = 16, vocab = 100;
+  Tensor mask({1, 1, seq, seq});
+  for (I i = 0; i < seq; ++i) {
+    for (I j = 0; j < seq; ++j) mask.data[static_cast<std::size_t>(i * seq + j)] = j <= i ? 0.0f : -1e9f;
+  }
+  const std::string causal = b.initializer("causal_mask", mask);
+  auto rms_norm = [&](const std::string& x) {
+    const std::string weight = b.random_weight("norm_weight", {hidden}, 1.0f);
+    return b.node("RMSNormalization", {x, weight}, {{"axis", I{-1}}, {"epsilon", 1e-6f}});
+  };
+  auto linear = [&](const std::string& x, I in, I out) {
+    const std::string w = b.random_weight("w", {in, out}, std::sqrt(3.0f / static_cast<float>(in)));
+    return b.node("MatMul", {x, w});
+  };
+  auto heads_of = [&](const std::string& t, const Ints& perm) {
+    const std::string target = b.int64_initializer("shape", {1, seq, heads, dh}, {4});
+    const std::string split = b.node("Reshape", {t, target});
+    return b.node("Transpose", {split}, {{"perm", perm}});
+  };
+  std::string x = b.input("hidden_states", {1, seq, hidden});
+  for (I layer = 0; layer < layers; ++layer) {
+    const std::string normed = rms_norm(x);
+    const std::string q = heads_of(linear(normed, hidden, hidden), {0, 2, 1, 3});
+    const std::string k = heads_of(linear(normed, hidden, hidden), {0, 2, 3, 1});
+    const std::string v = heads_of(linear(normed, hidden, hidden), {0, 2, 1, 3});
+    const std::string scores = b.node("MatMul", {q, k});
+    const std::string scale = l.scalar(std::sqrt(static_cast<float>(dh)));
+    const std::string masked = b.node("Add", {b.node("Div", {scores, scale}), causal});
+    const std::string probs = b.node("Softmax", {masked}, {{"axis", I{-1}}});
+    const std::string context = b.node("Transpose", {b.node("MatMul", {probs, v})}, {{"perm", Ints{0, 2, 1, 3}}});
+    const std::string merged = b.node("Reshape", {context, b.int64_initializer("shape", {1, seq, hidden}, {3})});
+    x = b.node("Add", {x, linear(merged, hidden, hidden)});
+    const std::string normed_mlp = rms_norm(x);
+    const std::string gate = b.node("Swish", {linear(normed_mlp, hidden, mlp)});
+    const std::string up = linear(normed_mlp, hidden, mlp);
+    x = b.node("Add", {x, linear(b.node("Mul", {gate, up}), mlp, hidden)});
+  }
+  b.output(linear(rms_norm(x), hidden, vocab), {1, seq, vocab});
+  return b.take();
+}
+
 struct Entry {
   ZooStandin standin;
   OnnxModel (*make)(std::uint64_t seed);
@@ -470,6 +520,10 @@ const std::vector<Entry>& entries() {
         "sequence tagger at opset 14 (bidirectional batch-first LSTM, GRU with linear_before_reset and an initial "
         "state, LogSoftmax, ReduceMax, LpNormalization), 4 steps"},
        lstm_opset14},
+      {{"llama-opset24-standin",
+        "Llama-style decoder at opset 24, IR 12 (RMSNormalization-23, Swish-24 in a SwiGLU MLP, causal attention), "
+        "2 layers, hidden 64, sequence 16"},
+       llama_opset24},
   };
   return all;
 }

@@ -14,8 +14,8 @@ using collage::Error;
 using collage::ErrorCode;
 using Definition = std::pair<std::string_view, int>;
 
-/// The operator versions introduced in opsets 18 to 21 (ONNX's changelog, by opset), for a libonnx whose
-/// schemas stop earlier (Debian 12's 1.12 stops at 17).
+/// The operator versions introduced in opsets 18 to 27 (ONNX's changelog, by opset; 27 is ONNX 1.22's),
+/// for a libonnx whose schemas stop earlier (Debian 12's 1.12 stops at 17).
 constexpr Definition kLaterDefinitions[] = {
     {"BitwiseAnd", 18}, {"BitwiseNot", 18}, {"BitwiseOr", 18}, {"BitwiseXor", 18}, {"CenterCropPad", 18},
     {"Col2Im", 18}, {"GroupNormalization", 18}, {"LpPool", 18}, {"Mish", 18}, {"OptionalGetElement", 18},
@@ -32,6 +32,29 @@ constexpr Definition kLaterDefinitions[] = {
     {"Flatten", 21}, {"GroupNormalization", 21}, {"Identity", 21}, {"If", 21}, {"Loop", 21}, {"Pad", 21},
     {"QLinearMatMul", 21}, {"QuantizeLinear", 21}, {"Reshape", 21}, {"Scan", 21}, {"Shape", 21}, {"Size", 21},
     {"Squeeze", 21}, {"Transpose", 21}, {"Unsqueeze", 21},
+    {"Acos", 22}, {"Acosh", 22}, {"Asin", 22}, {"Asinh", 22}, {"Atan", 22}, {"Atanh", 22}, {"AveragePool", 22},
+    {"Bernoulli", 22}, {"Conv", 22}, {"ConvTranspose", 22}, {"Cos", 22}, {"Cosh", 22}, {"DeformConv", 22},
+    {"Det", 22}, {"Dropout", 22}, {"Elu", 22}, {"EyeLike", 22}, {"GRU", 22}, {"GlobalAveragePool", 22},
+    {"GlobalLpPool", 22}, {"GlobalMaxPool", 22}, {"GridSample", 22}, {"HardSigmoid", 22}, {"HardSwish", 22},
+    {"InstanceNormalization", 22}, {"LSTM", 22}, {"LpNormalization", 22}, {"LpPool", 22}, {"MaxPool", 22},
+    {"MaxRoiPool", 22}, {"MaxUnpool", 22}, {"Mish", 22}, {"Multinomial", 22}, {"NegativeLogLikelihoodLoss", 22},
+    {"RNN", 22}, {"RandomNormal", 22}, {"RandomNormalLike", 22}, {"RandomUniform", 22}, {"RandomUniformLike", 22},
+    {"RoiAlign", 22}, {"Round", 22}, {"Selu", 22}, {"Sin", 22}, {"Sinh", 22}, {"Softplus", 22}, {"Softsign", 22},
+    {"Tan", 22}, {"ThresholdedRelu", 22},
+    {"Attention", 23}, {"Cast", 23}, {"CastLike", 23}, {"Constant", 23}, {"ConstantOfShape", 23},
+    {"DequantizeLinear", 23}, {"Flatten", 23}, {"Identity", 23}, {"If", 23}, {"Loop", 23}, {"Pad", 23},
+    {"QuantizeLinear", 23}, {"RMSNormalization", 23}, {"Reshape", 23}, {"RotaryEmbedding", 23}, {"Scan", 23},
+    {"Shape", 23}, {"Size", 23}, {"Squeeze", 23}, {"Transpose", 23}, {"Unsqueeze", 23},
+    {"Attention", 24}, {"Cast", 24}, {"CastLike", 24}, {"Constant", 24}, {"ConstantOfShape", 24},
+    {"DequantizeLinear", 24}, {"Flatten", 24}, {"Identity", 24}, {"If", 24}, {"Loop", 24}, {"Pad", 24},
+    {"QuantizeLinear", 24}, {"Reshape", 24}, {"Scan", 24}, {"Shape", 24}, {"Size", 24}, {"SplitToSequence", 24},
+    {"Squeeze", 24}, {"Swish", 24}, {"TensorScatter", 24}, {"TopK", 24}, {"Transpose", 24}, {"Unsqueeze", 24},
+    {"Attention", 25}, {"Cast", 25}, {"CastLike", 25}, {"Constant", 25}, {"ConstantOfShape", 25},
+    {"DequantizeLinear", 25}, {"Flatten", 25}, {"Identity", 25}, {"If", 25}, {"Loop", 25}, {"Pad", 25},
+    {"QuantizeLinear", 25}, {"Reshape", 25}, {"Scan", 25}, {"Shape", 25}, {"Size", 25}, {"Squeeze", 25},
+    {"Transpose", 25}, {"Unsqueeze", 25},
+    {"BitCast", 26}, {"CumProd", 26},
+    {"CausalConvWithState", 27}, {"LinearAttention", 27}, {"Range", 27},
 };
 
 /// The definitions older than opset 11's that the reader reads: those that mean, for the float32

@@ -2,10 +2,10 @@
 
 /// \file
 /// Internal to examples/onnx/: which version of an operator's definition a model uses, and
-/// whether the reader reads that version. The reader reads opsets up to 21: from opset 11 on
+/// whether the reader reads that version. The reader reads opsets up to 27: from opset 11 on
 /// every definition it has a lowering for; in older opsets the definitions still in force at 11
 /// and the older ones it knows (attributes that later became inputs, Upsample, Resize-10 ...),
-/// which covers the model zoo's opsets 7 to 10. The definitions of opsets 18 to 21 come from a
+/// which covers the model zoo's opsets 7 to 10. The definitions of opsets 18 to 27 come from a
 /// table when the installed libonnx predates them.
 
 #include <string>
@@ -15,7 +15,7 @@
 
 namespace tc::detail {
 
-constexpr int kMaxOpset = 21;
+constexpr int kMaxOpset = 27;
 
 /// The opset in which the definition of `op_type` in force at `opset` (default domain) was
 /// introduced ("Conv" at opset 9 is Conv-1: 1). An error, naming the operator and the opset, when

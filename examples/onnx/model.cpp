@@ -11,6 +11,10 @@
 
 namespace tc {
 
+int ir_version_for_opset(int opset) {
+  return opset >= 25 ? 13 : opset >= 24 ? 12 : opset >= 23 ? 11 : opset >= 21 ? 10 : opset >= 19 ? 9 : 8;
+}
+
 namespace {
 
 using collage::Error;

@@ -62,11 +62,14 @@ struct OnnxFunction {
   int opset = 0;  ///< the default domain's opset its body is written for (0: the model's)
 };
 
+/// The IR version of the ONNX release that introduced `opset` (8 for opsets up to 18): 9 for 19-20,
+/// 10 for 21-22, 11 for 23, 12 for 24, 13 from 25.
+int ir_version_for_opset(int opset);
+
 /// A whole model: one graph in the default domain at `opset`.
 struct OnnxModel {
   int opset = 17;
-  /// The IR version serialize() writes: 8 is what opset 17 shipped with; opsets 19-20 need 9 and
-  /// opset 21 needs 10.
+  /// The IR version serialize() writes (ir_version_for_opset: 8 is what opset 17 shipped with).
   int ir_version = 8;
   std::string graph_name = "graph";
   std::vector<OnnxValueInfo> inputs;

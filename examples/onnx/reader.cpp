@@ -565,7 +565,8 @@ class Importer {
         "LRN", "HardSwish", "PRelu", "Gelu", "Expand", "Gather", "Where", "Resize", "Upsample",
         "Elu", "Selu", "Celu", "Softplus", "Softsign", "Mish", "LogSoftmax", "ReduceMin", "ReduceL1", "ReduceL2",
         "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "LpNormalization", "MeanVarianceNormalization",
-        "InstanceNormalization", "DepthToSpace", "SpaceToDepth", "Tile", "ConvTranspose", "RNN", "GRU", "LSTM"};
+        "InstanceNormalization", "RMSNormalization", "Swish", "DepthToSpace", "SpaceToDepth", "Tile", "ConvTranspose", "RNN",
+        "GRU", "LSTM"};
     const std::optional<Op> ir = op_from_name(op);
     return (ir && *ir != Op::input && *ir != Op::constant) || kLowered.count(op) != 0;
   }
@@ -701,7 +702,7 @@ class Importer {
     if (op == "Split") return split(node, attrs);
     if (op == "LRN") return lrn(node, attrs);
     if (op == "HardSwish" || op == "PRelu" || op == "Gelu" || op == "Elu" || op == "Selu" || op == "Celu" ||
-        op == "Softplus" || op == "Softsign" || op == "Mish") {
+        op == "Softplus" || op == "Softsign" || op == "Mish" || op == "Swish") {
       return activation(node, attrs);
     }
     if (op == "LogSoftmax") return log_softmax(node, attrs);
@@ -709,7 +710,8 @@ class Importer {
         op == "ReduceLogSumExp") {
       return composite_reduction(node, attrs);
     }
-    if (op == "LpNormalization" || op == "MeanVarianceNormalization" || op == "InstanceNormalization") {
+    if (op == "LpNormalization" || op == "MeanVarianceNormalization" || op == "InstanceNormalization" ||
+        op == "RMSNormalization") {
       return normalization(node, attrs);
     }
     if (op == "DepthToSpace" || op == "SpaceToDepth") return depth_space(node, attrs);
@@ -1155,10 +1157,11 @@ class Importer {
   /// LpNormalization (x over its L1 or L2 norm along `axis`), MeanVarianceNormalization
   /// ((x - mean) / (standard deviation + 1e-9) over `axes`, default [0, 2, 3]) and
   /// InstanceNormalization (each channel of each sample to mean 0 and variance 1 over its spatial
-  /// axes, then scale[c] * it + B[c]).
+  /// axes, then scale[c] * it + B[c]) and RMSNormalization (x over the root of its mean square plus
+  /// epsilon, over the axes from `axis` on, times scale).
   Status normalization(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
     const std::string& op = node.op_type();
-    if (Status s = need_inputs(op == "InstanceNormalization" ? 3 : 1); !s.ok()) return s;
+    if (Status s = need_inputs(op == "InstanceNormalization" ? 3 : op == "RMSNormalization" ? 2 : 1); !s.ok()) return s;
     if (Status s = only_outputs(node, 1); !s.ok()) return s;
     const std::string& x = input(0);
     const Shape shape = shape_of(*find(x));
@@ -1172,6 +1175,12 @@ class Importer {
       Result<Ints> given = attrs.get_ints("axes", {0, 2, 3});
       if (!given.ok()) return given.error();
       axes = *given;
+    } else if (op == "RMSNormalization") {
+      Result<std::int64_t> axis = attrs.get_int("axis", -1);
+      if (!axis.ok()) return axis.error();
+      const std::optional<std::int64_t> first = normalize_axis(*axis, shape.size());
+      if (!first) return invalid("axis " + std::to_string(*axis) + " out of range for " + to_string(shape));
+      for (std::int64_t d = *first; d < rank; ++d) axes.push_back(d);
     } else {
       if (rank < 3) return invalid("InstanceNormalization needs [N, C, spatial...], not " + to_string(shape));
       for (std::int64_t d = 2; d < rank; ++d) axes.push_back(d);
@@ -1196,14 +1205,24 @@ class Importer {
       st.op(Op::div, {x, norm}, {}, true);
       return st.status;
     }
+    Result<float> epsilon = attrs.get_float("epsilon", 1e-5f);
+    if (!epsilon.ok()) return epsilon.error();
+    if (op == "RMSNormalization") {  // stash_type: the IR computes in float32, as stash_type 1 asks
+      const Shape scale = shape_of(*find(input(1)));
+      if (broadcast_shapes(scale, shape) != std::optional<Shape>(shape)) {
+        return invalid("scale " + to_string(scale) + " does not broadcast to X " + to_string(shape));
+      }
+      const std::string mean_square = st.op(Op::reduce_mean, {st.op(Op::mul, {x, x})}, over);
+      const std::string rms = st.op(Op::sqrt, {st.op(Op::add, {mean_square, st.scalar(*epsilon)})});
+      st.op(Op::mul, {st.op(Op::div, {x, rms}), input(1)}, {}, true);
+      return st.status;
+    }
     const std::string centred = st.op(Op::sub, {x, st.op(Op::reduce_mean, {x}, over)});
     const std::string variance = st.op(Op::reduce_mean, {st.op(Op::mul, {centred, centred})}, over);
     if (op == "MeanVarianceNormalization") {
       st.op(Op::div, {centred, st.op(Op::add, {st.op(Op::sqrt, {variance}), st.scalar(1e-9)})}, {}, true);
       return st.status;
     }
-    Result<float> epsilon = attrs.get_float("epsilon", 1e-5f);
-    if (!epsilon.ok()) return epsilon.error();
     Shape per_channel(shape.size() - 1, 1);
     per_channel[0] = shape[1];
     for (std::size_t k : {std::size_t{1}, std::size_t{2}}) {
@@ -1834,8 +1853,8 @@ class Importer {
 
   /// HardSwish (x * HardSigmoid(x) with alpha 1/6, beta 1/2), PRelu (relu(x) + slope * min(x, 0)),
   /// Elu (relu(x) + alpha * (exp(min(x, 0)) - 1)), Selu (gamma times Elu), Celu (Elu of x / alpha
-  /// scaled by alpha below 0), Softplus, Mish (x * tanh(Softplus(x))), Softsign (x / (1 + |x|))
-  /// and Gelu (its erf form, or the tanh approximation).
+  /// scaled by alpha below 0), Softplus, Mish (x * tanh(Softplus(x))), Softsign (x / (1 + |x|)),
+  /// Swish (x * sigmoid(alpha * x)) and Gelu (its erf form, or the tanh approximation).
   Status activation(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
     const std::string& op = node.op_type();
     if (Status s = need_inputs(op == "PRelu" ? 2 : 1); !s.ok()) return s;
@@ -1869,6 +1888,11 @@ class Importer {
       if (op == "Mish") st.op(Op::mul, {x, st.op(Op::tanh, {softplus})}, {}, true);
     } else if (op == "Softsign") {
       st.op(Op::div, {x, st.op(Op::add, {st.op(Op::abs, {x}), st.scalar(1)})}, {}, true);
+    } else if (op == "Swish") {
+      Result<float> alpha = attrs.get_float("alpha", 1.0f);
+      if (!alpha.ok()) return alpha.error();
+      const std::string scaled = *alpha == 1.0f ? x : st.op(Op::mul, {x, st.scalar(*alpha)});
+      st.op(Op::mul, {x, st.op(Op::sigmoid, {scaled})}, {}, true);
     } else {
       Result<std::string> approximate = attrs.get_string("approximate", "none");
       if (!approximate.ok()) return approximate.error();

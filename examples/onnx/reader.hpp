@@ -1,7 +1,7 @@
 #pragma once
 
 /// \file
-/// The ONNX front end: reads an ONNX model (opsets 7 to 21) into the tensor IR, folding the shape
+/// The ONNX front end: reads an ONNX model (opsets 7 to 27) into the tensor IR, folding the shape
 /// arithmetic exporters emit and lowering what the IR does not have (Split, legacy Softmax,
 /// Dropout, variadic Max/Min/Sum/Mean, LRN, HardSwish, PRelu, Gelu, Resize and Upsample, Expand,
 /// Gather of run-time data, constant operands that are attributes in the IR). Definitions older

@@ -81,6 +81,30 @@ TEST(UpgradeNodeTests, ReduceMaxAtOpset20HasIrVersion9) {
   EXPECT_FALSE(upgrade_model(m, 17).ok());
 }
 
+TEST(UpgradeNodeTests, OperatorsThatOnlyGainedElementTypesCrossOpsets22To25) {
+  // Conv-22 (bfloat16 added) is the same model at opset 22; Reshape changed at 19, 21 and 23-25.
+  const OnnxModel conv = one_node("Conv", {1, 1, 3, 3}, {});
+  EXPECT_EQ(upgrade_targets(conv), std::vector<int>{22});
+  auto at22 = upgrade_model(conv, 22);
+  ASSERT_TRUE(at22.ok()) << at22.error().message;
+  EXPECT_EQ((*at22)[0].model.opset, 22);
+  EXPECT_EQ((*at22)[0].model.ir_version, 10);
+  ASSERT_EQ((*at22)[0].model.nodes.size(), 1u);
+  EXPECT_EQ((*at22)[0].model.nodes[0].inputs, conv.nodes[0].inputs);
+  EXPECT_TRUE((*at22)[0].model.nodes[0].attrs.empty());
+  EXPECT_EQ(upgrade_targets(one_node("Reshape", {2}, {})), (std::vector<int>{19, 21, 23, 24, 25}));
+  EXPECT_EQ(ir_version_for_opset(23), 11);
+  EXPECT_EQ(ir_version_for_opset(24), 12);
+  EXPECT_EQ(ir_version_for_opset(25), 13);
+  EXPECT_EQ(ir_version_for_opset(27), 13);
+  auto at25 = upgrade_model(one_node("Reshape", {2}, {}), 25);
+  ASSERT_TRUE(at25.ok());
+  EXPECT_EQ((*at25)[0].suffix, "_opset25");
+  EXPECT_FALSE(upgrade_model(conv, 28).ok());
+  // GridSample-20 renamed its modes: not rewritten, so its tests stop before 20.
+  EXPECT_FALSE(upgrade_model(one_node("GridSample", {1, 1, 2, 2}, {}), 22).ok());
+}
+
 TEST(UpgradeNodeTests, SplitIntoEqualPartsGetsNumOutputs) {
   auto forms = upgrade_model(one_node("Split", {6}, {{"axis", std::int64_t{0}}}, {"a", "b", "c"}), 18);
   ASSERT_TRUE(forms.ok());
@@ -105,7 +129,7 @@ TEST(UpgradeNodeTests, PadIsWrittenWithAndWithoutAxes) {
   pads.dims = {std::int64_t{6}};
   m.inputs.push_back(pads);
   m.nodes[0].inputs.push_back("pads");
-  EXPECT_EQ(upgrade_targets(m), (std::vector<int>{18, 19, 21}));
+  EXPECT_EQ(upgrade_targets(m), (std::vector<int>{18, 19, 21, 23, 24, 25}));
   auto forms = upgrade_model(m, 18);
   ASSERT_TRUE(forms.ok());
   ASSERT_EQ(forms->size(), 2u);
@@ -174,6 +198,42 @@ TEST(UpgradeNodeTests, GeluExpectedOutputsFollowTheFormula) {
     }
   }
   EXPECT_EQ(gelu_tests, 4);
+}
+
+TEST(UpgradeNodeTests, SwishAndRmsNormalizationExpectedOutputsFollowTheFormulas) {
+  // Independent values: 1 / (1 + e^-1) and 2 / (1 + e^-1) (alpha 0.5 at x = 2).
+  EXPECT_NEAR(swish_reference(1, 1), 0.7310585786300049, 1e-15);
+  EXPECT_NEAR(swish_reference(2, 0.5), 1.4621171572600098, 1e-15);
+  // [3, 4] over the last axis: the root mean square is sqrt(12.5); scale [1, 2].
+  const OnnxTensor x{ElemType::float32, {1, 2}, {3, 4}, {}};
+  const OnnxTensor scale{ElemType::float32, {2}, {1, 2}, {}};
+  const OnnxTensor y = rms_normalization_reference(x, scale, -1, 0);
+  ASSERT_EQ(y.shape, (Shape{1, 2}));
+  EXPECT_NEAR(y.reals[0], 3 / std::sqrt(12.5), 1e-6);
+  EXPECT_NEAR(y.reals[1], 8 / std::sqrt(12.5), 1e-6);
+  // Over both axes of [[1], [7]] with epsilon 1: sqrt(25 + 1); a scale of [2, 1] broadcast along
+  // the last axis.
+  const OnnxTensor column{ElemType::float32, {2, 1}, {1, 7}, {}};
+  const OnnxTensor per_row{ElemType::float32, {2, 1}, {2, 3}, {}};
+  const OnnxTensor z = rms_normalization_reference(column, per_row, 0, 1);
+  EXPECT_NEAR(z.reals[0], 2 / std::sqrt(26.0), 1e-6);
+  EXPECT_NEAR(z.reals[1], 21 / std::sqrt(26.0), 1e-6);
+  int swish = 0, rms = 0;
+  for (const NewNodeTest& test : new_node_tests()) {
+    const std::string& op = test.model.nodes.at(0).op_type;
+    if (op == "Swish") {
+      ++swish;
+      EXPECT_EQ(test.model.opset, 24);
+      EXPECT_EQ(test.model.ir_version, 12);
+    } else if (op == "RMSNormalization") {
+      ++rms;
+      EXPECT_EQ(test.model.opset, 23);
+      ASSERT_EQ(test.inputs.size(), 2u);
+      EXPECT_EQ(test.outputs.at(0).shape, test.inputs[0].shape);
+    }
+  }
+  EXPECT_EQ(swish, 3);
+  EXPECT_EQ(rms, 3);
 }
 
 TEST(UpgradeNodeTests, WrapPadWrapsAround) {

@@ -341,8 +341,8 @@ TEST(OnnxReader, ErrorsNameTheNodeTheOperatorAndTheProblem) {
   EXPECT_NE(error_of(runtime_shape).find("node 'y' (Reshape): input 1 ('x') computed at run time"), std::string::npos);
   EXPECT_NE(error_of(model_with({2, 3}, {node("Conv", {"x", "x"}, {"y"})})).find("node 'y' (Conv): input "),
             std::string::npos);
-  EXPECT_EQ(error_of(model_with({2}, {node("Relu", {"x"}, {"y"})}, 22)),
-            "model: opset 22 (the reader reads opsets up to 21) is not supported");
+  EXPECT_EQ(error_of(model_with({2}, {node("Relu", {"x"}, {"y"})}, 28)),
+            "model: opset 28 (the reader reads opsets up to 27) is not supported");
   // A definition older than opset 11's is refused unless the reader adapts it; one still in force
   // at 11 is read.
   EXPECT_EQ(error_of(model_with({1, 1, 3, 3}, {node("ConvTranspose", {"x", "x"}, {"y"})}, 9)),
@@ -502,6 +502,34 @@ TEST(OnnxReaderOpsets, ReadsGelu20AndNamesWhatItCannotRead) {
   EXPECT_EQ(error_of(model_with({1, 1, 4, 4}, {node("AveragePool", {"x"}, {"y"}, {{"kernel_shape", Ints{2, 2}}, {"dilations", Ints{2, 2}}})}, 19)),
             "node 'y' (AveragePool): dilations [2,2] is not supported");
   EXPECT_NE(error_of(model_with({2}, {node("Frobnicate", {"x"}, {"y"})}, 18)).find("operator Frobnicate at opset 18"), std::string::npos);
+}
+
+TEST(OnnxReaderOpsets, ReadsOpsets22To27AndTheirRmsNormalizationAndSwish) {
+  // Elu-22 (element types only) reads as before at opset 27, ONNX 1.22's.
+  collage::Result<Graph> g = read(model_with({2}, {node("Elu", {"x"}, {"y"})}, 27));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  // Swish-24: x * sigmoid(alpha * x).
+  g = read(model_with({3}, {node("Swish", {"x"}, {"y"}, {{"alpha", 0.5f}})}, 24));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  Floats y = run_one(*g, Tensor({3}, {2.0f, 0.0f, -2.0f})).data;
+  EXPECT_NEAR(y[0], 2 / (1 + std::exp(-1.0)), 1e-6);
+  EXPECT_EQ(y[1], 0.0f);
+  EXPECT_NEAR(y[2], -2 / (1 + std::exp(1.0)), 1e-6);
+  EXPECT_NE(error_of(model_with({3}, {node("Swish", {"x"}, {"y"})}, 23)).find("operator Swish at opset 23"), std::string::npos);
+  // RMSNormalization-23 over the last axis of [[3, 4], [0, 0]], scale [1, 2], epsilon 0.5.
+  OnnxModel rms = model_with({2, 2}, {node("RMSNormalization", {"x", "scale"}, {"y"}, {{"epsilon", 0.5f}})}, 23);
+  rms.initializers.emplace_back("scale", floats({1, 2}, {2}));
+  g = read(rms);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  y = run_one(*g, Tensor({2, 2}, {3.0f, 4.0f, 0.0f, 0.0f})).data;
+  EXPECT_NEAR(y[0], 3 / std::sqrt(13.0), 1e-6);
+  EXPECT_NEAR(y[1], 8 / std::sqrt(13.0), 1e-6);
+  EXPECT_EQ(y[2], 0.0f);
+  rms.initializers.back().second = floats({1, 2, 3}, {3});
+  EXPECT_EQ(error_of(rms), "node 'y' (RMSNormalization): scale [3] does not broadcast to X [2,2]");
+  rms.initializers.back().second = floats({1, 2}, {2});
+  rms.nodes[0].attrs = {{"axis", std::int64_t{2}}};
+  EXPECT_EQ(error_of(rms), "node 'y' (RMSNormalization): axis 2 out of range for [2,2]");
 }
 
 TEST(OnnxReaderOpsets, LowersSoftplusMishAndLogSumExpWithoutOverflowAndLpNormalization) {
