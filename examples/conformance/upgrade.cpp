@@ -238,6 +238,44 @@ NewNodeTest wrap_pad_test(std::mt19937_64& rng) {
   return test;
 }
 
+/// RotaryEmbedding-23 of a random X of `shape` (3-D with `heads`, or 4-D) with random caches: of
+/// [B, S, dim / 2], or of [positions, dim / 2] read at `positions` (B x S of them) when given.
+NewNodeTest rotary_embedding_test(const std::string& name, const Shape& shape, std::int64_t heads, std::int64_t dim,
+                                  bool interleaved, const Ints& positions, std::int64_t cached, std::mt19937_64& rng) {
+  NewNodeTest test;
+  test.name = name;
+  test.model.opset = 23;
+  test.model.ir_version = ir_version_for_opset(23);
+  test.model.graph_name = name;
+  const bool packed = shape.size() == 3;
+  const std::int64_t batch = shape[0], seq = packed ? shape[1] : shape[2];
+  const Shape cache = positions.empty() ? Shape{batch, seq, dim / 2} : Shape{cached, dim / 2};
+  OnnxTensor x = random_float32(shape, rng);
+  OnnxTensor cos = random_float32(cache, rng);
+  OnnxTensor sin = random_float32(cache, rng);
+  OnnxNode node{"RotaryEmbedding", {"x", "cos_cache", "sin_cache"}, {"y"}, {}, "", ""};
+  if (packed) node.attrs.emplace_back("num_heads", heads);
+  if (interleaved) node.attrs.emplace_back("interleaved", std::int64_t{1});
+  node.attrs.emplace_back("rotary_embedding_dim", dim);
+  test.model.inputs = {float_value_info("x", shape), float_value_info("cos_cache", cache), float_value_info("sin_cache", cache)};
+  test.model.outputs.push_back(float_value_info("y", shape));
+  test.outputs.push_back(rotary_embedding_reference(x, cos, sin, positions, interleaved, dim, heads));
+  test.inputs = {std::move(x), std::move(cos), std::move(sin)};
+  if (!positions.empty()) {
+    node.inputs.push_back("position_ids");
+    OnnxValueInfo info;
+    info.name = "position_ids";
+    info.type = ElemType::int64;
+    info.dims = {batch, seq};
+    test.model.inputs.push_back(info);
+    OnnxTensor ids = int64_vector(positions);
+    ids.shape = {batch, seq};
+    test.inputs.push_back(std::move(ids));
+  }
+  test.model.nodes.push_back(std::move(node));
+  return test;
+}
+
 collage::Status write_test(const NewNodeTest& test, const fs::path& dir) {
   const fs::path data = dir / "test_data_set_0";
   std::error_code ec;
@@ -359,6 +397,35 @@ OnnxTensor rms_normalization_reference(const OnnxTensor& x, const OnnxTensor& sc
   return y;
 }
 
+OnnxTensor rotary_embedding_reference(const OnnxTensor& x, const OnnxTensor& cos, const OnnxTensor& sin, const Ints& positions,
+                                      bool interleaved, std::int64_t dim, std::int64_t heads) {
+  const bool packed = x.shape.size() == 3;
+  const std::int64_t batch = x.shape[0], seq = packed ? x.shape[1] : x.shape[2];
+  if (!packed) heads = x.shape[1];
+  const std::int64_t head_size = packed ? x.shape[2] / heads : x.shape[3];
+  const std::int64_t half = dim / 2;
+  OnnxTensor y = x;
+  for (std::int64_t b = 0; b < batch; ++b) {
+    for (std::int64_t t = 0; t < seq; ++t) {
+      // The caches' row for this token: by position, or the token's own.
+      const std::int64_t row = positions.empty() ? b * seq + t : positions[static_cast<std::size_t>(b * seq + t)];
+      for (std::int64_t h = 0; h < heads; ++h) {
+        const std::int64_t base = packed ? (b * seq + t) * heads * head_size + h * head_size : ((b * heads + h) * seq + t) * head_size;
+        for (std::int64_t i = 0; i < half; ++i) {
+          const auto first = static_cast<std::size_t>(base + (interleaved ? 2 * i : i));
+          const auto second = static_cast<std::size_t>(base + (interleaved ? 2 * i + 1 : i + half));
+          const double c = cos.reals[static_cast<std::size_t>(row * half + i)];
+          const double s = sin.reals[static_cast<std::size_t>(row * half + i)];
+          const double x1 = x.reals[first], x2 = x.reals[second];
+          y.reals[first] = static_cast<float>(c * x1 - s * x2);
+          y.reals[second] = static_cast<float>(s * x1 + c * x2);
+        }
+      }
+    }
+  }
+  return y;
+}
+
 double gelu_reference(double x, bool tanh) {
   const double pi = 3.14159265358979323846;
   if (tanh) return 0.5 * x * (1 + std::tanh(std::sqrt(2 / pi) * (x + 0.044715 * x * x * x)));
@@ -383,6 +450,11 @@ std::vector<NewNodeTest> new_node_tests() {
                                          random_float32({3, 1, 5}, rng), std::int64_t{1}, 0.5f));
   tests.push_back(rms_normalization_test("test_rms_normalization_negative_axis_opset23", random_float32({4, 6, 5}, rng),
                                          random_float32({6, 5}, rng), std::int64_t{-2}, std::nullopt));
+  tests.push_back(rotary_embedding_test("test_rotary_embedding_opset23", {2, 3, 4, 8}, 0, 8, false, {}, 0, rng));
+  tests.push_back(rotary_embedding_test("test_rotary_embedding_interleaved_partial_3d_opset23", {1, 5, 12}, 2, 4, true,
+                                        {3, 4, 5, 6, 7}, 8, rng));
+  tests.push_back(rotary_embedding_test("test_rotary_embedding_position_ids_opset23", {2, 2, 3, 6}, 0, 6, false,
+                                        {0, 2, 1, 4, 4, 0}, 5, rng));
   return tests;
 }
 

@@ -4,8 +4,8 @@
 /// The opset-18 to 27 forms of the ONNX backend node tests. Debian's libonnx-testdata is ONNX 1.12
 /// and stops at opset 17; the operators that changed in opsets 18-27 get their tests here: each
 /// opset-17 test of such an operator rewritten to the new definition (same data), and new tests
-/// for what has no opset-17 test (Gelu-20, Pad-19's wrap mode, RMSNormalization-23, Swish-24)
-/// with expected outputs computed here.
+/// for what has no opset-17 test (Gelu-20, Pad-19's wrap mode, RMSNormalization-23,
+/// RotaryEmbedding-23, Swish-24) with expected outputs computed here.
 
 #include <string>
 #include <vector>
@@ -50,6 +50,14 @@ struct NewNodeTest {
 /// 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
 double gelu_reference(double x, bool tanh);
 
+/// RotaryEmbedding-23 in double, rounded to float32, as ONNX's definition computes it: for each
+/// token and head of x (3-D [B, S, heads * D] or 4-D [B, heads, S, D]) its first `dim` channels
+/// split in halves, or into even and odd ones when `interleaved`, rotated by the caches' row of
+/// the token (`positions`, B * S of them, index the caches' rows when not empty).
+OnnxTensor rotary_embedding_reference(const OnnxTensor& x, const OnnxTensor& cos, const OnnxTensor& sin,
+                                      const std::vector<std::int64_t>& positions, bool interleaved, std::int64_t dim,
+                                      std::int64_t heads);
+
 /// Swish-24 in double: x sigmoid(alpha x).
 double swish_reference(double x, double alpha);
 
@@ -59,8 +67,10 @@ OnnxTensor rms_normalization_reference(const OnnxTensor& x, const OnnxTensor& sc
 
 /// The tests this opset range adds without an opset-17 original: Gelu-20 (approximate "none" and
 /// "tanh", a small example and random data), Pad-19 in wrap mode, Swish-24 (alpha default and
-/// 0.5) and RMSNormalization-23 (the last axis, axis 1 with a broadcast scale and an epsilon, a
-/// negative axis), their expected outputs computed in double and rounded to float32. The random data comes from a fixed seed with no
+/// 0.5), RMSNormalization-23 (the last axis, axis 1 with a broadcast scale and an epsilon, a
+/// negative axis) and RotaryEmbedding-23 (4-D in halves; 3-D, interleaved, partial, with
+/// position_ids; 4-D with scattered position_ids), their expected outputs computed in double and
+/// rounded to float32. The random data comes from a fixed seed with no
 /// standard-library distribution, so every build writes the same files.
 std::vector<NewNodeTest> new_node_tests();
 

@@ -428,9 +428,9 @@ OnnxModel lstm_opset14(std::uint64_t seed) {
 
 /// A decoder-only transformer at opset 24, as recent exporters write Llama-style blocks: per
 /// layer RMSNormalization before the attention and before the MLP, causal attention (an additive
-/// mask initializer), a SwiGLU MLP (Swish of the gate projection times the up projection) and
-/// residual adds; a final RMSNormalization and the vocabulary projection. 2 layers, hidden 64, 4
-/// heads, MLP 128, sequence 16, vocabulary 100.
+/// mask initializer) with RotaryEmbedding on the queries and keys, a SwiGLU MLP (Swish of the
+/// gate projection times the up projection) and residual adds; a final RMSNormalization and the
+/// vocabulary projection. 2 layers, hidden 64, 4 heads, MLP 128, sequence 16, vocabulary 100.
 OnnxModel llama_opset24(std::uint64_t seed) {
   Exporter b("llama_opset24", seed, 24);
   Layers l(b);
@@ -440,6 +440,18 @@ OnnxModel llama_opset24(std::uint64_t seed) {
     for (I j = 0; j < seq; ++j) mask.data[static_cast<std::size_t>(i * seq + j)] = j <= i ? 0.0f : -1e9f;
   }
   const std::string causal = b.initializer("causal_mask", mask);
+  // RoPE's caches for positions 0 .. seq - 1, frequencies 10000^(-2i / dh), as [1, seq, dh / 2].
+  Tensor cos({1, seq, dh / 2}), sin({1, seq, dh / 2});
+  for (I t = 0; t < seq; ++t) {
+    for (I i = 0; i < dh / 2; ++i) {
+      const double angle = static_cast<double>(t) * std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(dh));
+      cos.data[static_cast<std::size_t>(t * (dh / 2) + i)] = static_cast<float>(std::cos(angle));
+      sin.data[static_cast<std::size_t>(t * (dh / 2) + i)] = static_cast<float>(std::sin(angle));
+    }
+  }
+  const std::string cos_cache = b.initializer("cos_cache", cos);
+  const std::string sin_cache = b.initializer("sin_cache", sin);
+  auto rope = [&](const std::string& t) { return b.node("RotaryEmbedding", {t, cos_cache, sin_cache}); };
   auto rms_norm = [&](const std::string& x) {
     const std::string weight = b.random_weight("norm_weight", {hidden}, 1.0f);
     return b.node("RMSNormalization", {x, weight}, {{"axis", I{-1}}, {"epsilon", 1e-6f}});
@@ -456,8 +468,9 @@ OnnxModel llama_opset24(std::uint64_t seed) {
   std::string x = b.input("hidden_states", {1, seq, hidden});
   for (I layer = 0; layer < layers; ++layer) {
     const std::string normed = rms_norm(x);
-    const std::string q = heads_of(linear(normed, hidden, hidden), {0, 2, 1, 3});
-    const std::string k = heads_of(linear(normed, hidden, hidden), {0, 2, 3, 1});
+    const std::string q = rope(heads_of(linear(normed, hidden, hidden), {0, 2, 1, 3}));
+    const std::string k_heads = rope(heads_of(linear(normed, hidden, hidden), {0, 2, 1, 3}));
+    const std::string k = b.node("Transpose", {k_heads}, {{"perm", Ints{0, 1, 3, 2}}});
     const std::string v = heads_of(linear(normed, hidden, hidden), {0, 2, 1, 3});
     const std::string scores = b.node("MatMul", {q, k});
     const std::string scale = l.scalar(std::sqrt(static_cast<float>(dh)));
@@ -521,8 +534,8 @@ const std::vector<Entry>& entries() {
         "state, LogSoftmax, ReduceMax, LpNormalization), 4 steps"},
        lstm_opset14},
       {{"llama-opset24-standin",
-        "Llama-style decoder at opset 24, IR 12 (RMSNormalization-23, Swish-24 in a SwiGLU MLP, causal attention), "
-        "2 layers, hidden 64, sequence 16"},
+        "Llama-style decoder at opset 24, IR 12 (RMSNormalization-23, RotaryEmbedding-23, Swish-24 in a SwiGLU MLP, "
+        "causal attention), 2 layers, hidden 64, sequence 16"},
        llama_opset24},
   };
   return all;

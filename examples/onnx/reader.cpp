@@ -565,7 +565,7 @@ class Importer {
         "LRN", "HardSwish", "PRelu", "Gelu", "Expand", "Gather", "Where", "Resize", "Upsample",
         "Elu", "Selu", "Celu", "Softplus", "Softsign", "Mish", "LogSoftmax", "ReduceMin", "ReduceL1", "ReduceL2",
         "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "LpNormalization", "MeanVarianceNormalization",
-        "InstanceNormalization", "RMSNormalization", "Swish", "DepthToSpace", "SpaceToDepth", "Tile", "ConvTranspose", "RNN",
+        "InstanceNormalization", "RMSNormalization", "RotaryEmbedding", "Swish", "DepthToSpace", "SpaceToDepth", "Tile", "ConvTranspose", "RNN",
         "GRU", "LSTM"};
     const std::optional<Op> ir = op_from_name(op);
     return (ir && *ir != Op::input && *ir != Op::constant) || kLowered.count(op) != 0;
@@ -714,6 +714,7 @@ class Importer {
         op == "RMSNormalization") {
       return normalization(node, attrs);
     }
+    if (op == "RotaryEmbedding") return rotary_embedding(node, attrs);
     if (op == "DepthToSpace" || op == "SpaceToDepth") return depth_space(node, attrs);
     if (op == "Tile") return tile(node);
     if (op == "ConvTranspose") return conv_transpose(node, attrs);
@@ -1232,6 +1233,98 @@ class Importer {
     const std::string normalised = st.op(Op::div, {centred, deviation});
     const std::string scaled = st.op(Op::mul, {normalised, st.reshape(input(1), per_channel)});
     st.op(Op::add, {scaled, st.reshape(input(2), per_channel)}, {}, true);
+    return st.status;
+  }
+
+  /// RotaryEmbedding-23 as ONNX defines it: X as [B, S, heads, D] (from [B, heads, S, D] by a
+  /// transpose, or from [B, S, heads * D] by a reshape), its first `rotary_embedding_dim` channels
+  /// split in halves (or, interleaved, into even and odd channels) x1 and x2 and rotated to
+  /// cos * x1 - sin * x2 and sin * x1 + cos * x2, the rest kept, and X's layout restored. The
+  /// caches are [B, S, dim / 2], or [positions, dim / 2] with position_ids [B, S] given at load
+  /// time, whose rows are selected as Gather selects them.
+  Status rotary_embedding(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
+    if (Status s = need_inputs(3); !s.ok()) return s;
+    if (Status s = only_outputs(node, 1); !s.ok()) return s;
+    Result<std::int64_t> interleaved = attrs.get_int("interleaved", 0);
+    Result<std::int64_t> heads_attr = attrs.get_int("num_heads", 0);
+    Result<std::int64_t> dim_attr = attrs.get_int("rotary_embedding_dim", 0);
+    if (!interleaved.ok()) return interleaved.error();
+    if (!heads_attr.ok()) return heads_attr.error();
+    if (!dim_attr.ok()) return dim_attr.error();
+    const Shape shape = shape_of(*find(input(0)));
+    if (shape.size() != 3 && shape.size() != 4) return invalid("X must be 3-D or 4-D, not " + to_string(shape));
+    const bool packed = shape.size() == 3;
+    const std::int64_t batch = shape[0], seq = packed ? shape[1] : shape[2];
+    if (packed && (*heads_attr < 1 || shape[2] % *heads_attr != 0)) {
+      return invalid("a 3-D X " + to_string(shape) + " needs num_heads dividing its last dimension, not " + std::to_string(*heads_attr));
+    }
+    const std::int64_t heads = packed ? *heads_attr : shape[1];
+    const std::int64_t head_size = packed ? shape[2] / heads : shape[3];
+    const std::int64_t dim = *dim_attr == 0 ? head_size : *dim_attr;
+    if (dim < 2 || dim % 2 != 0 || dim > head_size) {
+      return invalid("rotary_embedding_dim " + std::to_string(dim) + " must be even and at most the head size " + std::to_string(head_size));
+    }
+    const std::int64_t half = dim / 2;
+    Steps st{*this, node.output(0)};
+    auto per_token = [&](std::size_t k) -> Result<std::string> {  // a cache as [B, S, 1, dim / 2]
+      const Shape cache = shape_of(*find(input(k)));
+      std::string rows = input(k);
+      if (!input(3).empty()) {
+        Result<const OnnxTensor*> positions = load_time(3);
+        if (!positions.ok()) return positions.error();
+        if (!is_integer_type((*positions)->type) || (*positions)->shape != Shape{batch, seq}) {
+          return invalid("position_ids must be integers of shape " + to_string(Shape{batch, seq}));
+        }
+        if (cache.size() != 2 || cache[1] != half) return invalid("input " + std::to_string(k) + " must be [positions, " + std::to_string(half) + "], not " + to_string(cache));
+        for (std::int64_t p : (*positions)->ints) {
+          if (p < 0 || p >= cache[0]) return invalid("position " + std::to_string(p) + " out of range for " + std::to_string(cache[0]) + " cached positions");
+        }
+        rows = fresh_name(node.output(0));
+        Result<bool> done = select_along_axis(input(k), 0, (*positions)->ints, rows);
+        if (!done.ok()) return done.error();
+        if (!*done) return unsupported("position_ids that select more than 64 runs of cached positions");
+      } else if (cache != Shape{batch, seq, half}) {
+        return invalid("input " + std::to_string(k) + " must be " + to_string(Shape{batch, seq, half}) + " without position_ids, not " + to_string(cache));
+      }
+      return st.reshape(rows, {batch, seq, 1, half});
+    };
+    Result<std::string> cos = per_token(1);
+    if (!cos.ok()) return cos.error();
+    Result<std::string> sin = per_token(2);
+    if (!sin.ok()) return sin.error();
+    const Shape tokens = {batch, seq, heads, head_size};
+    const std::string x = packed ? st.reshape(input(0), tokens) : st.transpose(input(0), {0, 2, 1, 3});
+    const std::string rotated_part = dim == head_size ? x : st.slice(x, 3, 0, dim);
+    std::string x1, x2;
+    if (*interleaved != 0) {  // channel pairs (2i, 2i + 1)
+      const std::string pairs = st.reshape(rotated_part, {batch, seq, heads, half, 2});
+      x1 = st.reshape(st.slice(pairs, 4, 0, 1), {batch, seq, heads, half});
+      x2 = st.reshape(st.slice(pairs, 4, 1, 2), {batch, seq, heads, half});
+    } else {
+      x1 = st.slice(rotated_part, 3, 0, half);
+      x2 = st.slice(rotated_part, 3, half, dim);
+    }
+    const std::string real = st.op(Op::sub, {st.op(Op::mul, {*cos, x1}), st.op(Op::mul, {*sin, x2})});
+    const std::string imag = st.op(Op::add, {st.op(Op::mul, {*sin, x1}), st.op(Op::mul, {*cos, x2})});
+    auto along = [](std::int64_t axis) {
+      Attributes a;
+      a.set("axis", axis);
+      return a;
+    };
+    std::string rotated;
+    if (*interleaved != 0) {
+      const Shape pair = {batch, seq, heads, half, 1};
+      const std::string joined = st.op(Op::concat, {st.reshape(real, pair), st.reshape(imag, pair)}, along(4));
+      rotated = st.reshape(joined, {batch, seq, heads, dim});
+    } else {
+      rotated = st.op(Op::concat, {real, imag}, along(3));
+    }
+    const std::string whole = dim == head_size ? rotated : st.op(Op::concat, {rotated, st.slice(x, 3, dim, head_size)}, along(3));
+    if (packed) {
+      st.reshape(whole, shape, true);
+    } else {
+      st.transpose(whole, {0, 2, 1, 3}, true);
+    }
     return st.status;
   }
 
@@ -2276,6 +2369,7 @@ bool is_load_time_operand(std::string_view op_type, std::size_t index) {
   if (op_type == "Slice") return index >= 1 && index <= 4;
   if (op_type == "Pad" || op_type == "Clip" || op_type == "Dropout") return index >= 1;
   if (op_type == "ConstantOfShape" || op_type == "Range") return true;
+  if (op_type == "RotaryEmbedding") return index == 3;  // position_ids
   return false;
 }
 

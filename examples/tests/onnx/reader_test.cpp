@@ -532,6 +532,28 @@ TEST(OnnxReaderOpsets, ReadsOpsets22To27AndTheirRmsNormalizationAndSwish) {
   EXPECT_EQ(error_of(rms), "node 'y' (RMSNormalization): axis 2 out of range for [2,2]");
 }
 
+TEST(OnnxReaderOpsets, RotaryEmbeddingRotatesHalvesOrPairsAndNamesBadCaches) {
+  // One token, one head of 4 channels, rotated by 90 degrees (cos 0, sin 1) in its first two
+  // pairs: halves (x0, x2) and (x1, x3), or interleaved (x0, x1) and (x2, x3): (a, b) -> (-b, a).
+  for (const std::int64_t interleaved : {0, 1}) {
+    OnnxModel m = model_with({1, 1, 1, 4}, {node("RotaryEmbedding", {"x", "cos", "sin"}, {"y"}, {{"interleaved", interleaved}})}, 23);
+    m.initializers.emplace_back("cos", floats({0, 0}, {1, 1, 2}));
+    m.initializers.emplace_back("sin", floats({1, 1}, {1, 1, 2}));
+    collage::Result<Graph> g = read(m);
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    const Floats y = run_one(*g, Tensor({1, 1, 1, 4}, {1.0f, 2.0f, 3.0f, 4.0f})).data;
+    const Floats expected = interleaved != 0 ? Floats{-2, 1, -4, 3} : Floats{-3, -4, 1, 2};
+    for (std::size_t i = 0; i < 4; ++i) EXPECT_NEAR(y[i], expected[i], 1e-6) << "interleaved " << interleaved << " at " << i;
+  }
+  OnnxModel bad = model_with({1, 2, 1, 4}, {node("RotaryEmbedding", {"x", "cos", "sin"}, {"y"})}, 23);
+  bad.initializers.emplace_back("cos", floats({0, 0, 0}, {1, 1, 3}));
+  bad.initializers.emplace_back("sin", floats({0, 0, 0}, {1, 1, 3}));
+  EXPECT_EQ(error_of(bad), "node 'y' (RotaryEmbedding): input 1 must be [1,1,2] without position_ids, not [1,1,3]");
+  OnnxModel packed = model_with({1, 1, 6}, {node("RotaryEmbedding", {"x", "cos", "sin"}, {"y"}, {{"num_heads", std::int64_t{4}}})}, 23);
+  packed.initializers = bad.initializers;
+  EXPECT_EQ(error_of(packed), "node 'y' (RotaryEmbedding): a 3-D X [1,1,6] needs num_heads dividing its last dimension, not 4");
+}
+
 TEST(OnnxReaderOpsets, LowersSoftplusMishAndLogSumExpWithoutOverflowAndLpNormalization) {
   // Log(1 + Exp(x)) taken literally is inf at x = 100 in float32; the lowering is not.
   collage::Result<Graph> g = read(model_with({3}, {node("Softplus", {"x"}, {"y"})}));
