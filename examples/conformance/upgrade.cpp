@@ -4,8 +4,9 @@
 #include <cmath>
 #include <cstdint>
 #include <filesystem>
-#include <random>
+#include <limits>
 #include <optional>
+#include <random>
 #include <set>
 #include <utility>
 #include <variant>
@@ -276,6 +277,42 @@ NewNodeTest rotary_embedding_test(const std::string& name, const Shape& shape, s
   return test;
 }
 
+/// Attention-23 of random Q, K and V of the given shapes (3-D with `heads` = {q_num_heads,
+/// kv_num_heads}, or 4-D), with `mask` (boolean or float, or none) as input 3 and `attrs`.
+NewNodeTest attention_test(const std::string& name, const Shape& q_shape, const Shape& k_shape, const Shape& v_shape,
+                           std::optional<OnnxTensor> mask, std::vector<std::pair<std::string, OnnxAttr>> attrs,
+                           std::mt19937_64& rng) {
+  NewNodeTest test;
+  test.name = name;
+  test.model.opset = 23;
+  test.model.ir_version = ir_version_for_opset(23);
+  test.model.graph_name = name;
+  OnnxTensor q = random_float32(q_shape, rng), k = random_float32(k_shape, rng), v = random_float32(v_shape, rng);
+  AttentionOptions options;
+  for (const auto& [key, value] : attrs) {
+    if (key == "is_causal") options.causal = std::get<std::int64_t>(value) != 0;
+    if (key == "scale") options.scale = std::get<float>(value);
+    if (key == "softcap") options.softcap = std::get<float>(value);
+    if (key == "q_num_heads") options.q_heads = std::get<std::int64_t>(value);
+    if (key == "kv_num_heads") options.kv_heads = std::get<std::int64_t>(value);
+  }
+  OnnxTensor y = attention_reference(q, k, v, mask ? &*mask : nullptr, options);
+  test.model.inputs = {float_value_info("q", q_shape), float_value_info("k", k_shape), float_value_info("v", v_shape)};
+  OnnxNode node{"Attention", {"q", "k", "v"}, {"y"}, std::move(attrs), "", ""};
+  test.inputs = {std::move(q), std::move(k), std::move(v)};
+  if (mask) {
+    OnnxValueInfo info = float_value_info("attn_mask", mask->shape);
+    info.type = mask->type;
+    test.model.inputs.push_back(info);
+    node.inputs.push_back("attn_mask");
+    test.inputs.push_back(std::move(*mask));
+  }
+  test.model.outputs.push_back(float_value_info("y", y.shape));
+  test.outputs.push_back(std::move(y));
+  test.model.nodes.push_back(std::move(node));
+  return test;
+}
+
 collage::Status write_test(const NewNodeTest& test, const fs::path& dir) {
   const fs::path data = dir / "test_data_set_0";
   std::error_code ec;
@@ -426,6 +463,70 @@ OnnxTensor rotary_embedding_reference(const OnnxTensor& x, const OnnxTensor& cos
   return y;
 }
 
+OnnxTensor attention_reference(const OnnxTensor& q, const OnnxTensor& k, const OnnxTensor& v, const OnnxTensor* mask,
+                               const AttentionOptions& options) {
+  const bool packed = q.shape.size() == 3;
+  const std::int64_t batch = q.shape[0];
+  const std::int64_t q_heads = packed ? options.q_heads : q.shape[1], kv_heads = packed ? options.kv_heads : k.shape[1];
+  const std::int64_t q_len = q.shape[packed ? 1 : 2], kv_len = k.shape[packed ? 1 : 2];
+  const std::int64_t head = packed ? q.shape[2] / q_heads : q.shape[3];
+  const std::int64_t v_head = packed ? v.shape[2] / kv_heads : v.shape[3];
+  const std::int64_t group = q_heads / kv_heads;
+  const double scale = options.scale ? *options.scale : 1 / std::sqrt(static_cast<double>(head));
+  constexpr double kBlocked = -std::numeric_limits<double>::infinity();
+  // Element (b, h, t, d) of a tensor of `heads` heads of `size` in either layout.
+  auto at = [&](const OnnxTensor& x, std::int64_t heads, std::int64_t len, std::int64_t size, std::int64_t b, std::int64_t h,
+                std::int64_t t, std::int64_t d) -> double {
+    const std::int64_t flat = packed ? ((b * len + t) * heads + h) * size + d : ((b * heads + h) * len + t) * size + d;
+    return x.reals[static_cast<std::size_t>(flat)];
+  };
+  // The mask's element for score (b, h, i, j), its dimensions aligned right and broadcast.
+  auto mask_at = [&](std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) -> double {
+    const std::int64_t full[4] = {b, h, i, j};
+    std::int64_t flat = 0;
+    for (std::size_t d = 0; d < mask->shape.size(); ++d) {
+      const std::int64_t size = mask->shape[d];
+      flat = flat * size + (size == 1 ? 0 : full[d + 4 - mask->shape.size()]);
+    }
+    if (mask->type == ElemType::boolean) return mask->ints[static_cast<std::size_t>(flat)] != 0 ? 0.0 : kBlocked;
+    return mask->reals[static_cast<std::size_t>(flat)];
+  };
+  OnnxTensor y = float32_tensor(packed ? Shape{batch, q_len, q_heads * v_head} : Shape{batch, q_heads, q_len, v_head}, {});
+  y.reals.assign(static_cast<std::size_t>(batch * q_heads * q_len * v_head), 0.0f);
+  std::vector<double> scores(static_cast<std::size_t>(kv_len));
+  for (std::int64_t b = 0; b < batch; ++b) {
+    for (std::int64_t h = 0; h < q_heads; ++h) {
+      for (std::int64_t i = 0; i < q_len; ++i) {
+        double top = kBlocked;
+        for (std::int64_t j = 0; j < kv_len; ++j) {
+          double dot = 0;
+          for (std::int64_t d = 0; d < head; ++d) {
+            dot += at(q, q_heads, q_len, head, b, h, i, d) * at(k, kv_heads, kv_len, head, b, h / group, j, d);
+          }
+          double score = dot * scale;
+          if (options.softcap > 0) score = options.softcap * std::tanh(score / options.softcap);
+          if (mask != nullptr) score += mask_at(b, h, i, j);
+          if (options.causal && j > i) score = kBlocked;
+          scores[static_cast<std::size_t>(j)] = score;
+          top = std::max(top, score);
+        }
+        if (top == kBlocked) continue;  // no key to attend: a row of zeros (the errata of Attention-23)
+        double total = 0;
+        for (double& score : scores) total += (score = std::exp(score - top));
+        for (std::int64_t d = 0; d < v_head; ++d) {
+          double sum = 0;
+          for (std::int64_t j = 0; j < kv_len; ++j) {
+            sum += scores[static_cast<std::size_t>(j)] / total * at(v, kv_heads, kv_len, v_head, b, h / group, j, d);
+          }
+          const std::int64_t flat = packed ? ((b * q_len + i) * q_heads + h) * v_head + d : ((b * q_heads + h) * q_len + i) * v_head + d;
+          y.reals[static_cast<std::size_t>(flat)] = static_cast<float>(sum);
+        }
+      }
+    }
+  }
+  return y;
+}
+
 double gelu_reference(double x, bool tanh) {
   const double pi = 3.14159265358979323846;
   if (tanh) return 0.5 * x * (1 + std::tanh(std::sqrt(2 / pi) * (x + 0.044715 * x * x * x)));
@@ -455,6 +556,19 @@ std::vector<NewNodeTest> new_node_tests() {
                                         {3, 4, 5, 6, 7}, 8, rng));
   tests.push_back(rotary_embedding_test("test_rotary_embedding_position_ids_opset23", {2, 2, 3, 6}, 0, 6, false,
                                         {0, 2, 1, 4, 4, 0}, 5, rng));
+  tests.push_back(attention_test("test_attention_4d_opset23", {2, 3, 4, 8}, {2, 3, 4, 8}, {2, 3, 4, 8}, std::nullopt, {}, rng));
+  tests.push_back(attention_test("test_attention_4d_gqa_causal_softcap_opset23", {1, 4, 5, 6}, {1, 2, 5, 6}, {1, 2, 5, 3},
+                                 std::nullopt,
+                                 {{"is_causal", std::int64_t{1}}, {"softcap", 2.0f}, {"scale", 0.3f}}, rng));
+  // A boolean mask over [queries, keys] whose third row attends to nothing.
+  OnnxTensor allowed;
+  allowed.type = ElemType::boolean;
+  allowed.shape = {3, 4};
+  allowed.ints = {1, 1, 0, 1, 0, 1, 1, 0, 0, 0, 0, 0};
+  tests.push_back(attention_test("test_attention_3d_mqa_bool_mask_opset23", {2, 3, 8}, {2, 4, 4}, {2, 4, 6}, allowed,
+                                 {{"q_num_heads", std::int64_t{2}}, {"kv_num_heads", std::int64_t{1}}}, rng));
+  tests.push_back(attention_test("test_attention_4d_float_mask_cross_opset23", {1, 2, 3, 4}, {1, 2, 5, 4}, {1, 2, 5, 4},
+                                 random_float32({1, 1, 3, 5}, rng), {}, rng));
   return tests;
 }
 

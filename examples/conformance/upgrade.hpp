@@ -4,9 +4,10 @@
 /// The opset-18 to 27 forms of the ONNX backend node tests. Debian's libonnx-testdata is ONNX 1.12
 /// and stops at opset 17; the operators that changed in opsets 18-27 get their tests here: each
 /// opset-17 test of such an operator rewritten to the new definition (same data), and new tests
-/// for what has no opset-17 test (Gelu-20, Pad-19's wrap mode, RMSNormalization-23,
+/// for what has no opset-17 test (Gelu-20, Pad-19's wrap mode, Attention-23, RMSNormalization-23,
 /// RotaryEmbedding-23, Swish-24) with expected outputs computed here.
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,22 @@ OnnxTensor rotary_embedding_reference(const OnnxTensor& x, const OnnxTensor& cos
                                       const std::vector<std::int64_t>& positions, bool interleaved, std::int64_t dim,
                                       std::int64_t heads);
 
+/// Attention-23's attributes that attention_reference() follows.
+struct AttentionOptions {
+  bool causal = false;
+  std::optional<double> scale;  ///< default 1 / sqrt(head size)
+  double softcap = 0;
+  std::int64_t q_heads = 0;   ///< q_num_heads, for 3-D inputs
+  std::int64_t kv_heads = 0;  ///< kv_num_heads, for 3-D inputs
+};
+
+/// Attention-23 without a cache, in double, rounded to float32, as ONNX defines it: for each query
+/// head (its key and value head: head / (q_heads / kv_heads)), softmax over the keys of
+/// scale * q.k (softcapped), plus `mask` (boolean: -inf where false; float: added; aligned right
+/// and broadcast), -inf above the diagonal when causal, times v; a row with no key left is zeros.
+OnnxTensor attention_reference(const OnnxTensor& q, const OnnxTensor& k, const OnnxTensor& v, const OnnxTensor* mask,
+                               const AttentionOptions& options);
+
 /// Swish-24 in double: x sigmoid(alpha x).
 double swish_reference(double x, double alpha);
 
@@ -68,9 +85,10 @@ OnnxTensor rms_normalization_reference(const OnnxTensor& x, const OnnxTensor& sc
 /// The tests this opset range adds without an opset-17 original: Gelu-20 (approximate "none" and
 /// "tanh", a small example and random data), Pad-19 in wrap mode, Swish-24 (alpha default and
 /// 0.5), RMSNormalization-23 (the last axis, axis 1 with a broadcast scale and an epsilon, a
-/// negative axis) and RotaryEmbedding-23 (4-D in halves; 3-D, interleaved, partial, with
-/// position_ids; 4-D with scattered position_ids), their expected outputs computed in double and
-/// rounded to float32. The random data comes from a fixed seed with no
+/// negative axis), RotaryEmbedding-23 (4-D in halves; 3-D, interleaved, partial, with
+/// position_ids; 4-D with scattered position_ids) and Attention-23 (4-D; grouped heads, causal,
+/// softcap and scale; 3-D multi-query with a boolean mask leaving a row empty; a float mask over
+/// more keys than queries), their expected outputs computed in double and rounded to float32. The random data comes from a fixed seed with no
 /// standard-library distribution, so every build writes the same files.
 std::vector<NewNodeTest> new_node_tests();
 

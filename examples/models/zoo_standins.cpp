@@ -14,7 +14,6 @@ namespace {
 using zoo::Attrs;
 using zoo::Exporter;
 using zoo::Ints;
-using zoo::Layers;
 using I = std::int64_t;
 
 /// An exporter writing as the zoo's old files were written: the IR version of the opset's ONNX
@@ -427,19 +426,14 @@ OnnxModel lstm_opset14(std::uint64_t seed) {
 }
 
 /// A decoder-only transformer at opset 24, as recent exporters write Llama-style blocks: per
-/// layer RMSNormalization before the attention and before the MLP, causal attention (an additive
-/// mask initializer) with RotaryEmbedding on the queries and keys, a SwiGLU MLP (Swish of the
-/// gate projection times the up projection) and residual adds; a final RMSNormalization and the
-/// vocabulary projection. 2 layers, hidden 64, 4 heads, MLP 128, sequence 16, vocabulary 100.
+/// layer RMSNormalization before the attention and before the MLP; queries and keys with
+/// RotaryEmbedding, then Attention (causal, grouped: 4 query heads share 2 key/value heads); a
+/// SwiGLU MLP (Swish of the gate projection times the up projection) and residual adds; a final
+/// RMSNormalization and the vocabulary projection. 2 layers, hidden 64, MLP 128, sequence 16,
+/// vocabulary 100.
 OnnxModel llama_opset24(std::uint64_t seed) {
   Exporter b("llama_opset24", seed, 24);
-  Layers l(b);
-  const I layers = 2, hidden = 64, heads = 4, dh = hidden / heads, mlp = 128, seq = 16, vocab = 100;
-  Tensor mask({1, 1, seq, seq});
-  for (I i = 0; i < seq; ++i) {
-    for (I j = 0; j < seq; ++j) mask.data[static_cast<std::size_t>(i * seq + j)] = j <= i ? 0.0f : -1e9f;
-  }
-  const std::string causal = b.initializer("causal_mask", mask);
+  const I layers = 2, hidden = 64, heads = 4, kv_heads = 2, dh = hidden / heads, mlp = 128, seq = 16, vocab = 100;
   // RoPE's caches for positions 0 .. seq - 1, frequencies 10000^(-2i / dh), as [1, seq, dh / 2].
   Tensor cos({1, seq, dh / 2}), sin({1, seq, dh / 2});
   for (I t = 0; t < seq; ++t) {
@@ -451,7 +445,6 @@ OnnxModel llama_opset24(std::uint64_t seed) {
   }
   const std::string cos_cache = b.initializer("cos_cache", cos);
   const std::string sin_cache = b.initializer("sin_cache", sin);
-  auto rope = [&](const std::string& t) { return b.node("RotaryEmbedding", {t, cos_cache, sin_cache}); };
   auto rms_norm = [&](const std::string& x) {
     const std::string weight = b.random_weight("norm_weight", {hidden}, 1.0f);
     return b.node("RMSNormalization", {x, weight}, {{"axis", I{-1}}, {"epsilon", 1e-6f}});
@@ -460,23 +453,20 @@ OnnxModel llama_opset24(std::uint64_t seed) {
     const std::string w = b.random_weight("w", {in, out}, std::sqrt(3.0f / static_cast<float>(in)));
     return b.node("MatMul", {x, w});
   };
-  auto heads_of = [&](const std::string& t, const Ints& perm) {
-    const std::string target = b.int64_initializer("shape", {1, seq, heads, dh}, {4});
+  auto heads_of = [&](const std::string& t, I count) {  // [1, seq, count * dh] -> [1, count, seq, dh]
+    const std::string target = b.int64_initializer("shape", {1, seq, count, dh}, {4});
     const std::string split = b.node("Reshape", {t, target});
-    return b.node("Transpose", {split}, {{"perm", perm}});
+    return b.node("Transpose", {split}, {{"perm", Ints{0, 2, 1, 3}}});
   };
+  auto rope = [&](const std::string& t) { return b.node("RotaryEmbedding", {t, cos_cache, sin_cache}); };
   std::string x = b.input("hidden_states", {1, seq, hidden});
   for (I layer = 0; layer < layers; ++layer) {
     const std::string normed = rms_norm(x);
-    const std::string q = rope(heads_of(linear(normed, hidden, hidden), {0, 2, 1, 3}));
-    const std::string k_heads = rope(heads_of(linear(normed, hidden, hidden), {0, 2, 1, 3}));
-    const std::string k = b.node("Transpose", {k_heads}, {{"perm", Ints{0, 1, 3, 2}}});
-    const std::string v = heads_of(linear(normed, hidden, hidden), {0, 2, 1, 3});
-    const std::string scores = b.node("MatMul", {q, k});
-    const std::string scale = l.scalar(std::sqrt(static_cast<float>(dh)));
-    const std::string masked = b.node("Add", {b.node("Div", {scores, scale}), causal});
-    const std::string probs = b.node("Softmax", {masked}, {{"axis", I{-1}}});
-    const std::string context = b.node("Transpose", {b.node("MatMul", {probs, v})}, {{"perm", Ints{0, 2, 1, 3}}});
+    const std::string q = rope(heads_of(linear(normed, hidden, hidden), heads));
+    const std::string k = rope(heads_of(linear(normed, hidden, kv_heads * dh), kv_heads));
+    const std::string v = heads_of(linear(normed, hidden, kv_heads * dh), kv_heads);
+    const std::string attended = b.node("Attention", {q, k, v}, {{"is_causal", I{1}}});
+    const std::string context = b.node("Transpose", {attended}, {{"perm", Ints{0, 2, 1, 3}}});
     const std::string merged = b.node("Reshape", {context, b.int64_initializer("shape", {1, seq, hidden}, {3})});
     x = b.node("Add", {x, linear(merged, hidden, hidden)});
     const std::string normed_mlp = rms_norm(x);
@@ -534,8 +524,8 @@ const std::vector<Entry>& entries() {
         "state, LogSoftmax, ReduceMax, LpNormalization), 4 steps"},
        lstm_opset14},
       {{"llama-opset24-standin",
-        "Llama-style decoder at opset 24, IR 12 (RMSNormalization-23, RotaryEmbedding-23, Swish-24 in a SwiGLU MLP, "
-        "causal attention), 2 layers, hidden 64, sequence 16"},
+        "Llama-style decoder at opset 24, IR 12 (RMSNormalization-23, RotaryEmbedding-23, causal grouped-query "
+        "Attention-23, Swish-24 in a SwiGLU MLP), 2 layers, hidden 64, sequence 16"},
        llama_opset24},
   };
   return all;

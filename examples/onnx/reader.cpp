@@ -565,7 +565,7 @@ class Importer {
         "LRN", "HardSwish", "PRelu", "Gelu", "Expand", "Gather", "Where", "Resize", "Upsample",
         "Elu", "Selu", "Celu", "Softplus", "Softsign", "Mish", "LogSoftmax", "ReduceMin", "ReduceL1", "ReduceL2",
         "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "LpNormalization", "MeanVarianceNormalization",
-        "InstanceNormalization", "RMSNormalization", "RotaryEmbedding", "Swish", "DepthToSpace", "SpaceToDepth", "Tile", "ConvTranspose", "RNN",
+        "InstanceNormalization", "RMSNormalization", "RotaryEmbedding", "Attention", "Swish", "DepthToSpace", "SpaceToDepth", "Tile", "ConvTranspose", "RNN",
         "GRU", "LSTM"};
     const std::optional<Op> ir = op_from_name(op);
     return (ir && *ir != Op::input && *ir != Op::constant) || kLowered.count(op) != 0;
@@ -715,6 +715,7 @@ class Importer {
       return normalization(node, attrs);
     }
     if (op == "RotaryEmbedding") return rotary_embedding(node, attrs);
+    if (op == "Attention") return attention(node, attrs);
     if (op == "DepthToSpace" || op == "SpaceToDepth") return depth_space(node, attrs);
     if (op == "Tile") return tile(node);
     if (op == "ConvTranspose") return conv_transpose(node, attrs);
@@ -1233,6 +1234,135 @@ class Importer {
     const std::string normalised = st.op(Op::div, {centred, deviation});
     const std::string scaled = st.op(Op::mul, {normalised, st.reshape(input(1), per_channel)});
     st.op(Op::add, {scaled, st.reshape(input(2), per_channel)}, {}, true);
+    return st.status;
+  }
+
+  /// Attention-23 to 25 without a key/value cache: Q, K and V as [B, heads, S, D] (from 3-D
+  /// [B, S, heads * D] with q_num_heads and kv_num_heads), each key and value head repeated for
+  /// its group of query heads, scores Q K^T * scale (default 1/sqrt(D)), softcap * tanh(scores /
+  /// softcap) when softcap is set, plus the float mask or, for a load-time boolean one, 0 where it
+  /// is true and -inf where false, plus a lower-triangular -inf mask when is_causal (square scores
+  /// only); softmax over the keys, times V. A query row a load-time mask leaves no key to attend
+  /// gives zeros (the errata of 23). The float masks of run-time values are added as they are.
+  Status attention(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
+    if (Status s = need_inputs(3); !s.ok()) return s;
+    if (Status s = only_outputs(node, 1); !s.ok()) return s;
+    if (!input(4).empty() || !input(5).empty()) return unsupported("a key/value cache (past_key, past_value)");
+    if (!input(6).empty()) return unsupported("nonpad_kv_seqlen");
+    Result<std::int64_t> causal = attrs.get_int("is_causal", 0);
+    Result<std::int64_t> q_heads_attr = attrs.get_int("q_num_heads", 0);
+    Result<std::int64_t> kv_heads_attr = attrs.get_int("kv_num_heads", 0);
+    Result<float> softcap = attrs.get_float("softcap", 0.0f);
+    Result<std::int64_t> left = attrs.get_int("left_window_size", -1);
+    Result<std::int64_t> right = attrs.get_int("right_window_size", -1);
+    for (const auto* r : {&causal, &q_heads_attr, &kv_heads_attr, &left, &right}) {
+      if (!r->ok()) return r->error();
+    }
+    if (!softcap.ok()) return softcap.error();
+    if (*left != -1 || *right != -1) return unsupported("a sliding window (left_window_size, right_window_size)");
+    const Shape q_shape = shape_of(*find(input(0))), k_shape = shape_of(*find(input(1))), v_shape = shape_of(*find(input(2)));
+    const std::size_t rank = q_shape.size();
+    if ((rank != 3 && rank != 4) || k_shape.size() != rank || v_shape.size() != rank) {
+      return invalid("Q, K and V must all be 3-D or all 4-D, not " + to_string(q_shape) + ", " + to_string(k_shape) + ", " + to_string(v_shape));
+    }
+    const bool packed = rank == 3;
+    if (packed && (*q_heads_attr < 1 || *kv_heads_attr < 1 || q_shape[2] % *q_heads_attr != 0 || k_shape[2] % *kv_heads_attr != 0 ||
+                   v_shape[2] % *kv_heads_attr != 0)) {
+      return invalid("3-D Q, K and V need q_num_heads and kv_num_heads dividing their last dimensions");
+    }
+    const std::int64_t batch = q_shape[0];
+    const std::int64_t q_heads = packed ? *q_heads_attr : q_shape[1], kv_heads = packed ? *kv_heads_attr : k_shape[1];
+    const std::int64_t q_len = q_shape[packed ? 1 : 2], kv_len = k_shape[packed ? 1 : 2];
+    const std::int64_t head = packed ? q_shape[2] / q_heads : q_shape[3];
+    const std::int64_t v_head = packed ? v_shape[2] / kv_heads : v_shape[3];
+    const Shape k4 = {batch, kv_heads, kv_len, head}, v4 = {batch, kv_heads, kv_len, v_head};
+    if (k_shape[0] != batch || v_shape[0] != batch || (packed ? k_shape[2] / kv_heads : k_shape[3]) != head ||
+        (!packed && (v_shape[1] != kv_heads || v_shape[2] != kv_len)) || (packed && v_shape[1] != kv_len) ||
+        q_heads % kv_heads != 0) {
+      return invalid("Q " + to_string(q_shape) + ", K " + to_string(k_shape) + " and V " + to_string(v_shape) +
+                     " do not fit together (batch, head size, key length, heads a multiple of the key heads)");
+    }
+    Result<float> scale = attrs.get_float("scale", 1.0f / std::sqrt(static_cast<float>(head)));
+    if (!scale.ok()) return scale.error();
+    if (*causal != 0 && q_len != kv_len) return unsupported("is_causal with " + std::to_string(q_len) + " queries and " + std::to_string(kv_len) + " keys");
+    Steps st{*this, node.output(0)};
+    auto heads_first = [&](const std::string& x, std::int64_t heads, std::int64_t len, std::int64_t size) {
+      return packed ? st.transpose(st.reshape(x, {batch, len, heads, size}), {0, 2, 1, 3}) : x;
+    };
+    auto grouped = [&](const std::string& x, std::int64_t size) {  // each key head once per query head of its group
+      const std::int64_t group = q_heads / kv_heads;
+      if (group == 1) return x;
+      const std::string one = st.reshape(x, {batch, kv_heads, 1, kv_len, size});
+      Attributes a;
+      a.set("axis", std::int64_t{2});
+      const std::string copies = st.op(Op::concat, std::vector<std::string>(static_cast<std::size_t>(group), one), std::move(a));
+      return st.reshape(copies, {batch, q_heads, kv_len, size});
+    };
+    const std::string q = heads_first(input(0), q_heads, q_len, head);
+    const std::string k = grouped(heads_first(input(1), kv_heads, kv_len, head), head);
+    const std::string v = grouped(heads_first(input(2), kv_heads, kv_len, v_head), v_head);
+    std::string scores = st.op(Op::mul, {st.op(Op::matmul, {q, st.transpose(k, {0, 1, 3, 2})}), st.scalar(*scale)});
+    if (*softcap > 0.0f) {
+      scores = st.op(Op::mul, {st.op(Op::tanh, {st.op(Op::div, {scores, st.scalar(*softcap)})}), st.scalar(*softcap)});
+    }
+    // The load-time masks (boolean attn_mask, is_causal) as one additive constant, with the rows
+    // they leave empty set to 0 there and zeroed in the output instead.
+    const float blocked = -std::numeric_limits<float>::infinity();
+    std::optional<OnnxTensor> additive, keep;
+    const Value* mask = input(3).empty() ? nullptr : find(input(3));
+    const bool bool_mask = mask != nullptr && mask->constant && mask->constant->type == ElemType::boolean;
+    if (mask != nullptr && mask->constant && !bool_mask && mask->constant->type != ElemType::float32) {
+      return unsupported("an attn_mask of " + elem_type_name(mask->constant->type) + " (boolean and float masks are)");
+    }
+    if (bool_mask || *causal != 0) {
+      Shape shape = {1, 1, q_len, kv_len};
+      if (bool_mask) {
+        const std::optional<Shape> both = broadcast_shapes(mask->constant->shape, shape);
+        if (!both || both->size() != 4) return invalid("attn_mask " + to_string(mask->constant->shape) + " does not broadcast to the scores");
+        shape = *both;
+      }
+      OnnxTensor m;
+      m.shape = shape;
+      m.reals.assign(static_cast<std::size_t>(numel(shape)), 0.0f);
+      keep = OnnxTensor{};
+      keep->shape = {shape[0], shape[1], shape[2], 1};
+      keep->reals.assign(static_cast<std::size_t>(shape[0] * shape[1] * shape[2]), 1.0f);
+      bool empty_rows = false;
+      for (std::int64_t row = 0; row < shape[0] * shape[1] * shape[2]; ++row) {
+        const std::int64_t i = row % shape[2];
+        bool any = false;
+        for (std::int64_t j = 0; j < kv_len; ++j) {
+          bool allowed = *causal == 0 || j <= i;
+          if (bool_mask) {
+            // The mask's element broadcast to [row, j]: index its own dimensions (1 or the score's).
+            const Shape& own = mask->constant->shape;
+            const Shape full = {row / (shape[1] * shape[2]), row / shape[2] % shape[1], i, j};
+            std::int64_t flat = 0;
+            for (std::size_t d = 0; d < own.size(); ++d) {
+              const std::size_t at = d + 4 - own.size();
+              flat = flat * own[d] + (own[d] == 1 ? 0 : full[at]);
+            }
+            allowed = allowed && mask->constant->ints[static_cast<std::size_t>(flat)] != 0;
+          }
+          m.reals[static_cast<std::size_t>(row * kv_len + j)] = allowed ? 0.0f : blocked;
+          any = any || allowed;
+        }
+        if (!any) {
+          empty_rows = true;
+          keep->reals[static_cast<std::size_t>(row)] = 0.0f;
+          std::fill_n(m.reals.begin() + row * kv_len, kv_len, 0.0f);
+        }
+      }
+      if (!empty_rows) keep.reset();
+      additive = std::move(m);
+    }
+    if (additive) scores = st.op(Op::add, {scores, constant(node.output(0), std::move(*additive))});
+    if (mask != nullptr && !bool_mask) scores = st.op(Op::add, {scores, input(3)});
+    Attributes over_keys;
+    over_keys.set("axis", std::int64_t{3});
+    std::string y = st.op(Op::matmul, {st.op(Op::softmax, {scores}, std::move(over_keys)), v}, {}, !packed && !keep);
+    if (keep) y = st.op(Op::mul, {y, constant(node.output(0), std::move(*keep))}, {}, !packed);
+    if (packed) st.reshape(st.transpose(y, {0, 2, 1, 3}), {batch, q_len, q_heads * v_head}, true);
     return st.status;
   }
 

@@ -236,6 +236,30 @@ TEST(UpgradeNodeTests, SwishAndRmsNormalizationExpectedOutputsFollowTheFormulas)
   EXPECT_EQ(rms, 3);
 }
 
+TEST(UpgradeNodeTests, AttentionReferenceWeighsTheValuesBySoftmaxAndZeroesEmptyRows) {
+  // One head, two queries and two keys of size 2, scale 1: query 0 = [1, 0] scores the keys
+  // [1, 0] and [0, 1] as 1 and 0, so it takes (e V0 + V1) / (e + 1); query 1 is masked out
+  // entirely and gives zeros.
+  const OnnxTensor q{ElemType::float32, {1, 1, 2, 2}, {1, 0, 0, 1}, {}};
+  const OnnxTensor k{ElemType::float32, {1, 1, 2, 2}, {1, 0, 0, 1}, {}};
+  const OnnxTensor v{ElemType::float32, {1, 1, 2, 2}, {1, 2, 3, 4}, {}};
+  OnnxTensor mask{ElemType::boolean, {2, 2}, {}, {1, 1, 0, 0}};
+  AttentionOptions options;
+  options.scale = 1.0;
+  const OnnxTensor y = attention_reference(q, k, v, &mask, options);
+  const double e = std::exp(1.0);
+  ASSERT_EQ(y.shape, (Shape{1, 1, 2, 2}));
+  EXPECT_NEAR(y.reals[0], (e * 1 + 3) / (e + 1), 1e-6);
+  EXPECT_NEAR(y.reals[1], (e * 2 + 4) / (e + 1), 1e-6);
+  EXPECT_EQ(y.reals[2], 0.0f);
+  EXPECT_EQ(y.reals[3], 0.0f);
+  // Causal, no mask: query 0 sees key 0 only.
+  options.causal = true;
+  const OnnxTensor causal = attention_reference(q, k, v, nullptr, options);
+  EXPECT_FLOAT_EQ(causal.reals[0], 1.0f);
+  EXPECT_FLOAT_EQ(causal.reals[1], 2.0f);
+}
+
 TEST(UpgradeNodeTests, WrapPadWrapsAround) {
   for (const NewNodeTest& test : new_node_tests()) {
     if (test.name != "test_wrap_pad_opset19") continue;

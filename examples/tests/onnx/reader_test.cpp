@@ -532,6 +532,26 @@ TEST(OnnxReaderOpsets, ReadsOpsets22To27AndTheirRmsNormalizationAndSwish) {
   EXPECT_EQ(error_of(rms), "node 'y' (RMSNormalization): axis 2 out of range for [2,2]");
 }
 
+TEST(OnnxReaderOpsets, AttentionOfOneKeyIsItsValueAndTheUnsupportedFormsAreNamed) {
+  // With one key every query attends to it alone: Y is V, whatever the scores; causal too.
+  OnnxModel one = model_with({1, 1, 1, 2}, {node("Attention", {"x", "x", "v"}, {"y"}, {{"is_causal", std::int64_t{1}}})}, 23);
+  one.initializers.emplace_back("v", floats({5, -7}, {1, 1, 1, 2}));
+  collage::Result<Graph> g = read(one);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const Floats y = run_one(*g, Tensor({1, 1, 1, 2}, {0.5f, 2.0f})).data;
+  EXPECT_FLOAT_EQ(y[0], 5.0f);
+  EXPECT_FLOAT_EQ(y[1], -7.0f);
+
+  OnnxModel cached = model_with({1, 1, 2, 2}, {node("Attention", {"x", "x", "x", "", "x", "x"}, {"y"})}, 23);
+  EXPECT_EQ(error_of(cached), "node 'y' (Attention): a key/value cache (past_key, past_value) is not supported");
+  OnnxModel cross = model_with({1, 1, 2, 2}, {node("Attention", {"x", "k", "k"}, {"y"}, {{"is_causal", std::int64_t{1}}})}, 23);
+  cross.initializers.emplace_back("k", floats(Floats(6, 1.0f), {1, 1, 3, 2}));
+  EXPECT_EQ(error_of(cross), "node 'y' (Attention): is_causal with 2 queries and 3 keys is not supported");
+  OnnxModel heads = model_with({1, 3, 2, 2}, {node("Attention", {"x", "k", "k"}, {"y"})}, 23);
+  heads.initializers.emplace_back("k", floats(Floats(8, 1.0f), {1, 2, 2, 2}));
+  EXPECT_NE(error_of(heads).find("do not fit together"), std::string::npos);
+}
+
 TEST(OnnxReaderOpsets, RotaryEmbeddingRotatesHalvesOrPairsAndNamesBadCaches) {
   // One token, one head of 4 channels, rotated by 90 degrees (cos 0, sin 1) in its first two
   // pairs: halves (x0, x2) and (x1, x3), or interleaved (x0, x1) and (x2, x3): (a, b) -> (-b, a).
