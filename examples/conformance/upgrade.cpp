@@ -141,15 +141,21 @@ OnnxTensor float32_tensor(const Shape& shape, std::vector<float> values) {
   return t;
 }
 
-/// A test of y = op(x) at `opset`, elementwise: y[k] = f(x[k]) in double, rounded to float32.
-template <class F>
-NewNodeTest elementwise_test(const std::string& name, const std::string& op, int opset,
-                             std::vector<std::pair<std::string, OnnxAttr>> attrs, OnnxTensor x, F f) {
+/// An empty test `name` whose model is of `opset` (at its release's IR version).
+NewNodeTest empty_test(const std::string& name, int opset) {
   NewNodeTest test;
   test.name = name;
   test.model.opset = opset;
   test.model.ir_version = ir_version_for_opset(opset);
   test.model.graph_name = name;
+  return test;
+}
+
+/// A test of y = op(x) at `opset`, elementwise: y[k] = f(x[k]) in double, rounded to float32.
+template <class F>
+NewNodeTest elementwise_test(const std::string& name, const std::string& op, int opset,
+                             std::vector<std::pair<std::string, OnnxAttr>> attrs, OnnxTensor x, F f) {
+  NewNodeTest test = empty_test(name, opset);
   test.model.inputs.push_back(float_value_info("x", x.shape));
   test.model.outputs.push_back(float_value_info("y", x.shape));
   test.model.nodes.push_back(OnnxNode{op, {"x"}, {"y"}, std::move(attrs), "", ""});
@@ -177,11 +183,7 @@ NewNodeTest swish_test(const std::string& name, std::optional<float> alpha, Onnx
 /// double; `axis` and `epsilon` are written as attributes when given.
 NewNodeTest rms_normalization_test(const std::string& name, OnnxTensor x, OnnxTensor scale, std::optional<std::int64_t> axis,
                                    std::optional<float> epsilon) {
-  NewNodeTest test;
-  test.name = name;
-  test.model.opset = 23;
-  test.model.ir_version = ir_version_for_opset(23);
-  test.model.graph_name = name;
+  NewNodeTest test = empty_test(name, 23);
   test.model.inputs.push_back(float_value_info("x", x.shape));
   test.model.inputs.push_back(float_value_info("scale", scale.shape));
   test.model.outputs.push_back(float_value_info("y", x.shape));
@@ -218,11 +220,7 @@ OnnxTensor wrap_pad(const OnnxTensor& x, const Ints& pads) {
 }
 
 NewNodeTest wrap_pad_test(std::mt19937_64& rng) {
-  NewNodeTest test;
-  test.name = "test_wrap_pad_opset19";
-  test.model.opset = 19;
-  test.model.ir_version = ir_version_for_opset(19);
-  test.model.graph_name = test.name;
+  NewNodeTest test = empty_test("test_wrap_pad_opset19", 19);
   const Ints pads = {0, 0, 1, 1, 0, 0, 1, 1};
   OnnxTensor x = random_float32({1, 3, 4, 5}, rng);
   OnnxTensor y = wrap_pad(x, pads);
@@ -243,11 +241,7 @@ NewNodeTest wrap_pad_test(std::mt19937_64& rng) {
 /// [B, S, dim / 2], or of [positions, dim / 2] read at `positions` (B x S of them) when given.
 NewNodeTest rotary_embedding_test(const std::string& name, const Shape& shape, std::int64_t heads, std::int64_t dim,
                                   bool interleaved, const Ints& positions, std::int64_t cached, std::mt19937_64& rng) {
-  NewNodeTest test;
-  test.name = name;
-  test.model.opset = 23;
-  test.model.ir_version = ir_version_for_opset(23);
-  test.model.graph_name = name;
+  NewNodeTest test = empty_test(name, 23);
   const bool packed = shape.size() == 3;
   const std::int64_t batch = shape[0], seq = packed ? shape[1] : shape[2];
   const Shape cache = positions.empty() ? Shape{batch, seq, dim / 2} : Shape{cached, dim / 2};
@@ -282,11 +276,7 @@ NewNodeTest rotary_embedding_test(const std::string& name, const Shape& shape, s
 NewNodeTest attention_test(const std::string& name, const Shape& q_shape, const Shape& k_shape, const Shape& v_shape,
                            std::optional<OnnxTensor> mask, std::vector<std::pair<std::string, OnnxAttr>> attrs,
                            std::mt19937_64& rng) {
-  NewNodeTest test;
-  test.name = name;
-  test.model.opset = 23;
-  test.model.ir_version = ir_version_for_opset(23);
-  test.model.graph_name = name;
+  NewNodeTest test = empty_test(name, 23);
   OnnxTensor q = random_float32(q_shape, rng), k = random_float32(k_shape, rng), v = random_float32(v_shape, rng);
   AttentionOptions options;
   for (const auto& [key, value] : attrs) {
