@@ -14,6 +14,7 @@
 #include <onnx/defs/schema.h>
 
 #include "onnx/definitions.hpp"
+#include "tensor/shape.hpp"
 
 namespace tc {
 
@@ -402,23 +403,15 @@ OnnxTensor rms_normalization_reference(const OnnxTensor& x, const OnnxTensor& sc
   const std::int64_t first = axis < 0 ? axis + rank : axis;
   std::int64_t inner = 1;  // elements of one normalised group: the dimensions from `first` on
   for (std::int64_t d = first; d < rank; ++d) inner *= x.shape[static_cast<std::size_t>(d)];
-  // scale broadcasts to x from the right; each of its dimensions is 1 or x's.
-  const std::size_t scale_offset = x.shape.size() - scale.shape.size();
+  const std::vector<std::int64_t> scale_strides = broadcast_strides(scale.shape, x.shape);
   OnnxTensor y = float32_tensor(x.shape, {});
   for (std::size_t start = 0; start < x.reals.size(); start += static_cast<std::size_t>(inner)) {
     double sum = 0;
     for (std::int64_t k = 0; k < inner; ++k) sum += static_cast<double>(x.reals[start + k]) * x.reals[start + k];
     const double rms = std::sqrt(sum / static_cast<double>(inner) + static_cast<double>(epsilon));
     for (std::int64_t k = 0; k < inner; ++k) {
-      std::size_t flat = start + static_cast<std::size_t>(k), source = 0, stride = 1;
-      for (std::size_t d = x.shape.size(); d-- > scale_offset;) {
-        const auto size = static_cast<std::size_t>(x.shape[d]);
-        const auto scale_size = static_cast<std::size_t>(scale.shape[d - scale_offset]);
-        source += (scale_size == 1 ? 0 : flat % size) * stride;
-        stride *= scale_size;
-        flat /= size;
-      }
-      y.reals.push_back(static_cast<float>(x.reals[start + k] / rms * scale.reals[source]));
+      const std::int64_t source = broadcast_offset(static_cast<std::int64_t>(start) + k, x.shape, scale_strides);
+      y.reals.push_back(static_cast<float>(x.reals[start + k] / rms * scale.reals[static_cast<std::size_t>(source)]));
     }
   }
   return y;
@@ -471,15 +464,12 @@ OnnxTensor attention_reference(const OnnxTensor& q, const OnnxTensor& k, const O
     return x.reals[static_cast<std::size_t>(flat)];
   };
   // The mask's element for score (b, h, i, j), its dimensions aligned right and broadcast.
+  const Shape scores_shape = {batch, q_heads, q_len, kv_len};
+  const std::vector<std::int64_t> mask_strides = mask != nullptr ? broadcast_strides(mask->shape, scores_shape) : std::vector<std::int64_t>{};
   auto mask_at = [&](std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) -> double {
-    const std::int64_t full[4] = {b, h, i, j};
-    std::int64_t flat = 0;
-    for (std::size_t d = 0; d < mask->shape.size(); ++d) {
-      const std::int64_t size = mask->shape[d];
-      flat = flat * size + (size == 1 ? 0 : full[d + 4 - mask->shape.size()]);
-    }
-    if (mask->type == ElemType::boolean) return mask->ints[static_cast<std::size_t>(flat)] != 0 ? 0.0 : kBlocked;
-    return mask->reals[static_cast<std::size_t>(flat)];
+    const auto at = static_cast<std::size_t>(broadcast_offset(((b * q_heads + h) * q_len + i) * kv_len + j, scores_shape, mask_strides));
+    if (mask->type == ElemType::boolean) return mask->ints[at] != 0 ? 0.0 : kBlocked;
+    return mask->reals[at];
   };
   OnnxTensor y = float32_tensor(packed ? Shape{batch, q_len, q_heads * v_head} : Shape{batch, q_heads, q_len, v_head}, {});
   y.reals.assign(static_cast<std::size_t>(batch * q_heads * q_len * v_head), 0.0f);

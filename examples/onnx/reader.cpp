@@ -31,6 +31,7 @@
 #include "onnx/resize.hpp"
 #include "onnx/wire.hpp"
 #include "tensor/reference.hpp"
+#include "tensor/shape.hpp"
 #include "tensor/shape_inference.hpp"
 
 namespace tc {
@@ -1328,21 +1329,15 @@ class Importer {
       keep->shape = {shape[0], shape[1], shape[2], 1};
       keep->reals.assign(static_cast<std::size_t>(shape[0] * shape[1] * shape[2]), 1.0f);
       bool empty_rows = false;
+      const std::vector<std::int64_t> strides = bool_mask ? broadcast_strides(mask->constant->shape, shape) : std::vector<std::int64_t>{};
       for (std::int64_t row = 0; row < shape[0] * shape[1] * shape[2]; ++row) {
         const std::int64_t i = row % shape[2];
         bool any = false;
         for (std::int64_t j = 0; j < kv_len; ++j) {
           bool allowed = *causal == 0 || j <= i;
           if (bool_mask) {
-            // The mask's element broadcast to [row, j]: index its own dimensions (1 or the score's).
-            const Shape& own = mask->constant->shape;
-            const Shape full = {row / (shape[1] * shape[2]), row / shape[2] % shape[1], i, j};
-            std::int64_t flat = 0;
-            for (std::size_t d = 0; d < own.size(); ++d) {
-              const std::size_t at = d + 4 - own.size();
-              flat = flat * own[d] + (own[d] == 1 ? 0 : full[at]);
-            }
-            allowed = allowed && mask->constant->ints[static_cast<std::size_t>(flat)] != 0;
+            const std::int64_t at = broadcast_offset(row * kv_len + j, shape, strides);
+            allowed = allowed && mask->constant->ints[static_cast<std::size_t>(at)] != 0;
           }
           m.reals[static_cast<std::size_t>(row * kv_len + j)] = allowed ? 0.0f : blocked;
           any = any || allowed;
@@ -1395,16 +1390,16 @@ class Importer {
       return invalid("rotary_embedding_dim " + std::to_string(dim) + " must be even and at most the head size " + std::to_string(head_size));
     }
     const std::int64_t half = dim / 2;
+    Result<const OnnxTensor*> positions = load_time(3);
+    if (!positions.ok()) return positions.error();
+    if (*positions != nullptr && (!is_integer_type((*positions)->type) || (*positions)->shape != Shape{batch, seq})) {
+      return invalid("position_ids must be integers of shape " + to_string(Shape{batch, seq}));
+    }
     Steps st{*this, node.output(0)};
     auto per_token = [&](std::size_t k) -> Result<std::string> {  // a cache as [B, S, 1, dim / 2]
       const Shape cache = shape_of(*find(input(k)));
       std::string rows = input(k);
-      if (!input(3).empty()) {
-        Result<const OnnxTensor*> positions = load_time(3);
-        if (!positions.ok()) return positions.error();
-        if (!is_integer_type((*positions)->type) || (*positions)->shape != Shape{batch, seq}) {
-          return invalid("position_ids must be integers of shape " + to_string(Shape{batch, seq}));
-        }
+      if (*positions != nullptr) {
         if (cache.size() != 2 || cache[1] != half) return invalid("input " + std::to_string(k) + " must be [positions, " + std::to_string(half) + "], not " + to_string(cache));
         for (std::int64_t p : (*positions)->ints) {
           if (p < 0 || p >= cache[0]) return invalid("position " + std::to_string(p) + " out of range for " + std::to_string(cache[0]) + " cached positions");
