@@ -463,6 +463,21 @@ int ProgramBuilder::compute(int n, const CoordMap& map) {
       case Op::neg: return unary(TileOpCode::neg, a);
       case Op::abs: return unary(TileOpCode::abs, a);
       case Op::reciprocal: return unary(TileOpCode::reciprocal, a);
+      case Op::sin: return unary(TileOpCode::sin, a);
+      case Op::cos: return unary(TileOpCode::cos, a);
+      case Op::tan: return unary(TileOpCode::tan, a);
+      case Op::asin: return unary(TileOpCode::asin, a);
+      case Op::acos: return unary(TileOpCode::acos, a);
+      case Op::atan: return unary(TileOpCode::atan, a);
+      case Op::sinh: return unary(TileOpCode::sinh, a);
+      case Op::cosh: return unary(TileOpCode::cosh, a);
+      case Op::asinh: return unary(TileOpCode::asinh, a);
+      case Op::acosh: return unary(TileOpCode::acosh, a);
+      case Op::atanh: return unary(TileOpCode::atanh, a);
+      case Op::floor: return unary(TileOpCode::floor, a);
+      case Op::ceil: return unary(TileOpCode::ceil, a);
+      case Op::round: return unary(TileOpCode::round, a);
+      case Op::sign: return unary(TileOpCode::sign, a);
       case Op::clip: return unary(TileOpCode::clip, a, static_cast<float>(attrs.min), static_cast<float>(attrs.max));
       case Op::leaky_relu: return unary(TileOpCode::leaky_relu, a, static_cast<float>(attrs.alpha));
       case Op::hard_sigmoid:

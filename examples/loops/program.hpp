@@ -28,6 +28,9 @@ enum class TileOpCode : std::uint8_t {
   select,  ///< mask `ref` valid ? a : b
   // Unary (a).
   copy, relu, sigmoid, tanh, exp, log, sqrt, erf, neg, abs, reciprocal, square,
+  sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh, floor, ceil,
+  round,  ///< halves to even
+  sign,
   clip,          ///< min(max(a, p0), p1)
   leaky_relu,    ///< a < 0 ? p0 * a : a
   hard_sigmoid,  ///< max(0, min(1, p0 * a + p1))

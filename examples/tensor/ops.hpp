@@ -22,6 +22,10 @@ enum class Op {
   constant,  ///< a constant tensor (an initializer); the node holds the value
   // Unary elementwise.
   identity, relu, sigmoid, tanh, exp, log, sqrt, erf, neg, abs, reciprocal,
+  sin, cos, tan, asin, acos, atan, sinh, cosh, asinh, acosh, atanh,
+  floor, ceil,
+  round,  ///< to the nearest integer, halves to even
+  sign,   ///< -1, 0 or 1 (NaN stays NaN)
   clip,         ///< attrs: min, max (floats; -inf/+inf when absent)
   leaky_relu,   ///< attrs: alpha
   hard_sigmoid, ///< attrs: alpha, beta

@@ -52,6 +52,21 @@ double unary_value(Op op, const UnaryAttrs& attrs, double x) {
     case Op::neg: return -x;
     case Op::abs: return std::fabs(x);
     case Op::reciprocal: return 1.0 / x;
+    case Op::sin: return std::sin(x);
+    case Op::cos: return std::cos(x);
+    case Op::tan: return std::tan(x);
+    case Op::asin: return std::asin(x);
+    case Op::acos: return std::acos(x);
+    case Op::atan: return std::atan(x);
+    case Op::sinh: return std::sinh(x);
+    case Op::cosh: return std::cosh(x);
+    case Op::asinh: return std::asinh(x);
+    case Op::acosh: return std::acosh(x);
+    case Op::atanh: return std::atanh(x);
+    case Op::floor: return std::floor(x);
+    case Op::ceil: return std::ceil(x);
+    case Op::round: return std::nearbyint(x);  // halves to even under the default rounding mode
+    case Op::sign: return x > 0 ? 1.0 : x < 0 ? -1.0 : x;
     case Op::clip: {
       if (std::isnan(x)) return x;
       return std::min(std::max(x, attrs.min), attrs.max);

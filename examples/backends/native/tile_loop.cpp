@@ -257,6 +257,23 @@ const float* TileLoop::compute(const float* const* sources, std::int64_t t0, std
       case TileOpCode::abs: uniform = unary(out, a, n, [](float x) { return std::fabs(x); }); break;
       case TileOpCode::reciprocal: uniform = unary(out, a, n, [](float x) { return 1.0f / x; }); break;
       case TileOpCode::square: uniform = unary(out, a, n, [](float x) { return x * x; }); break;
+      case TileOpCode::sin: uniform = unary(out, a, n, [](float x) { return std::sin(x); }); break;
+      case TileOpCode::cos: uniform = unary(out, a, n, [](float x) { return std::cos(x); }); break;
+      case TileOpCode::tan: uniform = unary(out, a, n, [](float x) { return std::tan(x); }); break;
+      case TileOpCode::asin: uniform = unary(out, a, n, [](float x) { return std::asin(x); }); break;
+      case TileOpCode::acos: uniform = unary(out, a, n, [](float x) { return std::acos(x); }); break;
+      case TileOpCode::atan: uniform = unary(out, a, n, [](float x) { return std::atan(x); }); break;
+      case TileOpCode::sinh: uniform = unary(out, a, n, [](float x) { return std::sinh(x); }); break;
+      case TileOpCode::cosh: uniform = unary(out, a, n, [](float x) { return std::cosh(x); }); break;
+      case TileOpCode::asinh: uniform = unary(out, a, n, [](float x) { return std::asinh(x); }); break;
+      case TileOpCode::acosh: uniform = unary(out, a, n, [](float x) { return std::acosh(x); }); break;
+      case TileOpCode::atanh: uniform = unary(out, a, n, [](float x) { return std::atanh(x); }); break;
+      case TileOpCode::floor: uniform = unary(out, a, n, [](float x) { return std::floor(x); }); break;
+      case TileOpCode::ceil: uniform = unary(out, a, n, [](float x) { return std::ceil(x); }); break;
+      case TileOpCode::round: uniform = unary(out, a, n, [](float x) { return std::nearbyint(x); }); break;
+      case TileOpCode::sign:
+        uniform = unary(out, a, n, [](float x) { return select_float(x > 0.0f, 1.0f, select_float(x < 0.0f, -1.0f, x)); });
+        break;
       case TileOpCode::clip: uniform = unary(out, a, n, [p0, p1](float x) { return clamp_to(x, p0, p1); }); break;
       case TileOpCode::leaky_relu:
         uniform = unary(out, a, n, [p0](float x) { return select_float(x < 0.0f, p0 * x, x); });

@@ -157,9 +157,27 @@ inline Graph encoder_layer(std::int64_t seq = 12, std::int64_t hidden = 32, std:
   return b.done(layer_norm_decomposed(b, out, hidden));
 }
 
+/// Every unary operator of the IR's elementwise math on [4, 37]: a chain of the continuous ones,
+/// each fed values inside its domain (tanh first; asin, acos and atanh then see |x| < 1, acosh
+/// at least 1.5), plus the rounding ones (Round, Ceil, Floor, Sign) on scaled inputs, where float
+/// and double agree exactly so no value lands on the other side of a step.
+inline Graph elementwise_math(std::uint64_t seed = 31) {
+  GraphBuilder b(seed);
+  const int x = b.input({4, 37});
+  auto unary = [&](Op op, int in) { return b.op(op, {in}); };
+  auto scaled = [&](int in, float by) { return b.op(Op::mul, {in, b.scalar(by)}); };
+  int t = unary(Op::sin, unary(Op::asin, unary(Op::tanh, x)));
+  t = unary(Op::acos, unary(Op::tan, scaled(unary(Op::atanh, scaled(t, 0.9f)), 0.5f)));
+  t = unary(Op::asinh, unary(Op::sinh, unary(Op::atan, unary(Op::cos, t))));
+  t = unary(Op::acosh, b.op(Op::add, {unary(Op::cosh, t), b.scalar(0.5f)}));
+  const int steps = unary(Op::floor, scaled(unary(Op::ceil, scaled(unary(Op::round, scaled(x, 2.5f)), 0.3f)), 1.7f));
+  return b.done(b.op(Op::add, {t, unary(Op::sign, b.op(Op::sub, {steps, b.scalar(1.0f)}))}));
+}
+
 /// The model-like graphs, named.
 inline std::vector<std::pair<std::string, Graph>> model_graphs() {
-  return {{"resnet stage", resnet_stage()}, {"mobilenet block", mobilenet_block()}, {"encoder layer", encoder_layer()}};
+  return {{"resnet stage", resnet_stage()}, {"mobilenet block", mobilenet_block()}, {"encoder layer", encoder_layer()},
+          {"elementwise math", elementwise_math()}};
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -218,6 +236,21 @@ inline float evaluate_point(const loops::TileProgram& program, const std::vector
       case TileOpCode::abs: r = std::fabs(a); break;
       case TileOpCode::reciprocal: r = 1.0f / a; break;
       case TileOpCode::square: r = a * a; break;
+      case TileOpCode::sin: r = std::sin(a); break;
+      case TileOpCode::cos: r = std::cos(a); break;
+      case TileOpCode::tan: r = std::tan(a); break;
+      case TileOpCode::asin: r = std::asin(a); break;
+      case TileOpCode::acos: r = std::acos(a); break;
+      case TileOpCode::atan: r = std::atan(a); break;
+      case TileOpCode::sinh: r = std::sinh(a); break;
+      case TileOpCode::cosh: r = std::cosh(a); break;
+      case TileOpCode::asinh: r = std::asinh(a); break;
+      case TileOpCode::acosh: r = std::acosh(a); break;
+      case TileOpCode::atanh: r = std::atanh(a); break;
+      case TileOpCode::floor: r = std::floor(a); break;
+      case TileOpCode::ceil: r = std::ceil(a); break;
+      case TileOpCode::round: r = std::nearbyint(a); break;
+      case TileOpCode::sign: r = a > 0.0f ? 1.0f : a < 0.0f ? -1.0f : a; break;
       case TileOpCode::clip: r = cudagen::clamp(a, p0, p1); break;
       case TileOpCode::leaky_relu: r = a < 0.0f ? p0 * a : a; break;
       case TileOpCode::hard_sigmoid: r = cudagen::clamp(p0 * a + p1, 0.0f, 1.0f); break;

@@ -53,7 +53,9 @@ TEST(NativeBackend, NameSpecAndDevice) {
 
 TEST(NativeBackend, UnaryOpsOnRandomShapes) {
   const std::vector<Op> ops = {Op::identity, Op::relu, Op::sigmoid, Op::tanh, Op::exp, Op::neg, Op::abs,
-                               Op::clip, Op::leaky_relu, Op::hard_sigmoid, Op::erf};
+                               Op::clip, Op::leaky_relu, Op::hard_sigmoid, Op::erf, Op::sin, Op::cos,
+                               Op::tan, Op::atan, Op::sinh, Op::cosh, Op::asinh, Op::floor, Op::ceil, Op::round,
+                               Op::sign};
   for (std::uint64_t seed = 0; seed < 24; ++seed) {
     for (Op op : ops) {
       GraphBuilder t(seed);
@@ -67,12 +69,19 @@ TEST(NativeBackend, UnaryOpsOnRandomShapes) {
       EXPECT_TRUE(graph_matches_reference(t.graph(), seed, -4.0f, 4.0f)) << op_name(op) << " " << to_string(s);
     }
   }
-  // Domains where the operator needs positive inputs.
-  for (std::uint64_t seed = 0; seed < 8; ++seed) {
-    for (Op op : {Op::log, Op::sqrt, Op::reciprocal}) {
-      GraphBuilder t(seed);
-      output_op(t, op, {t.input(random_shape(t.rng(), 3, 1, 30))});
-      EXPECT_TRUE(graph_matches_reference(t.graph(), seed, 0.1f, 3.0f)) << op_name(op);
+  // Operators with a narrower domain, on inputs inside it.
+  struct Domain {
+    std::vector<Op> ops;
+    float lo, hi;
+  };
+  for (const Domain& d : {Domain{{Op::log, Op::sqrt, Op::reciprocal}, 0.1f, 3.0f},
+                          Domain{{Op::asin, Op::acos, Op::atanh}, -0.95f, 0.95f}, Domain{{Op::acosh}, 1.0f, 4.0f}}) {
+    for (std::uint64_t seed = 0; seed < 8; ++seed) {
+      for (Op op : d.ops) {
+        GraphBuilder t(seed);
+        output_op(t, op, {t.input(random_shape(t.rng(), 3, 1, 30))});
+        EXPECT_TRUE(graph_matches_reference(t.graph(), seed, d.lo, d.hi)) << op_name(op);
+      }
     }
   }
 }

@@ -333,7 +333,8 @@ TEST(OnnxReader, BoundInputsBecomeConstants) {
 }
 
 TEST(OnnxReader, ErrorsNameTheNodeTheOperatorAndTheProblem) {
-  EXPECT_EQ(error_of(model_with({2}, {node("Cos", {"x"}, {"y"})})), "node 'y' (Cos): operator Cos is not supported");
+  EXPECT_EQ(error_of(model_with({2}, {node("Hardmax", {"x"}, {"y"})})),
+            "node 'y' (Hardmax): operator Hardmax is not supported");
   OnnxModel named = model_with({2}, {node("Relu", {"missing"}, {"y"})});
   named.nodes[0].name = "act";
   EXPECT_EQ(error_of(named), "node 'act' (Relu): input 'missing' is not defined before it is used");

@@ -57,8 +57,9 @@ Graph every_operator(std::mt19937_64& rng) {
   const int rm = op(Op::reduce_mean, {p}, attrs({{"axes", Ints{2}}, {"keepdims", std::int64_t{0}}}));
   const int rx = op(Op::reduce_max, {p}, attrs({{"axes", Ints{2}}, {"keepdims", std::int64_t{0}}}));
   int e = op(Op::concat, {rs, rm, rx}, attrs({{"axis", std::int64_t{1}}}));
-  for (Op unary : {Op::sigmoid, Op::tanh, Op::exp, Op::abs, Op::sqrt, Op::log, Op::erf, Op::neg, Op::identity, Op::relu,
-                   Op::hard_sigmoid, Op::reciprocal}) {
+  for (Op unary : {Op::sin, Op::atan, Op::asinh, Op::cos, Op::tan, Op::sinh, Op::cosh, Op::floor, Op::ceil, Op::round,
+                   Op::sign, Op::sigmoid, Op::tanh, Op::exp, Op::abs, Op::sqrt, Op::log, Op::erf, Op::neg,
+                   Op::identity, Op::relu, Op::hard_sigmoid, Op::reciprocal}) {
     e = op(unary, {e});
   }
   const int two = g.add_constant("two", Tensor({}, 2.0f));

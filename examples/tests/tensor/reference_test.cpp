@@ -69,6 +69,14 @@ TEST(Reference, UnaryElementwise) {
   expect_tensor(run(Op::tanh, {x}), {4}, {-0.96402758f, -0.46211716f, 0.0f, 0.90514825f});
   expect_tensor(run(Op::erf, {x}), {4}, {-0.99532227f, -0.52049988f, 0.0f, 0.96610515f});
   expect_tensor(run(Op::exp, {x}), {4}, {0.13533528f, 0.60653066f, 1.0f, 4.48168907f});
+  expect_tensor(run(Op::sin, {x}), {4}, {-0.90929743f, -0.47942554f, 0.0f, 0.99749499f});
+  expect_tensor(run(Op::cosh, {x}), {4}, {3.76219569f, 1.12762597f, 1.0f, 2.35240962f});
+  expect_tensor(run(Op::atan, {x}), {4}, {-1.10714872f, -0.46364761f, 0.0f, 0.98279372f});
+  expect_tensor(run(Op::floor, {x}), {4}, {-2, -1, 0, 1});
+  expect_tensor(run(Op::ceil, {x}), {4}, {-2, 0, 0, 2});
+  expect_tensor(run(Op::sign, {x}), {4}, {-1, -1, 0, 1});
+  const Tensor halves({6}, Floats{-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f});
+  expect_tensor(run(Op::round, {halves}), {6}, {-2, -2, 0, 0, 2, 2});  // to even
   const Tensor p({3}, Floats{0.25f, 1.0f, 4.0f});
   expect_tensor(run(Op::sqrt, {p}), {3}, {0.5f, 1, 2});
   expect_tensor(run(Op::log, {p}), {3}, {-1.38629436f, 0, 1.38629436f});
