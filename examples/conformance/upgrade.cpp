@@ -272,11 +272,13 @@ NewNodeTest rotary_embedding_test(const std::string& name, const Shape& shape, s
   return test;
 }
 
-/// Attention-23 of random Q, K and V of the given shapes (3-D with `heads` = {q_num_heads,
-/// kv_num_heads}, or 4-D), with `mask` (boolean or float, or none) as input 3 and `attrs`.
+/// Attention-23 of random Q, K and V of the given shapes (3-D with q_num_heads and kv_num_heads
+/// in `attrs`, or 4-D), with `mask` (boolean or float, or none) as input 3 and `attrs`; with
+/// `past_len` > 0, random past_key and past_value of that many positions as inputs 4 and 5 and
+/// present_key and present_value as outputs 1 and 2.
 NewNodeTest attention_test(const std::string& name, const Shape& q_shape, const Shape& k_shape, const Shape& v_shape,
                            std::optional<OnnxTensor> mask, std::vector<std::pair<std::string, OnnxAttr>> attrs,
-                           std::mt19937_64& rng) {
+                           std::mt19937_64& rng, std::int64_t past_len = 0) {
   NewNodeTest test = empty_test(name, 23);
   OnnxTensor q = random_float32(q_shape, rng), k = random_float32(k_shape, rng), v = random_float32(v_shape, rng);
   AttentionOptions options;
@@ -287,19 +289,40 @@ NewNodeTest attention_test(const std::string& name, const Shape& q_shape, const 
     if (key == "q_num_heads") options.q_heads = std::get<std::int64_t>(value);
     if (key == "kv_num_heads") options.kv_heads = std::get<std::int64_t>(value);
   }
-  OnnxTensor y = attention_reference(q, k, v, mask ? &*mask : nullptr, options);
+  std::optional<OnnxTensor> past_key, past_value;
+  if (past_len > 0) {
+    const bool packed = q_shape.size() == 3;
+    const std::int64_t kv_heads = packed ? options.kv_heads : k_shape[1];
+    const std::int64_t head = packed ? k_shape[2] / kv_heads : k_shape[3], v_head = packed ? v_shape[2] / kv_heads : v_shape[3];
+    past_key = random_float32({q_shape[0], kv_heads, past_len, head}, rng);
+    past_value = random_float32({q_shape[0], kv_heads, past_len, v_head}, rng);
+  }
+  AttentionOutputs outputs =
+      attention_reference(q, k, v, mask ? &*mask : nullptr, options, past_key ? &*past_key : nullptr, past_value ? &*past_value : nullptr);
   test.model.inputs = {float_value_info("q", q_shape), float_value_info("k", k_shape), float_value_info("v", v_shape)};
   OnnxNode node{"Attention", {"q", "k", "v"}, {"y"}, std::move(attrs), "", ""};
   test.inputs = {std::move(q), std::move(k), std::move(v)};
+  node.inputs.emplace_back(mask ? "attn_mask" : "");
   if (mask) {
     OnnxValueInfo info = float_value_info("attn_mask", mask->shape);
     info.type = mask->type;
     test.model.inputs.push_back(info);
-    node.inputs.push_back("attn_mask");
     test.inputs.push_back(std::move(*mask));
   }
-  test.model.outputs.push_back(float_value_info("y", y.shape));
-  test.outputs.push_back(std::move(y));
+  test.model.outputs.push_back(float_value_info("y", outputs.y.shape));
+  test.outputs.push_back(std::move(outputs.y));
+  if (past_key) {
+    for (auto [input, output, past, present] : {std::tuple{"past_key", "present_key", &*past_key, &outputs.present_key},
+                                                std::tuple{"past_value", "present_value", &*past_value, &outputs.present_value}}) {
+      test.model.inputs.push_back(float_value_info(input, past->shape));
+      node.inputs.emplace_back(input);
+      test.inputs.push_back(std::move(*past));
+      test.model.outputs.push_back(float_value_info(output, present->shape));
+      node.outputs.emplace_back(output);
+      test.outputs.push_back(std::move(*present));
+    }
+  }
+  if (node.inputs.back().empty()) node.inputs.pop_back();
   test.model.nodes.push_back(std::move(node));
   return test;
 }
@@ -446,8 +469,9 @@ OnnxTensor rotary_embedding_reference(const OnnxTensor& x, const OnnxTensor& cos
   return y;
 }
 
-OnnxTensor attention_reference(const OnnxTensor& q, const OnnxTensor& k, const OnnxTensor& v, const OnnxTensor* mask,
-                               const AttentionOptions& options) {
+AttentionOutputs attention_reference(const OnnxTensor& q, const OnnxTensor& k, const OnnxTensor& v, const OnnxTensor* mask,
+                                     const AttentionOptions& options, const OnnxTensor* past_key,
+                                     const OnnxTensor* past_value) {
   const bool packed = q.shape.size() == 3;
   const std::int64_t batch = q.shape[0];
   const std::int64_t q_heads = packed ? options.q_heads : q.shape[1], kv_heads = packed ? options.kv_heads : k.shape[1];
@@ -463,40 +487,64 @@ OnnxTensor attention_reference(const OnnxTensor& q, const OnnxTensor& k, const O
     const std::int64_t flat = packed ? ((b * len + t) * heads + h) * size + d : ((b * heads + h) * len + t) * size + d;
     return x.reals[static_cast<std::size_t>(flat)];
   };
-  // The mask's element for score (b, h, i, j), its dimensions aligned right and broadcast.
-  const Shape scores_shape = {batch, q_heads, q_len, kv_len};
-  const std::vector<std::int64_t> mask_strides = mask != nullptr ? broadcast_strides(mask->shape, scores_shape) : std::vector<std::int64_t>{};
+  // The keys and values: the past's, then k's and v's, as [B, kv heads, P + S, size].
+  const std::int64_t past = past_key != nullptr ? past_key->shape[2] : 0, total = past + kv_len;
+  auto present = [&](const OnnxTensor* before, const OnnxTensor& x, std::int64_t size) {
+    OnnxTensor p = float32_tensor({batch, kv_heads, total, size}, {});
+    for (std::int64_t b = 0; b < batch; ++b) {
+      for (std::int64_t h = 0; h < kv_heads; ++h) {
+        for (std::int64_t t = 0; t < total; ++t) {
+          for (std::int64_t d = 0; d < size; ++d) {
+            p.reals.push_back(t < past ? before->reals[static_cast<std::size_t>(((b * kv_heads + h) * past + t) * size + d)]
+                                       : static_cast<float>(at(x, kv_heads, kv_len, size, b, h, t - past, d)));
+          }
+        }
+      }
+    }
+    return p;
+  };
+  AttentionOutputs out{{}, present(past_key, k, head), present(past_value, v, v_head)};
+  auto cached = [&](const OnnxTensor& p, std::int64_t size, std::int64_t b, std::int64_t h, std::int64_t t, std::int64_t d) -> double {
+    return p.reals[static_cast<std::size_t>(((b * kv_heads + h) * total + t) * size + d)];
+  };
+  // The mask's element for score (b, h, i, j), its dimensions aligned right and broadcast, the
+  // keys past its last dimension blocked.
+  const std::int64_t mask_keys = mask != nullptr ? mask->shape.back() : total;
+  const Shape mask_bounds = {batch, q_heads, q_len, mask_keys};
+  const std::vector<std::int64_t> mask_strides = mask != nullptr ? broadcast_strides(mask->shape, mask_bounds) : std::vector<std::int64_t>{};
   auto mask_at = [&](std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) -> double {
-    const auto at = static_cast<std::size_t>(broadcast_offset(((b * q_heads + h) * q_len + i) * kv_len + j, scores_shape, mask_strides));
+    if (j >= mask_keys) return kBlocked;
+    const auto at = static_cast<std::size_t>(broadcast_offset(((b * q_heads + h) * q_len + i) * mask_keys + j, mask_bounds, mask_strides));
     if (mask->type == ElemType::boolean) return mask->ints[at] != 0 ? 0.0 : kBlocked;
     return mask->reals[at];
   };
-  OnnxTensor y = float32_tensor(packed ? Shape{batch, q_len, q_heads * v_head} : Shape{batch, q_heads, q_len, v_head}, {});
+  OnnxTensor& y = out.y;
+  y = float32_tensor(packed ? Shape{batch, q_len, q_heads * v_head} : Shape{batch, q_heads, q_len, v_head}, {});
   y.reals.assign(static_cast<std::size_t>(batch * q_heads * q_len * v_head), 0.0f);
-  std::vector<double> scores(static_cast<std::size_t>(kv_len));
+  std::vector<double> scores(static_cast<std::size_t>(total));
   for (std::int64_t b = 0; b < batch; ++b) {
     for (std::int64_t h = 0; h < q_heads; ++h) {
       for (std::int64_t i = 0; i < q_len; ++i) {
         double top = kBlocked;
-        for (std::int64_t j = 0; j < kv_len; ++j) {
+        for (std::int64_t j = 0; j < total; ++j) {
           double dot = 0;
           for (std::int64_t d = 0; d < head; ++d) {
-            dot += at(q, q_heads, q_len, head, b, h, i, d) * at(k, kv_heads, kv_len, head, b, h / group, j, d);
+            dot += at(q, q_heads, q_len, head, b, h, i, d) * cached(out.present_key, head, b, h / group, j, d);
           }
           double score = dot * scale;
           if (options.softcap > 0) score = options.softcap * std::tanh(score / options.softcap);
           if (mask != nullptr) score += mask_at(b, h, i, j);
-          if (options.causal && j > i) score = kBlocked;
+          if (options.causal && j > i + past) score = kBlocked;
           scores[static_cast<std::size_t>(j)] = score;
           top = std::max(top, score);
         }
         if (top == kBlocked) continue;  // no key to attend: a row of zeros (the errata of Attention-23)
-        double total = 0;
-        for (double& score : scores) total += (score = std::exp(score - top));
+        double sum_exp = 0;
+        for (double& score : scores) sum_exp += (score = std::exp(score - top));
         for (std::int64_t d = 0; d < v_head; ++d) {
           double sum = 0;
-          for (std::int64_t j = 0; j < kv_len; ++j) {
-            sum += scores[static_cast<std::size_t>(j)] / total * at(v, kv_heads, kv_len, v_head, b, h / group, j, d);
+          for (std::int64_t j = 0; j < total; ++j) {
+            sum += scores[static_cast<std::size_t>(j)] / sum_exp * cached(out.present_value, v_head, b, h / group, j, d);
           }
           const std::int64_t flat = packed ? ((b * q_len + i) * q_heads + h) * v_head + d : ((b * q_heads + h) * q_len + i) * v_head + d;
           y.reals[static_cast<std::size_t>(flat)] = static_cast<float>(sum);
@@ -504,7 +552,7 @@ OnnxTensor attention_reference(const OnnxTensor& q, const OnnxTensor& k, const O
       }
     }
   }
-  return y;
+  return out;
 }
 
 double gelu_reference(double x, bool tanh) {
@@ -549,6 +597,28 @@ std::vector<NewNodeTest> new_node_tests() {
                                  {{"q_num_heads", std::int64_t{2}}, {"kv_num_heads", std::int64_t{1}}}, rng));
   tests.push_back(attention_test("test_attention_4d_float_mask_cross_opset23", {1, 2, 3, 4}, {1, 2, 5, 4}, {1, 2, 5, 4},
                                  random_float32({1, 1, 3, 5}, rng), {}, rng));
+  // Causal without a cache and with fewer queries than keys: aligned top left (key j for query
+  // j and before).
+  tests.push_back(attention_test("test_attention_4d_causal_cross_opset23", {1, 2, 3, 4}, {1, 2, 5, 4}, {1, 2, 5, 4},
+                                 std::nullopt, {{"is_causal", std::int64_t{1}}}, rng));
+  // With a key/value cache: present_key and present_value out; causal aligned bottom right
+  // (query i sees the past and the new keys up to i).
+  tests.push_back(attention_test("test_attention_4d_with_past_and_present_opset23", {1, 2, 3, 4}, {1, 2, 3, 4},
+                                 {1, 2, 3, 5}, std::nullopt, {}, rng, 4));
+  tests.push_back(attention_test("test_attention_3d_gqa_causal_with_past_opset23", {2, 2, 12}, {2, 2, 6}, {2, 2, 4},
+                                 std::nullopt,
+                                 {{"q_num_heads", std::int64_t{4}}, {"kv_num_heads", std::int64_t{2}}, {"is_causal", std::int64_t{1}}},
+                                 rng, 3));
+  // Masks shorter than the past and new keys, padded with -inf: a float one over 3 of 5 keys,
+  // a boolean one over 4 of 5.
+  tests.push_back(attention_test("test_attention_4d_short_float_mask_with_past_opset23", {1, 2, 2, 4}, {1, 2, 2, 4},
+                                 {1, 2, 2, 4}, random_float32({1, 1, 2, 3}, rng), {}, rng, 3));
+  OnnxTensor four_keys;
+  four_keys.type = ElemType::boolean;
+  four_keys.shape = {2, 4};
+  four_keys.ints = {1, 0, 1, 1, 0, 1, 1, 0};
+  tests.push_back(attention_test("test_attention_4d_short_bool_mask_with_past_opset23", {1, 1, 2, 4}, {1, 1, 3, 4},
+                                 {1, 1, 3, 4}, four_keys, {}, rng, 2));
   return tests;
 }
 

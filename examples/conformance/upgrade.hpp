@@ -68,12 +68,22 @@ struct AttentionOptions {
   std::int64_t kv_heads = 0;  ///< kv_num_heads, for 3-D inputs
 };
 
-/// Attention-23 without a cache, in double, rounded to float32, as ONNX defines it: for each query
-/// head (its key and value head: head / (q_heads / kv_heads)), softmax over the keys of
-/// scale * q.k (softcapped), plus `mask` (boolean: -inf where false; float: added; aligned right
-/// and broadcast), -inf above the diagonal when causal, times v; a row with no key left is zeros.
-OnnxTensor attention_reference(const OnnxTensor& q, const OnnxTensor& k, const OnnxTensor& v, const OnnxTensor* mask,
-                               const AttentionOptions& options);
+/// Attention-23's outputs: Y and the key and value caches it hands on, [B, kv heads, P + S, size].
+struct AttentionOutputs {
+  OnnxTensor y;
+  OnnxTensor present_key;
+  OnnxTensor present_value;
+};
+
+/// Attention-23 in double, rounded to float32, as ONNX defines it: the keys and values are
+/// `past_key` and `past_value` ([B, kv heads, P, size], or none: P = 0) followed by k and v; for
+/// each query head (its key and value head: head / (q_heads / kv_heads)), softmax over the keys
+/// of scale * q.k (softcapped), plus `mask` (boolean: -inf where false; float: added; aligned
+/// right and broadcast, keys past its last dimension -inf), -inf for key j of query i when causal
+/// and j > i + P, times v; a row with no key left is zeros.
+AttentionOutputs attention_reference(const OnnxTensor& q, const OnnxTensor& k, const OnnxTensor& v, const OnnxTensor* mask,
+                                     const AttentionOptions& options, const OnnxTensor* past_key = nullptr,
+                                     const OnnxTensor* past_value = nullptr);
 
 /// Swish-24 in double: x sigmoid(alpha x).
 double swish_reference(double x, double alpha);
@@ -88,8 +98,10 @@ OnnxTensor rms_normalization_reference(const OnnxTensor& x, const OnnxTensor& sc
 /// negative axis), RotaryEmbedding-23 (4-D in halves; 3-D, interleaved, partial, with
 /// position_ids; 4-D with scattered position_ids) and Attention-23 (4-D; grouped heads, causal,
 /// softcap and scale; 3-D multi-query with a boolean mask leaving a row empty; a float mask over
-/// more keys than queries), their expected outputs computed in double and rounded to float32. The random data comes from a fixed seed with no
-/// standard-library distribution, so every build writes the same files.
+/// more keys than queries; causal over more keys than queries; key/value caches, causal and not,
+/// 4-D and 3-D; float and boolean masks shorter than the past and new keys), their expected
+/// outputs computed in double and rounded to float32. The random data comes from a fixed seed
+/// with no standard-library distribution, so every build writes the same files.
 std::vector<NewNodeTest> new_node_tests();
 
 /// What upgrade_node_tests() did.

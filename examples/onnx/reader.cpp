@@ -564,7 +564,7 @@ class Importer {
     static const std::unordered_set<std::string> kLowered = {
         "Shape", "Size", "Identity", "Dropout", "Max", "Min", "Sum", "Mean", "Split", "Cast", "CastLike",
         "LRN", "HardSwish", "PRelu", "Gelu", "Expand", "Gather", "Where", "Resize", "Upsample",
-        "Elu", "Selu", "Celu", "Softplus", "Softsign", "Mish", "LogSoftmax", "ReduceMin", "ReduceL1", "ReduceL2",
+        "Elu", "Selu", "Celu", "Softplus", "Softsign", "Mish", "ThresholdedRelu", "Shrink", "LogSoftmax", "ReduceMin", "ReduceL1", "ReduceL2",
         "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "LpNormalization", "MeanVarianceNormalization",
         "InstanceNormalization", "RMSNormalization", "RotaryEmbedding", "Attention", "Swish", "DepthToSpace", "SpaceToDepth", "Tile", "ConvTranspose", "RNN",
         "GRU", "LSTM"};
@@ -703,7 +703,8 @@ class Importer {
     if (op == "Split") return split(node, attrs);
     if (op == "LRN") return lrn(node, attrs);
     if (op == "HardSwish" || op == "PRelu" || op == "Gelu" || op == "Elu" || op == "Selu" || op == "Celu" ||
-        op == "Softplus" || op == "Softsign" || op == "Mish" || op == "Swish") {
+        op == "Softplus" || op == "Softsign" || op == "Mish" || op == "Swish" || op == "ThresholdedRelu" ||
+        op == "Shrink") {
       return activation(node, attrs);
     }
     if (op == "LogSoftmax") return log_softmax(node, attrs);
@@ -1238,17 +1239,21 @@ class Importer {
     return st.status;
   }
 
-  /// Attention-23 to 25 without a key/value cache: Q, K and V as [B, heads, S, D] (from 3-D
-  /// [B, S, heads * D] with q_num_heads and kv_num_heads), each key and value head repeated for
-  /// its group of query heads, scores Q K^T * scale (default 1/sqrt(D)), softcap * tanh(scores /
-  /// softcap) when softcap is set, plus the float mask or, for a load-time boolean one, 0 where it
-  /// is true and -inf where false, plus a lower-triangular -inf mask when is_causal (square scores
-  /// only); softmax over the keys, times V. A query row a load-time mask leaves no key to attend
-  /// gives zeros (the errata of 23). The float masks of run-time values are added as they are.
+  /// Attention-23 to 25: Q, K and V as [B, heads, S, D] (from 3-D [B, S, heads * D] with
+  /// q_num_heads and kv_num_heads); with a cache, past_key and past_value [B, kv heads, P, D]
+  /// concatenated before K and V along the sequence (present_key and present_value, outputs 1
+  /// and 2); each key and value head repeated for its group of query heads, scores Q K^T * scale
+  /// (default 1/sqrt(D)), softcap * tanh(scores / softcap) when softcap is set, plus the float
+  /// mask or, for a load-time boolean one, 0 where it is true and -inf where false (a mask shorter
+  /// than the P + S keys padded with -inf, as ONNX pads it), plus -inf where is_causal blocks key j
+  /// for query i: j > i + P; softmax over the keys, times V. A query row a load-time mask leaves
+  /// no key to attend gives zeros (the errata of 23). The float masks of run-time values are added
+  /// as they are.
   Status attention(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
     if (Status s = need_inputs(3); !s.ok()) return s;
-    if (Status s = only_outputs(node, 1); !s.ok()) return s;
-    if (!input(4).empty() || !input(5).empty()) return unsupported("a key/value cache (past_key, past_value)");
+    if (Status s = only_outputs(node, 3); !s.ok()) return s;  // qk_matmul_output is not produced
+    const bool cached = !input(4).empty();
+    if (cached == input(5).empty()) return invalid("past_key and past_value must be given together");
     if (!input(6).empty()) return unsupported("nonpad_kv_seqlen");
     Result<std::int64_t> causal = attrs.get_int("is_causal", 0);
     Result<std::int64_t> q_heads_attr = attrs.get_int("q_num_heads", 0);
@@ -1285,23 +1290,41 @@ class Importer {
     }
     Result<float> scale = attrs.get_float("scale", 1.0f / std::sqrt(static_cast<float>(head)));
     if (!scale.ok()) return scale.error();
-    if (*causal != 0 && q_len != kv_len) return unsupported("is_causal with " + std::to_string(q_len) + " queries and " + std::to_string(kv_len) + " keys");
+    std::int64_t past_len = 0;
+    if (cached) {
+      const Shape pk = shape_of(*find(input(4))), pv = shape_of(*find(input(5)));
+      if (pk.size() != 4 || pv.size() != 4 || pk[0] != batch || pk[1] != kv_heads || pk[3] != head || pv[0] != batch ||
+          pv[1] != kv_heads || pv[2] != pk[2] || pv[3] != v_head) {
+        return invalid("past_key " + to_string(pk) + " and past_value " + to_string(pv) + " do not fit K " + to_string(k4) +
+                       " and V " + to_string(v4) + " (batch, key heads, one past length, head sizes)");
+      }
+      past_len = pk[2];
+    }
+    const std::int64_t total = past_len + kv_len;
     Steps st{*this, node.output(0)};
     auto heads_first = [&](const std::string& x, std::int64_t heads, std::int64_t len, std::int64_t size) {
       return packed ? st.transpose(st.reshape(x, {batch, len, heads, size}), {0, 2, 1, 3}) : x;
     };
+    auto with_past = [&](const std::string& x, const std::string& past) {
+      if (!cached) return x;
+      Attributes a;
+      a.set("axis", std::int64_t{2});
+      return st.op(Op::concat, {past, x}, std::move(a));
+    };
     auto grouped = [&](const std::string& x, std::int64_t size) {  // each key head once per query head of its group
       const std::int64_t group = q_heads / kv_heads;
       if (group == 1) return x;
-      const std::string one = st.reshape(x, {batch, kv_heads, 1, kv_len, size});
+      const std::string one = st.reshape(x, {batch, kv_heads, 1, total, size});
       Attributes a;
       a.set("axis", std::int64_t{2});
       const std::string copies = st.op(Op::concat, std::vector<std::string>(static_cast<std::size_t>(group), one), std::move(a));
-      return st.reshape(copies, {batch, q_heads, kv_len, size});
+      return st.reshape(copies, {batch, q_heads, total, size});
     };
     const std::string q = heads_first(input(0), q_heads, q_len, head);
-    const std::string k = grouped(heads_first(input(1), kv_heads, kv_len, head), head);
-    const std::string v = grouped(heads_first(input(2), kv_heads, kv_len, v_head), v_head);
+    const std::string present_k = with_past(heads_first(input(1), kv_heads, kv_len, head), input(4));
+    const std::string present_v = with_past(heads_first(input(2), kv_heads, kv_len, v_head), input(5));
+    const std::string k = grouped(present_k, head);
+    const std::string v = grouped(present_v, v_head);
     std::string scores = st.op(Op::mul, {st.op(Op::matmul, {q, st.transpose(k, {0, 1, 3, 2})}), st.scalar(*scale)});
     if (*softcap > 0.0f) {
       scores = st.op(Op::mul, {st.op(Op::tanh, {st.op(Op::div, {scores, st.scalar(*softcap)})}), st.scalar(*softcap)});
@@ -1315,12 +1338,28 @@ class Importer {
     if (mask != nullptr && mask->constant && !bool_mask && mask->constant->type != ElemType::float32) {
       return unsupported("an attn_mask of " + elem_type_name(mask->constant->type) + " (boolean and float masks are)");
     }
+    const Shape mask_shape = mask != nullptr ? shape_of(*mask) : Shape{};
+    if (mask != nullptr && (mask_shape.empty() || mask_shape.back() > total)) {
+      return invalid("attn_mask " + to_string(mask_shape) + " does not end in at most " + std::to_string(total) + " keys");
+    }
+    const std::int64_t mask_keys = mask != nullptr ? mask_shape.back() : total;  // the keys after them are masked
+    std::string float_mask = mask != nullptr && !bool_mask ? input(3) : "";
+    if (!float_mask.empty() && mask_keys < total) {
+      Ints pads(2 * mask_shape.size(), 0);
+      pads.back() = total - mask_keys;
+      Attributes a;
+      a.set("pads", std::move(pads));
+      a.set("value", static_cast<double>(blocked));
+      float_mask = st.op(Op::pad, {float_mask}, std::move(a));
+    }
     if (bool_mask || *causal != 0) {
-      Shape shape = {1, 1, q_len, kv_len};
+      Shape shape = {1, 1, q_len, total};
+      Shape mask_bounds = {1, 1, q_len, mask_keys};  // the scores the mask's elements cover
       if (bool_mask) {
-        const std::optional<Shape> both = broadcast_shapes(mask->constant->shape, shape);
-        if (!both || both->size() != 4) return invalid("attn_mask " + to_string(mask->constant->shape) + " does not broadcast to the scores");
-        shape = *both;
+        const std::optional<Shape> both = broadcast_shapes(mask_shape, mask_bounds);
+        if (!both || both->size() != 4) return invalid("attn_mask " + to_string(mask_shape) + " does not broadcast to the scores");
+        mask_bounds = *both;
+        shape = {mask_bounds[0], mask_bounds[1], q_len, total};
       }
       OnnxTensor m;
       m.shape = shape;
@@ -1329,36 +1368,40 @@ class Importer {
       keep->shape = {shape[0], shape[1], shape[2], 1};
       keep->reals.assign(static_cast<std::size_t>(shape[0] * shape[1] * shape[2]), 1.0f);
       bool empty_rows = false;
-      const std::vector<std::int64_t> strides = bool_mask ? broadcast_strides(mask->constant->shape, shape) : std::vector<std::int64_t>{};
+      const std::vector<std::int64_t> strides = bool_mask ? broadcast_strides(mask_shape, mask_bounds) : std::vector<std::int64_t>{};
       for (std::int64_t row = 0; row < shape[0] * shape[1] * shape[2]; ++row) {
         const std::int64_t i = row % shape[2];
         bool any = false;
-        for (std::int64_t j = 0; j < kv_len; ++j) {
-          bool allowed = *causal == 0 || j <= i;
+        for (std::int64_t j = 0; j < total; ++j) {
+          bool allowed = *causal == 0 || j <= i + past_len;
           if (bool_mask) {
-            const std::int64_t at = broadcast_offset(row * kv_len + j, shape, strides);
-            allowed = allowed && mask->constant->ints[static_cast<std::size_t>(at)] != 0;
+            allowed = allowed && j < mask_keys &&
+                      mask->constant->ints[static_cast<std::size_t>(broadcast_offset(row * mask_keys + j, mask_bounds, strides))] != 0;
           }
-          m.reals[static_cast<std::size_t>(row * kv_len + j)] = allowed ? 0.0f : blocked;
+          m.reals[static_cast<std::size_t>(row * total + j)] = allowed ? 0.0f : blocked;
           any = any || allowed;
         }
         if (!any) {
           empty_rows = true;
           keep->reals[static_cast<std::size_t>(row)] = 0.0f;
-          std::fill_n(m.reals.begin() + row * kv_len, kv_len, 0.0f);
+          std::fill_n(m.reals.begin() + row * total, total, 0.0f);
         }
       }
       if (!empty_rows) keep.reset();
       additive = std::move(m);
     }
     if (additive) scores = st.op(Op::add, {scores, constant(node.output(0), std::move(*additive))});
-    if (mask != nullptr && !bool_mask) scores = st.op(Op::add, {scores, input(3)});
+    if (!float_mask.empty()) scores = st.op(Op::add, {scores, float_mask});
     Attributes over_keys;
     over_keys.set("axis", std::int64_t{3});
     std::string y = st.op(Op::matmul, {st.op(Op::softmax, {scores}, std::move(over_keys)), v}, {}, !packed && !keep);
     if (keep) y = st.op(Op::mul, {y, constant(node.output(0), std::move(*keep))}, {}, !packed);
     if (packed) st.reshape(st.transpose(y, {0, 2, 1, 3}), {batch, q_len, q_heads * v_head}, true);
-    return st.status;
+    if (!st.status.ok()) return st.status;
+    for (const auto& [k_out, present] : {std::pair{1, present_k}, std::pair{2, present_v}}) {
+      if (node.output_size() > k_out && !node.output(k_out).empty()) values_[node.output(k_out)] = *find(present);
+    }
+    return Status::success();
   }
 
   /// RotaryEmbedding-23 as ONNX defines it: X as [B, S, heads, D] (from [B, heads, S, D] by a
@@ -2072,7 +2115,10 @@ class Importer {
   /// HardSwish (x * HardSigmoid(x) with alpha 1/6, beta 1/2), PRelu (relu(x) + slope * min(x, 0)),
   /// Elu (relu(x) + alpha * (exp(min(x, 0)) - 1)), Selu (gamma times Elu), Celu (Elu of x / alpha
   /// scaled by alpha below 0), Softplus, Mish (x * tanh(Softplus(x))), Softsign (x / (1 + |x|)),
-  /// Swish (x * sigmoid(alpha * x)) and Gelu (its erf form, or the tanh approximation).
+  /// Swish (x * sigmoid(alpha * x)), Gelu (its erf form, or the tanh approximation),
+  /// ThresholdedRelu and Shrink. The last two pick by comparisons the IR lacks: Sign(Relu(v)) is
+  /// 1 where v > 0 and 0 elsewhere, and each kept branch, clamped to its side of the threshold so
+  /// that an infinity on the other side never meets a 0, is multiplied by it.
   Status activation(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
     const std::string& op = node.op_type();
     if (Status s = need_inputs(op == "PRelu" ? 2 : 1); !s.ok()) return s;
@@ -2106,6 +2152,26 @@ class Importer {
       if (op == "Mish") st.op(Op::mul, {x, st.op(Op::tanh, {softplus})}, {}, true);
     } else if (op == "Softsign") {
       st.op(Op::div, {x, st.op(Op::add, {st.op(Op::abs, {x}), st.scalar(1)})}, {}, true);
+    } else if (op == "ThresholdedRelu") {
+      // Max(x, alpha) * [x > alpha].
+      Result<float> alpha = attrs.get_float("alpha", 1.0f);
+      if (!alpha.ok()) return alpha.error();
+      const std::string above = st.op(Op::sign, {st.op(Op::relu, {st.op(Op::sub, {x, st.scalar(*alpha)})})});
+      st.op(Op::mul, {st.op(Op::max, {x, st.scalar(*alpha)}), above}, {}, true);
+    } else if (op == "Shrink") {
+      // (Max(x, lambd) - bias) * [x > lambd] + (Min(x, -lambd) + bias) * [x < -lambd]; for a
+      // negative lambd, where both hold, ONNX takes the second.
+      Result<float> lambd = attrs.get_float("lambd", 0.5f);
+      Result<float> bias = attrs.get_float("bias", 0.0f);
+      if (!lambd.ok()) return lambd.error();
+      if (!bias.ok()) return bias.error();
+      auto step = [&](const std::string& v) { return st.op(Op::sign, {st.op(Op::relu, {v})}); };
+      const std::string below = step(st.op(Op::sub, {st.scalar(-*lambd), x}));
+      std::string above = step(st.op(Op::sub, {x, st.scalar(*lambd)}));
+      if (*lambd < 0) above = st.op(Op::mul, {above, st.op(Op::sub, {st.scalar(1), below})});
+      const std::string high = st.op(Op::mul, {st.op(Op::sub, {st.op(Op::max, {x, st.scalar(*lambd)}), st.scalar(*bias)}), above});
+      const std::string low = st.op(Op::mul, {st.op(Op::add, {st.op(Op::min, {x, st.scalar(-*lambd)}), st.scalar(*bias)}), below});
+      st.op(Op::add, {high, low}, {}, true);
     } else if (op == "Swish") {
       Result<float> alpha = attrs.get_float("alpha", 1.0f);
       if (!alpha.ok()) return alpha.error();

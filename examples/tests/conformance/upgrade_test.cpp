@@ -236,7 +236,7 @@ TEST(UpgradeNodeTests, SwishAndRmsNormalizationExpectedOutputsFollowTheFormulas)
   EXPECT_EQ(rms, 3);
 }
 
-TEST(UpgradeNodeTests, AttentionReferenceWeighsTheValuesBySoftmaxAndZeroesEmptyRows) {
+TEST(UpgradeNodeTests, AttentionReferenceWeighsTheValuesBySoftmaxZeroesEmptyRowsAndReadsThePast) {
   // One head, two queries and two keys of size 2, scale 1: query 0 = [1, 0] scores the keys
   // [1, 0] and [0, 1] as 1 and 0, so it takes (e V0 + V1) / (e + 1); query 1 is masked out
   // entirely and gives zeros.
@@ -246,7 +246,7 @@ TEST(UpgradeNodeTests, AttentionReferenceWeighsTheValuesBySoftmaxAndZeroesEmptyR
   OnnxTensor mask{ElemType::boolean, {2, 2}, {}, {1, 1, 0, 0}};
   AttentionOptions options;
   options.scale = 1.0;
-  const OnnxTensor y = attention_reference(q, k, v, &mask, options);
+  const OnnxTensor y = attention_reference(q, k, v, &mask, options).y;
   const double e = std::exp(1.0);
   ASSERT_EQ(y.shape, (Shape{1, 1, 2, 2}));
   EXPECT_NEAR(y.reals[0], (e * 1 + 3) / (e + 1), 1e-6);
@@ -255,9 +255,23 @@ TEST(UpgradeNodeTests, AttentionReferenceWeighsTheValuesBySoftmaxAndZeroesEmptyR
   EXPECT_EQ(y.reals[3], 0.0f);
   // Causal, no mask: query 0 sees key 0 only.
   options.causal = true;
-  const OnnxTensor causal = attention_reference(q, k, v, nullptr, options);
+  const OnnxTensor causal = attention_reference(q, k, v, nullptr, options).y;
   EXPECT_FLOAT_EQ(causal.reals[0], 1.0f);
   EXPECT_FLOAT_EQ(causal.reals[1], 2.0f);
+  // With one past position: query 0 sees it and key 0 (j <= i + 1); query 1 sees all three.
+  // Zero scores weigh them alike; a boolean mask over the first two keys blocks the third.
+  const OnnxTensor zeros{ElemType::float32, {1, 1, 2, 2}, {0, 0, 0, 0}, {}};
+  const OnnxTensor past_key{ElemType::float32, {1, 1, 1, 2}, {0, 0}, {}};
+  const OnnxTensor past_value{ElemType::float32, {1, 1, 1, 2}, {7, 8}, {}};
+  const AttentionOutputs cached = attention_reference(zeros, zeros, v, nullptr, options, &past_key, &past_value);
+  EXPECT_EQ(cached.present_key.shape, (Shape{1, 1, 3, 2}));
+  EXPECT_EQ(cached.present_value.reals, (std::vector<float>{7, 8, 1, 2, 3, 4}));
+  EXPECT_FLOAT_EQ(cached.y.reals[0], 4.0f);  // (7 + 1) / 2
+  EXPECT_FLOAT_EQ(cached.y.reals[2], 11.0f / 3);  // (7 + 1 + 3) / 3
+  options.causal = false;
+  const OnnxTensor first_two{ElemType::boolean, {2}, {}, {1, 1}};
+  const OnnxTensor short_mask = attention_reference(zeros, zeros, v, &first_two, options, &past_key, &past_value).y;
+  EXPECT_FLOAT_EQ(short_mask.reals[2], 4.0f);
 }
 
 TEST(UpgradeNodeTests, WrapPadWrapsAround) {

@@ -533,7 +533,7 @@ TEST(OnnxReaderOpsets, ReadsOpsets22To27AndTheirRmsNormalizationAndSwish) {
   EXPECT_EQ(error_of(rms), "node 'y' (RMSNormalization): axis 2 out of range for [2,2]");
 }
 
-TEST(OnnxReaderOpsets, AttentionOfOneKeyIsItsValueAndTheUnsupportedFormsAreNamed) {
+TEST(OnnxReaderOpsets, AttentionOfOneKeyIsItsValueAndBadFormsAreNamed) {
   // With one key every query attends to it alone: Y is V, whatever the scores; causal too.
   OnnxModel one = model_with({1, 1, 1, 2}, {node("Attention", {"x", "x", "v"}, {"y"}, {{"is_causal", std::int64_t{1}}})}, 23);
   one.initializers.emplace_back("v", floats({5, -7}, {1, 1, 1, 2}));
@@ -543,14 +543,44 @@ TEST(OnnxReaderOpsets, AttentionOfOneKeyIsItsValueAndTheUnsupportedFormsAreNamed
   EXPECT_FLOAT_EQ(y[0], 5.0f);
   EXPECT_FLOAT_EQ(y[1], -7.0f);
 
-  OnnxModel cached = model_with({1, 1, 2, 2}, {node("Attention", {"x", "x", "x", "", "x", "x"}, {"y"})}, 23);
-  EXPECT_EQ(error_of(cached), "node 'y' (Attention): a key/value cache (past_key, past_value) is not supported");
-  OnnxModel cross = model_with({1, 1, 2, 2}, {node("Attention", {"x", "k", "k"}, {"y"}, {{"is_causal", std::int64_t{1}}})}, 23);
-  cross.initializers.emplace_back("k", floats(Floats(6, 1.0f), {1, 1, 3, 2}));
-  EXPECT_EQ(error_of(cross), "node 'y' (Attention): is_causal with 2 queries and 3 keys is not supported");
+  OnnxModel half = model_with({1, 1, 2, 2}, {node("Attention", {"x", "x", "x", "", "x"}, {"y"})}, 23);
+  EXPECT_EQ(error_of(half), "node 'y' (Attention): past_key and past_value must be given together");
+  OnnxModel past = model_with({1, 1, 2, 2}, {node("Attention", {"x", "x", "x", "", "pk", "pk"}, {"y"})}, 23);
+  past.initializers.emplace_back("pk", floats(Floats(6, 1.0f), {1, 1, 2, 3}));
+  EXPECT_EQ(error_of(past), "node 'y' (Attention): past_key [1,1,2,3] and past_value [1,1,2,3] do not fit K [1,1,2,2] and V "
+                            "[1,1,2,2] (batch, key heads, one past length, head sizes)");
+  OnnxModel wide = model_with({1, 1, 2, 2}, {node("Attention", {"x", "x", "x", "m"}, {"y"})}, 23);
+  wide.initializers.emplace_back("m", floats(Floats(6, 0.0f), {2, 3}));
+  EXPECT_EQ(error_of(wide), "node 'y' (Attention): attn_mask [2,3] does not end in at most 2 keys");
   OnnxModel heads = model_with({1, 3, 2, 2}, {node("Attention", {"x", "k", "k"}, {"y"})}, 23);
   heads.initializers.emplace_back("k", floats(Floats(8, 1.0f), {1, 2, 2, 2}));
   EXPECT_NE(error_of(heads).find("do not fit together"), std::string::npos);
+}
+
+TEST(OnnxReaderOpsets, AttentionWithACacheHandsOnThePresentKeysAndValues) {
+  // One head of size 2, one past position and one new one; Q = K = 0 scores both keys alike, so
+  // Y is the mean of the past and the new value, and causal (key j for query i <= i + 1) too.
+  for (const std::int64_t causal : {0, 1}) {
+    OnnxModel m = model_with({1, 1, 1, 2}, {node("Attention", {"x", "x", "v", "", "pk", "pv"}, {"y", "present_k", "present_v"},
+                                                 {{"is_causal", causal}})},
+                             23);
+    m.initializers.emplace_back("v", floats({5, -7}, {1, 1, 1, 2}));
+    m.initializers.emplace_back("pk", floats({9, 9}, {1, 1, 1, 2}));
+    m.initializers.emplace_back("pv", floats({1, 3}, {1, 1, 1, 2}));
+    for (const char* present : {"present_k", "present_v"}) {
+      m.outputs.push_back(float_value_info(present, {}));
+      m.outputs.back().has_shape = false;
+    }
+    collage::Result<Graph> g = read(m);
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    auto out = evaluate(*g, {Tensor({1, 1, 1, 2}, {0.0f, 0.0f})});
+    ASSERT_TRUE(out.ok()) << out.error().message;
+    ASSERT_EQ(out->size(), 3u);
+    EXPECT_EQ((*out)[0].data, (Floats{3, -2})) << "causal " << causal;
+    EXPECT_EQ((*out)[1].shape, (Shape{1, 1, 2, 2}));
+    EXPECT_EQ((*out)[1].data, (Floats{9, 9, 0, 0}));
+    EXPECT_EQ((*out)[2].data, (Floats{1, 3, 5, -7}));
+  }
 }
 
 TEST(OnnxReaderOpsets, RotaryEmbeddingRotatesHalvesOrPairsAndNamesBadCaches) {
@@ -612,6 +642,24 @@ TEST(OnnxReaderOpsets, LowersSoftplusMishAndLogSumExpWithoutOverflowAndLpNormali
   OnnxModel tile = model_with({2}, {node("Tile", {"x", "repeats"}, {"y"})});
   tile.initializers.emplace_back("repeats", ints({0}));
   EXPECT_EQ(error_of(tile), "node 'y' (Tile): repeats [0]: each must be 1 or more (and the result not too large)");
+}
+
+TEST(OnnxReaderOpsets, ThresholdedReluAndShrinkPickTheirBranchAtTheThresholdsAndForInfinities) {
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor x({7}, Floats{-inf, -2.0f, -1.0f, 0.5f, 1.0f, 3.0f, inf});
+  collage::Result<Graph> g = read(model_with({7}, {node("ThresholdedRelu", {"x"}, {"y"})}));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(run_one(*g, x).data, (Floats{0, 0, 0, 0, 0, 3, inf}));  // alpha 1: x > 1 only
+  g = read(model_with({7}, {node("ThresholdedRelu", {"x"}, {"y"}, {{"alpha", -1.5f}})}));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(run_one(*g, x).data, (Floats{0, 0, -1, 0.5f, 1, 3, inf}));
+  g = read(model_with({7}, {node("Shrink", {"x"}, {"y"}, {{"lambd", 1.0f}, {"bias", 0.5f}})}));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(run_one(*g, x).data, (Floats{-inf, -1.5f, 0, 0, 0, 2.5f, inf}));
+  // A negative lambd: x < 1 takes x + bias, the rest x - bias.
+  g = read(model_with({7}, {node("Shrink", {"x"}, {"y"}, {{"lambd", -1.0f}, {"bias", 0.5f}})}));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(run_one(*g, x).data, (Floats{-inf, -1.5f, -0.5f, 1, 0.5f, 2.5f, inf}));
 }
 
 /// ConvTranspose in two spatial dimensions by its definition: each input element scatters its
