@@ -430,13 +430,19 @@ OnnxModel lstm_opset14(std::uint64_t seed) {
 /// RotaryEmbedding, then Attention (causal, grouped: 4 query heads share 2 key/value heads); a
 /// SwiGLU MLP (Swish of the gate projection times the up projection) and residual adds; a final
 /// RMSNormalization and the vocabulary projection. 2 layers, hidden 64, MLP 128, sequence 16,
-/// vocabulary 100.
-OnnxModel llama_opset24(std::uint64_t seed) {
-  Exporter b("llama_opset24", seed, 24);
-  const I layers = 2, hidden = 64, heads = 4, kv_heads = 2, dh = hidden / heads, mlp = 128, seq = 16, vocab = 100;
-  // RoPE's caches for positions 0 .. seq - 1, frequencies 10000^(-2i / dh), as [1, seq, dh / 2].
-  Tensor cos({1, seq, dh / 2}), sin({1, seq, dh / 2});
-  for (I t = 0; t < seq; ++t) {
+/// vocabulary 100. With `past` > 0, one decoding step instead: one token at position `past`, each
+/// layer's Attention reading its past_key and past_value inputs ([1, 2, past, 16]) and handing on
+/// present_key and present_value (graph outputs), RotaryEmbedding picking the token's row of the
+/// caches by position_ids.
+OnnxModel llama_opset24(std::uint64_t seed, I past) {
+  Exporter b(past > 0 ? "llama_opset24_decode" : "llama_opset24", seed, 24);
+  const I layers = 2, hidden = 64, heads = 4, kv_heads = 2, dh = hidden / heads, mlp = 128, vocab = 100;
+  const I seq = past > 0 ? 1 : 16, positions = past + seq;
+  // RoPE's caches for positions 0 .. positions - 1, frequencies 10000^(-2i / dh): as [1, seq,
+  // dh / 2] read in order, or as [positions, dh / 2] rows picked by position_ids.
+  const Shape cache_shape = past > 0 ? Shape{positions, dh / 2} : Shape{1, seq, dh / 2};
+  Tensor cos(cache_shape), sin(cache_shape);
+  for (I t = 0; t < positions; ++t) {
     for (I i = 0; i < dh / 2; ++i) {
       const double angle = static_cast<double>(t) * std::pow(10000.0, -2.0 * static_cast<double>(i) / static_cast<double>(dh));
       cos.data[static_cast<std::size_t>(t * (dh / 2) + i)] = static_cast<float>(std::cos(angle));
@@ -458,14 +464,33 @@ OnnxModel llama_opset24(std::uint64_t seed) {
     const std::string split = b.node("Reshape", {t, target});
     return b.node("Transpose", {split}, {{"perm", Ints{0, 2, 1, 3}}});
   };
-  auto rope = [&](const std::string& t) { return b.node("RotaryEmbedding", {t, cos_cache, sin_cache}); };
+  std::vector<std::string> rope_inputs = {"", cos_cache, sin_cache};
+  if (past > 0) {
+    Ints ids(static_cast<std::size_t>(seq));
+    for (I t = 0; t < seq; ++t) ids[static_cast<std::size_t>(t)] = past + t;
+    rope_inputs.push_back(b.int64_initializer("position_ids", ids, {1, seq}));
+  }
+  auto rope = [&](const std::string& t) {
+    rope_inputs[0] = t;
+    return b.node("RotaryEmbedding", rope_inputs);
+  };
   std::string x = b.input("hidden_states", {1, seq, hidden});
+  std::vector<std::string> presents;
   for (I layer = 0; layer < layers; ++layer) {
     const std::string normed = rms_norm(x);
     const std::string q = rope(heads_of(linear(normed, hidden, hidden), heads));
     const std::string k = rope(heads_of(linear(normed, hidden, kv_heads * dh), kv_heads));
     const std::string v = heads_of(linear(normed, hidden, kv_heads * dh), kv_heads);
-    const std::string attended = b.node("Attention", {q, k, v}, {{"is_causal", I{1}}});
+    std::string attended;
+    if (past > 0) {
+      const std::string past_key = b.input("past_key_" + std::to_string(layer), {1, kv_heads, past, dh});
+      const std::string past_value = b.input("past_value_" + std::to_string(layer), {1, kv_heads, past, dh});
+      std::vector<std::string> outs = b.node_outputs("Attention", {q, k, v, "", past_key, past_value}, 3, {{"is_causal", I{1}}});
+      attended = outs[0];
+      presents.insert(presents.end(), {outs[1], outs[2]});
+    } else {
+      attended = b.node("Attention", {q, k, v}, {{"is_causal", I{1}}});
+    }
     const std::string context = b.node("Transpose", {attended}, {{"perm", Ints{0, 2, 1, 3}}});
     const std::string merged = b.node("Reshape", {context, b.int64_initializer("shape", {1, seq, hidden}, {3})});
     x = b.node("Add", {x, linear(merged, hidden, hidden)});
@@ -475,6 +500,7 @@ OnnxModel llama_opset24(std::uint64_t seed) {
     x = b.node("Add", {x, linear(b.node("Mul", {gate, up}), mlp, hidden)});
   }
   b.output(linear(rms_norm(x), hidden, vocab), {1, seq, vocab});
+  for (const std::string& present : presents) b.output(present, {1, kv_heads, positions, dh});
   return b.take();
 }
 
@@ -526,7 +552,11 @@ const std::vector<Entry>& entries() {
       {{"llama-opset24-standin",
         "Llama-style decoder at opset 24, IR 12 (RMSNormalization-23, RotaryEmbedding-23, causal grouped-query "
         "Attention-23, Swish-24 in a SwiGLU MLP), 2 layers, hidden 64, sequence 16"},
-       llama_opset24},
+       [](std::uint64_t seed) { return llama_opset24(seed, 0); }},
+      {{"llama-decode-opset24-standin",
+        "the Llama-style decoder's step with a key/value cache: one token, Attention-23 reading past_key and "
+        "past_value (15 positions) and handing on present_key and present_value, RotaryEmbedding-23 at position_ids"},
+       [](std::uint64_t seed) { return llama_opset24(seed, 15); }},
   };
   return all;
 }
