@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <fstream>
@@ -566,7 +567,7 @@ class Importer {
         "LRN", "HardSwish", "PRelu", "Gelu", "Expand", "Gather", "Where", "Resize", "Upsample",
         "Elu", "Selu", "Celu", "Softplus", "Softsign", "Mish", "ThresholdedRelu", "Shrink", "LogSoftmax", "ReduceMin", "ReduceL1", "ReduceL2",
         "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "LpNormalization", "MeanVarianceNormalization",
-        "InstanceNormalization", "RMSNormalization", "RotaryEmbedding", "Attention", "Swish", "DepthToSpace", "SpaceToDepth", "Tile", "ConvTranspose", "RNN",
+        "InstanceNormalization", "RMSNormalization", "RotaryEmbedding", "Attention", "Swish", "DepthToSpace", "SpaceToDepth", "Tile", "Einsum", "ConvTranspose", "RNN",
         "GRU", "LSTM"};
     const std::optional<Op> ir = op_from_name(op);
     return (ir && *ir != Op::input && *ir != Op::constant) || kLowered.count(op) != 0;
@@ -720,6 +721,7 @@ class Importer {
     if (op == "Attention") return attention(node, attrs);
     if (op == "DepthToSpace" || op == "SpaceToDepth") return depth_space(node, attrs);
     if (op == "Tile") return tile(node);
+    if (op == "Einsum") return einsum(node, attrs);
     if (op == "ConvTranspose") return conv_transpose(node, attrs);
     if (op == "RNN" || op == "GRU" || op == "LSTM") return recurrent(node, attrs);
     if (op == "Expand") return expand(node);
@@ -1927,6 +1929,164 @@ class Importer {
       acc = st.op(Op::concat, std::vector<std::string>(static_cast<std::size_t>(r), acc), std::move(along), d == last);
     }
     return st.status;
+  }
+
+  /// Einsum of one or two operands. Each subscript is a label (a letter; "..." stands for the
+  /// operand's unnamed dimensions, aligned right across the operands and of equal sizes); the
+  /// output's are those after "->", else "..." and the labels used once, in alphabetical order.
+  /// Labels one operand has alone and the output lacks are summed first (ReduceSum). Of two
+  /// operands, the labels both have are batch dimensions when the output keeps them and are
+  /// contracted otherwise: the first operand transposed to [batch, own, contracted] and the second
+  /// to [batch, contracted, own], each group of own and contracted dimensions reshaped into one,
+  /// a MatMul, and the product reshaped and transposed to the output's order. A label repeated in
+  /// one operand (a diagonal) and more than two operands are refused.
+  Status einsum(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
+    const std::size_t operands = inputs_.size();
+    if (operands < 1 || operands > 2) return unsupported("Einsum of " + std::to_string(operands) + " operands (one or two are)");
+    if (Status s = need_inputs(operands); !s.ok()) return s;
+    if (Status s = only_outputs(node, 1); !s.ok()) return s;
+    Result<std::string> written = attrs.get_string("equation", "");
+    if (!written.ok()) return written.error();
+    std::string equation;
+    for (char c : *written) {
+      if (c != ' ') equation += c;
+    }
+    // Labels: a letter's code, or kUnnamed + k for the k-th unnamed dimension from the right.
+    using Labels = std::vector<int>;
+    constexpr int kUnnamed = 1000;
+    auto parse = [&](const std::string& term, std::size_t rank, Labels& labels) -> Status {
+      const std::size_t dots = term.find("...");
+      const std::size_t named = term.size() - (dots == std::string::npos ? 0 : 3);
+      if (named > rank || (dots == std::string::npos && named != rank)) {
+        return invalid("equation '" + *written + "': '" + term + "' does not fit an operand of rank " + std::to_string(rank));
+      }
+      for (std::size_t i = 0; i < term.size(); ++i) {
+        if (i == dots) {
+          for (std::size_t k = rank - named; k-- > 0;) labels.push_back(kUnnamed + static_cast<int>(k));
+          i += 2;
+        } else if (std::isalpha(static_cast<unsigned char>(term[i])) != 0) {
+          labels.push_back(term[i]);
+        } else {
+          return invalid("equation '" + *written + "': '" + term[i] + "' is not a subscript");
+        }
+      }
+      return Status::success();
+    };
+    const std::size_t arrow = equation.find("->");
+    const std::string lhs = equation.substr(0, arrow);
+    std::vector<std::string> terms(1);
+    for (char c : lhs) {
+      if (c == ',') terms.emplace_back();
+      else terms.back() += c;
+    }
+    if (terms.size() != operands) {
+      return invalid("equation '" + *written + "' has " + std::to_string(terms.size()) + " operands, the node " + std::to_string(operands));
+    }
+    std::vector<Labels> in(operands);
+    std::vector<Shape> shapes(operands);
+    std::map<int, std::int64_t> size;
+    int unnamed = 0;
+    for (std::size_t k = 0; k < operands; ++k) {
+      shapes[k] = shape_of(*find(input(k)));
+      if (Status s = parse(terms[k], shapes[k].size(), in[k]); !s.ok()) return s;
+      for (std::size_t d = 0; d < in[k].size(); ++d) {
+        const int label = in[k][d];
+        if (std::count(in[k].begin(), in[k].end(), label) > 1) {
+          return unsupported("equation '" + *written + "': a subscript repeated in one operand (a diagonal)");
+        }
+        if (label >= kUnnamed) unnamed = std::max(unnamed, label - kUnnamed + 1);
+        const auto [it, fresh] = size.emplace(label, shapes[k][d]);
+        if (!fresh && it->second != shapes[k][d]) {
+          return invalid("equation '" + *written + "': a dimension of " + std::to_string(it->second) + " meets one of " +
+                         std::to_string(shapes[k][d]));
+        }
+      }
+    }
+    Labels out;
+    if (arrow != std::string::npos) {
+      const std::string term = equation.substr(arrow + 2);
+      const bool dots = term.find("...") != std::string::npos;
+      if (Status s = parse(term, dots ? term.size() - 3 + static_cast<std::size_t>(unnamed) : term.size(), out); !s.ok()) return s;
+      for (int label : out) {
+        if (size.count(label) == 0 || std::count(out.begin(), out.end(), label) > 1) {
+          return invalid("equation '" + *written + "': an output subscript no operand has, or repeated");
+        }
+      }
+    } else {
+      for (int k = unnamed; k-- > 0;) out.push_back(kUnnamed + k);
+      for (const auto& [label, extent] : size) {
+        std::size_t uses = 0;
+        for (const Labels& l : in) uses += static_cast<std::size_t>(std::count(l.begin(), l.end(), label));
+        if (label < kUnnamed && uses == 1) out.push_back(label);
+      }
+    }
+    auto has = [](const Labels& l, int label) { return std::find(l.begin(), l.end(), label) != l.end(); };
+    auto dims = [&](const Labels& l) {
+      Shape s;
+      for (int label : l) s.push_back(size[label]);
+      return s;
+    };
+    Steps st{*this, node.output(0)};
+    // `x` with labels `from` transposed to the order of `to` (the same labels).
+    auto permuted = [&](const std::string& x, const Labels& from, const Labels& to) {
+      Ints perm;
+      for (int label : to) perm.push_back(std::find(from.begin(), from.end(), label) - from.begin());
+      bool identity = true;
+      for (std::size_t d = 0; d < perm.size(); ++d) identity = identity && perm[d] == static_cast<std::int64_t>(d);
+      return identity ? x : st.transpose(x, std::move(perm));
+    };
+    // Operand k with the labels only it has and the output lacks summed away.
+    std::vector<std::string> x(operands);
+    for (std::size_t k = 0; k < operands; ++k) {
+      Labels kept;
+      Ints axes;
+      for (std::size_t d = 0; d < in[k].size(); ++d) {
+        const int label = in[k][d];
+        const bool elsewhere = has(out, label) || (operands == 2 && has(in[1 - k], label));
+        if (elsewhere) kept.push_back(label);
+        else axes.push_back(static_cast<std::int64_t>(d));
+      }
+      x[k] = input(k);
+      if (!axes.empty()) {
+        Attributes a;
+        a.set("axes", std::move(axes));
+        a.set("keepdims", 0);
+        x[k] = st.op(Op::reduce_sum, {x[k]}, std::move(a));
+      }
+      in[k] = kept;
+    }
+    std::string result;
+    if (operands == 1) {
+      result = permuted(x[0], in[0], out);
+    } else {
+      Labels batch, contracted, own_a, own_b;
+      for (int label : in[0]) {
+        if (!has(in[1], label)) own_a.push_back(label);
+        else if (has(out, label)) batch.push_back(label);
+        else contracted.push_back(label);
+      }
+      for (int label : in[1]) {
+        if (!has(in[0], label)) own_b.push_back(label);
+      }
+      auto joined = [](Labels a, const Labels& b, const Labels& c) {
+        a.insert(a.end(), b.begin(), b.end());
+        a.insert(a.end(), c.begin(), c.end());
+        return a;
+      };
+      auto matrix = [&](const std::string& v, const Labels& from, const Labels& rows, const Labels& cols) {
+        Shape shape = dims(batch);
+        shape.push_back(numel(dims(rows)));
+        shape.push_back(numel(dims(cols)));
+        return st.reshape(permuted(v, from, joined(batch, rows, cols)), shape);
+      };
+      const std::string a = matrix(x[0], in[0], own_a, contracted);
+      const std::string b = matrix(x[1], in[1], contracted, own_b);
+      const Labels product = joined(batch, own_a, own_b);
+      result = permuted(st.reshape(st.op(Op::matmul, {a, b}), dims(product)), product, out);
+    }
+    if (!st.status.ok()) return st.status;
+    values_[node.output(0)] = *find(result);
+    return Status::success();
   }
 
   /// Max, Min, Sum, Mean over any number of inputs: a chain of binary operators (Mean divides

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <set>
 #include <string>
 
@@ -581,6 +582,108 @@ TEST(OnnxReaderOpsets, AttentionWithACacheHandsOnThePresentKeysAndValues) {
     EXPECT_EQ((*out)[1].data, (Floats{9, 9, 0, 0}));
     EXPECT_EQ((*out)[2].data, (Floats{1, 3, 5, -7}));
   }
+}
+
+/// Einsum by its definition: every assignment of values to the labels of `terms` (one string of
+/// letters an operand, no "...") adds the product of the operands' elements there to the output's
+/// element at `out`'s labels.
+Floats einsum_by_definition(const std::vector<std::string>& terms, const std::string& out, const std::vector<Tensor>& xs) {
+  std::map<char, std::int64_t> size;
+  for (std::size_t k = 0; k < terms.size(); ++k) {
+    for (std::size_t d = 0; d < terms[k].size(); ++d) size[terms[k][d]] = xs[k].shape[d];
+  }
+  std::int64_t out_size = 1, assignments = 1;
+  for (char c : out) out_size *= size[c];
+  for (const auto& [c, n] : size) assignments *= n;
+  Floats y(static_cast<std::size_t>(out_size), 0.0f);
+  std::map<char, std::int64_t> value;
+  auto flat = [&](const std::string& labels, const Shape& shape) {
+    std::int64_t at = 0;
+    for (std::size_t d = 0; d < labels.size(); ++d) at = at * shape[d] + value[labels[d]];
+    return static_cast<std::size_t>(at);
+  };
+  Shape out_shape;
+  for (char c : out) out_shape.push_back(size[c]);
+  for (std::int64_t a = 0; a < assignments; ++a) {
+    std::int64_t rest = a;
+    for (const auto& [c, n] : size) {
+      value[c] = rest % n;
+      rest /= n;
+    }
+    double product = 1;
+    for (std::size_t k = 0; k < terms.size(); ++k) product *= xs[k].data[flat(terms[k], xs[k].shape)];
+    y[flat(out, out_shape)] += static_cast<float>(product);
+  }
+  return y;
+}
+
+TEST(OnnxReaderOpsets, EinsumMatchesItsDefinition) {
+  struct Case {
+    std::string equation;
+    std::vector<Shape> shapes;
+    std::vector<std::string> terms;  // the equation spelled out for einsum_by_definition
+    std::string out;
+  };
+  const std::vector<Case> cases = {
+      {"ij,jk->ik", {{2, 3}, {3, 4}}, {"ij", "jk"}, "ik"},
+      {"bij, bjk -> bik", {{2, 2, 3}, {2, 3, 2}}, {"bij", "bjk"}, "bik"},
+      {"bhqd,bhkd->bhqk", {{1, 2, 3, 4}, {1, 2, 5, 4}}, {"bhqd", "bhkd"}, "bhqk"},
+      {"i,i", {{5}, {5}}, {"i", "i"}, ""},
+      {"ij,jk", {{2, 3}, {3, 4}}, {"ij", "jk"}, "ik"},
+      {"ba,ca", {{2, 3}, {4, 3}}, {"ba", "ca"}, "bc"},
+      {"ij,kl->ljki", {{2, 3}, {2, 2}}, {"ij", "kl"}, "ljki"},
+      {"ij,k->i", {{3, 2}, {4}}, {"ij", "k"}, "i"},
+      {"ijk->ki", {{2, 3, 4}}, {"ijk"}, "ki"},
+      {"ij->", {{3, 4}}, {"ij"}, ""},
+      {"ij", {{3, 4}}, {"ij"}, "ij"},
+      {"Ab,bC->CA", {{2, 3}, {3, 4}}, {"Ab", "bC"}, "CA"},
+      {"...ij,...jk->...ik", {{2, 3, 2, 3}, {3, 3, 2}}, {"xyij", "yjk"}, "xyik"},
+      {"...ij->...", {{2, 3, 4}}, {"xij"}, "x"},
+      {"b...,b...", {{2, 3}, {2, 3}}, {"bx", "bx"}, "x"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.equation);
+    OnnxModel m;
+    m.opset = 12;
+    std::vector<std::string> names;
+    std::vector<Tensor> xs;
+    for (std::size_t k = 0; k < c.shapes.size(); ++k) {
+      names.push_back("x" + std::to_string(k));
+      m.inputs.push_back(float_value_info(names.back(), c.shapes[k]));
+      Tensor x(c.shapes[k]);
+      for (std::size_t i = 0; i < x.data.size(); ++i) x.data[i] = static_cast<float>((i * 7 + k * 3) % 11) - 5.0f;
+      xs.push_back(std::move(x));
+    }
+    m.nodes = {node("Einsum", names, {"y"}, {{"equation", c.equation}})};
+    m.outputs.push_back(float_value_info("y", {}));
+    m.outputs.back().has_shape = false;
+    collage::Result<Graph> g = read(m);
+    ASSERT_TRUE(g.ok()) << g.error().message;
+    auto y = evaluate(*g, xs);
+    ASSERT_TRUE(y.ok()) << y.error().message;
+    EXPECT_EQ((*y)[0].data, einsum_by_definition(c.terms, c.out, xs));
+  }
+  auto einsum_error = [](const std::string& equation, std::vector<Shape> shapes) {
+    OnnxModel m;
+    m.opset = 12;
+    std::vector<std::string> names;
+    for (std::size_t k = 0; k < shapes.size(); ++k) {
+      names.push_back("x" + std::to_string(k));
+      m.inputs.push_back(float_value_info(names.back(), shapes[k]));
+    }
+    m.nodes = {node("Einsum", names, {"y"}, {{"equation", equation}})};
+    m.outputs.push_back(float_value_info("y", {}));
+    m.outputs.back().has_shape = false;
+    return error_of(m);
+  };
+  EXPECT_EQ(einsum_error("ii->i", {{3, 3}}),
+            "node 'y' (Einsum): equation 'ii->i': a subscript repeated in one operand (a diagonal) is not supported");
+  EXPECT_EQ(einsum_error("i,i,i", {{2}, {2}, {2}}), "node 'y' (Einsum): Einsum of 3 operands (one or two are) is not supported");
+  EXPECT_EQ(einsum_error("ij,jk", {{2, 3}, {4, 5}}), "node 'y' (Einsum): equation 'ij,jk': a dimension of 3 meets one of 4");
+  EXPECT_EQ(einsum_error("ijk", {{2, 3}}), "node 'y' (Einsum): equation 'ijk': 'ijk' does not fit an operand of rank 2");
+  EXPECT_EQ(einsum_error("ij->iz", {{2, 3}}),
+            "node 'y' (Einsum): equation 'ij->iz': an output subscript no operand has, or repeated");
+  EXPECT_EQ(einsum_error("i1", {{2, 3}}), "node 'y' (Einsum): equation 'i1': '1' is not a subscript");
 }
 
 TEST(OnnxReaderOpsets, RotaryEmbeddingRotatesHalvesOrPairsAndNamesBadCaches) {
