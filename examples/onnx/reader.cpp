@@ -566,7 +566,7 @@ class Importer {
         "Shape", "Size", "Identity", "Dropout", "Max", "Min", "Sum", "Mean", "Split", "Cast", "CastLike",
         "LRN", "HardSwish", "PRelu", "Gelu", "Expand", "Gather", "Where", "Resize", "Upsample",
         "Elu", "Selu", "Celu", "Softplus", "Softsign", "Mish", "ThresholdedRelu", "Shrink", "LogSoftmax", "ReduceMin", "ReduceL1", "ReduceL2",
-        "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "LpNormalization", "MeanVarianceNormalization",
+        "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ReduceProd", "LpNormalization", "MeanVarianceNormalization",
         "InstanceNormalization", "RMSNormalization", "RotaryEmbedding", "Attention", "Swish", "DepthToSpace", "SpaceToDepth", "Tile", "Einsum", "ConvTranspose", "RNN",
         "GRU", "LSTM"};
     const std::optional<Op> ir = op_from_name(op);
@@ -710,7 +710,7 @@ class Importer {
     }
     if (op == "LogSoftmax") return log_softmax(node, attrs);
     if (op == "ReduceMin" || op == "ReduceL1" || op == "ReduceL2" || op == "ReduceSumSquare" || op == "ReduceLogSum" ||
-        op == "ReduceLogSumExp") {
+        op == "ReduceLogSumExp" || op == "ReduceProd") {
       return composite_reduction(node, attrs);
     }
     if (op == "LpNormalization" || op == "MeanVarianceNormalization" || op == "InstanceNormalization" ||
@@ -1084,8 +1084,9 @@ class Importer {
   }
 
   /// ReduceMin as -ReduceMax(-x), ReduceL1 as ReduceSum(|x|), ReduceL2 as Sqrt(ReduceSum(x * x)),
-  /// ReduceSumSquare as ReduceSum(x * x), ReduceLogSum as Log(ReduceSum(x)), and ReduceLogSumExp
-  /// as m + Log(ReduceSum(Exp(x - m))) with m the maximum (no overflow for large x). Reducing no
+  /// ReduceSumSquare as ReduceSum(x * x), ReduceLogSum as Log(ReduceSum(x)), ReduceLogSumExp
+  /// as m + Log(ReduceSum(Exp(x - m))) with m the maximum (no overflow for large x), and
+  /// ReduceProd as Cos(pi * ReduceSum(x < 0)) * Exp(ReduceSum(Log |x|)). Reducing no
   /// axis (noop_with_empty_axes) leaves the elementwise steps alone: -(-x), |x|, Sqrt(x * x) ...
   Status composite_reduction(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
     if (Status s = need_inputs(1); !s.ok()) return s;
@@ -1110,6 +1111,13 @@ class Importer {
       reduced(Op::reduce_sum, st.op(Op::mul, {x, x}), true);
     } else if (op == "ReduceLogSum") {
       st.op(Op::log, {reduced(Op::reduce_sum, x, false)}, {}, true);
+    } else if (op == "ReduceProd" && reduces) {
+      // Its sign Cos(pi * the count of negatives) times its magnitude Exp(ReduceSum(Log |x|)),
+      // which is 0 when an element is (Log 0 = -inf) and NaN for 0 and inf, as the product is.
+      const std::string negative = st.op(Op::sign, {st.op(Op::relu, {st.op(Op::neg, {x})})});
+      const std::string sign = st.op(Op::cos, {st.op(Op::mul, {reduced(Op::reduce_sum, negative, false), st.scalar(3.14159265358979323846)})});
+      const std::string magnitude = st.op(Op::exp, {reduced(Op::reduce_sum, st.op(Op::log, {st.op(Op::abs, {x})}), false)});
+      st.op(Op::mul, {sign, magnitude}, {}, true);
     } else if (!reduces) {
       st.op(Op::identity, {x}, {}, true);
     } else {

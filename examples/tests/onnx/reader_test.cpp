@@ -747,6 +747,17 @@ TEST(OnnxReaderOpsets, LowersSoftplusMishAndLogSumExpWithoutOverflowAndLpNormali
   EXPECT_EQ(error_of(tile), "node 'y' (Tile): repeats [0]: each must be 1 or more (and the result not too large)");
 }
 
+TEST(OnnxReaderOpsets, ReduceProdKeepsTheSignAndZeroes) {
+  OnnxModel m = model_with({3, 4}, {node("ReduceProd", {"x"}, {"y"}, {{"axes", Ints{1}}, {"keepdims", std::int64_t{0}}})});
+  collage::Result<Graph> g = read(m);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const Floats y = run_one(*g, Tensor({3, 4}, {2, -3, 0.5f, 4, -1, -2, -3, 0.25f, 5, 0, -7, 1})).data;
+  ASSERT_EQ(y.size(), 3u);
+  EXPECT_NEAR(y[0], -12.0f, 1e-5);
+  EXPECT_NEAR(y[1], -1.5f, 1e-6);
+  EXPECT_EQ(std::fabs(y[2]), 0.0f);
+}
+
 TEST(OnnxReaderOpsets, ThresholdedReluAndShrinkPickTheirBranchAtTheThresholdsAndForInfinities) {
   const float inf = std::numeric_limits<float>::infinity();
   const Tensor x({7}, Floats{-inf, -2.0f, -1.0f, 0.5f, 1.0f, 3.0f, inf});
