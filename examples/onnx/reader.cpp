@@ -565,7 +565,7 @@ class Importer {
     static const std::unordered_set<std::string> kLowered = {
         "Shape", "Size", "Identity", "Dropout", "Max", "Min", "Sum", "Mean", "Split", "Cast", "CastLike",
         "LRN", "HardSwish", "PRelu", "Gelu", "Expand", "Gather", "Where", "Resize", "Upsample",
-        "Elu", "Selu", "Celu", "Softplus", "Softsign", "Mish", "ThresholdedRelu", "Shrink", "LogSoftmax", "ReduceMin", "ReduceL1", "ReduceL2",
+        "Elu", "Selu", "Celu", "Softplus", "Softsign", "Mish", "ThresholdedRelu", "Shrink", "LogSoftmax", "Hardmax", "ReduceMin", "ReduceL1", "ReduceL2",
         "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ReduceProd", "LpNormalization", "MeanVarianceNormalization",
         "InstanceNormalization", "RMSNormalization", "RotaryEmbedding", "Attention", "Swish", "DepthToSpace", "SpaceToDepth", "Tile", "Einsum", "ConvTranspose", "RNN",
         "GRU", "LSTM"};
@@ -708,7 +708,7 @@ class Importer {
         op == "Shrink") {
       return activation(node, attrs);
     }
-    if (op == "LogSoftmax") return log_softmax(node, attrs);
+    if (op == "LogSoftmax" || op == "Hardmax") return log_softmax_or_hardmax(node, attrs);
     if (op == "ReduceMin" || op == "ReduceL1" || op == "ReduceL2" || op == "ReduceSumSquare" || op == "ReduceLogSum" ||
         op == "ReduceLogSumExp" || op == "ReduceProd") {
       return composite_reduction(node, attrs);
@@ -1143,9 +1143,33 @@ class Importer {
     return st.status;
   }
 
-  /// LogSoftmax over one axis (opset 13 on), or before opset 13 over the input coerced to 2-D at
-  /// `axis` (default 1), as legacy_softmax.
-  Status log_softmax(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
+  /// 1 at the first maximum of `x` along `axis`, 0 elsewhere, as value `out`: with m the
+  /// maximum, the maxima are where 1 - Sign(m - x) is 1; weighted by n - their index along the
+  /// axis (distinct, exact in float32), the first has the largest weight, found by the same test.
+  /// (A row of -inf gives NaN: -inf - -inf.)
+  Status hardmax_over(const std::string& x, std::int64_t axis, const std::string& out) {
+    const Shape shape = shape_of(*find(x));
+    const std::int64_t n = shape[static_cast<std::size_t>(axis)];
+    if (n > (std::int64_t{1} << 24)) return unsupported("a Hardmax over " + std::to_string(n) + " elements");
+    Attributes over;
+    over.set("axes", Ints{axis});
+    over.set("keepdims", 1);
+    Steps st{*this, out};
+    auto largest = [&](const std::string& v, bool last) {  // 1 where v is its maximum along the axis
+      const std::string peak = st.op(Op::reduce_max, {v}, over);
+      return st.op(Op::sub, {st.scalar(1), st.op(Op::sign, {st.op(Op::sub, {peak, v})})}, {}, last);
+    };
+    Shape weights_shape(shape.size() - static_cast<std::size_t>(axis), 1);  // [n, 1, ...]: broadcast along the axis
+    weights_shape[0] = n;
+    Tensor weights(weights_shape);
+    for (std::int64_t i = 0; i < n; ++i) weights.data[static_cast<std::size_t>(i)] = static_cast<float>(n - i);
+    largest(st.op(Op::mul, {largest(x, false), constant(out, from_float32(weights))}), true);
+    return st.status;
+  }
+
+  /// LogSoftmax or Hardmax over one axis (opset 13 on), or before opset 13 over the input coerced
+  /// to 2-D at `axis` (default 1), as legacy_softmax.
+  Status log_softmax_or_hardmax(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
     if (Status s = need_inputs(1); !s.ok()) return s;
     if (Status s = only_outputs(node, 1); !s.ok()) return s;
     const Shape shape = shape_of(*find(input(0)));
@@ -1158,12 +1182,13 @@ class Importer {
       return invalid("axis " + std::to_string(*axis_attr) + " out of range for " + to_string(shape));
     }
     const std::string& out = node.output(0);
-    if (!legacy || axis == rank - 1) return log_softmax_over(input(0), legacy ? rank - 1 : axis, out);
+    const auto over = node.op_type() == "Hardmax" ? &Importer::hardmax_over : &Importer::log_softmax_over;
+    if (!legacy || axis == rank - 1) return (this->*over)(input(0), legacy ? rank - 1 : axis, out);
     const auto a = static_cast<std::size_t>(axis);
     Steps st{*this, out};
     const std::string flat = st.reshape(input(0), {product(shape, 0, a), product(shape, a, shape.size())});
     const std::string normalised = fresh_name(out);
-    if (Status s = st.status.ok() ? log_softmax_over(flat, 1, normalised) : st.status; !s.ok()) return s;
+    if (Status s = st.status.ok() ? (this->*over)(flat, 1, normalised) : st.status; !s.ok()) return s;
     st.reshape(normalised, shape, true);
     return st.status;
   }

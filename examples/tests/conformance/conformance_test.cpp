@@ -32,7 +32,7 @@ TEST(OnnxConformance, PassesFailsAndSaysWhatDoesNotApply) {
   const Tensor x({3}, std::vector<float>{-1, 0, 2});
   make_test(root, "test_relu", "Relu", x, Tensor({3}, std::vector<float>{0, 0, 2}));
   make_test(root, "test_relu_wrong", "Relu", x, Tensor({3}, std::vector<float>{0, 0, 2.01f}));
-  make_test(root, "test_hardmax", "Hardmax", x, x);
+  make_test(root, "test_det", "Det", x, x);
   fs::create_directories(root / "not_a_test");
 
   ConformanceConfiguration broken{"broken", [](const Graph&, const std::vector<Tensor>&) -> collage::Result<std::vector<Tensor>> {
@@ -41,10 +41,10 @@ TEST(OnnxConformance, PassesFailsAndSaysWhatDoesNotApply) {
   auto results = run_conformance(root.string(), {reference_configuration(), broken}, Tolerance{});
   ASSERT_TRUE(results.ok()) << results.error().message;
   ASSERT_EQ(results->size(), 6u);  // 3 tests x 2 configurations, sorted by test name
-  const TestResult& hardmax = (*results)[0];
-  EXPECT_EQ(hardmax.test, "test_hardmax");
-  EXPECT_EQ(hardmax.status, TestStatus::not_applicable);
-  EXPECT_EQ(hardmax.reason, "node 'y' (Hardmax): operator Hardmax is not supported");
+  const TestResult& det = (*results)[0];
+  EXPECT_EQ(det.test, "test_det");
+  EXPECT_EQ(det.status, TestStatus::not_applicable);
+  EXPECT_EQ(det.reason, "node 'y' (Det): operator Det is not supported");
   EXPECT_EQ((*results)[1].status, TestStatus::not_applicable);
   const TestResult& relu = (*results)[2];
   EXPECT_EQ(relu.configuration, "reference");
@@ -61,7 +61,7 @@ TEST(OnnxConformance, PassesFailsAndSaysWhatDoesNotApply) {
   EXPECT_NE(tsv.find("test_relu\tRelu\treference\tpassed\t\n"), std::string::npos);
   const std::string summary = summary_markdown(*results);
   EXPECT_NE(summary.find("| reference | 3 | 2 | 1 | 0 | 1 | 1 |"), std::string::npos) << summary;
-  EXPECT_NE(summary.find("| 1 | node '…' (Hardmax): operator Hardmax is not supported |"), std::string::npos) << summary;
+  EXPECT_NE(summary.find("| 1 | node '…' (Det): operator Det is not supported |"), std::string::npos) << summary;
   EXPECT_FALSE(run_conformance((root / "missing").string(), {reference_configuration()}, Tolerance{}).ok());
   fs::remove_all(root);
 }

@@ -334,8 +334,7 @@ TEST(OnnxReader, BoundInputsBecomeConstants) {
 }
 
 TEST(OnnxReader, ErrorsNameTheNodeTheOperatorAndTheProblem) {
-  EXPECT_EQ(error_of(model_with({2}, {node("Hardmax", {"x"}, {"y"})})),
-            "node 'y' (Hardmax): operator Hardmax is not supported");
+  EXPECT_EQ(error_of(model_with({2}, {node("Det", {"x"}, {"y"})})), "node 'y' (Det): operator Det is not supported");
   OnnxModel named = model_with({2}, {node("Relu", {"missing"}, {"y"})});
   named.nodes[0].name = "act";
   EXPECT_EQ(error_of(named), "node 'act' (Relu): input 'missing' is not defined before it is used");
@@ -756,6 +755,21 @@ TEST(OnnxReaderOpsets, ReduceProdKeepsTheSignAndZeroes) {
   EXPECT_NEAR(y[0], -12.0f, 1e-5);
   EXPECT_NEAR(y[1], -1.5f, 1e-6);
   EXPECT_EQ(std::fabs(y[2]), 0.0f);
+}
+
+TEST(OnnxReaderOpsets, HardmaxMarksTheFirstMaximumAlongItsAxis) {
+  // [2, 3]: ties in row 0 (the first of them wins); along axis 0, column-wise.
+  const Tensor x({2, 3}, {5, 1, 5, -2, 7, -2});
+  collage::Result<Graph> g = read(model_with({2, 3}, {node("Hardmax", {"x"}, {"y"})}, 13));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(run_one(*g, x).data, (Floats{1, 0, 0, 0, 1, 0}));
+  g = read(model_with({2, 3}, {node("Hardmax", {"x"}, {"y"}, {{"axis", std::int64_t{0}}})}, 13));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(run_one(*g, x).data, (Floats{1, 0, 1, 0, 1, 0}));
+  // Before opset 13, over the input coerced to 2-D at axis 0: one maximum in all six.
+  g = read(model_with({2, 3}, {node("Hardmax", {"x"}, {"y"}, {{"axis", std::int64_t{0}}})}, 11));
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(run_one(*g, x).data, (Floats{0, 0, 0, 0, 1, 0}));
 }
 
 TEST(OnnxReaderOpsets, ThresholdedReluAndShrinkPickTheirBranchAtTheThresholdsAndForInfinities) {
