@@ -2069,7 +2069,7 @@ class Importer {
       return identity ? x : st.transpose(x, std::move(perm));
     };
     // Operand k with the labels only it has and the output lacks summed away.
-    std::vector<std::string> x(operands);
+    std::vector<std::string> summed(operands);
     for (std::size_t k = 0; k < operands; ++k) {
       Labels kept;
       Ints axes;
@@ -2079,18 +2079,18 @@ class Importer {
         if (elsewhere) kept.push_back(label);
         else axes.push_back(static_cast<std::int64_t>(d));
       }
-      x[k] = input(k);
+      summed[k] = input(k);
       if (!axes.empty()) {
         Attributes a;
         a.set("axes", std::move(axes));
         a.set("keepdims", 0);
-        x[k] = st.op(Op::reduce_sum, {x[k]}, std::move(a));
+        summed[k] = st.op(Op::reduce_sum, {summed[k]}, std::move(a));
       }
       in[k] = kept;
     }
     std::string result;
     if (operands == 1) {
-      result = permuted(x[0], in[0], out);
+      result = permuted(summed[0], in[0], out);
     } else {
       Labels batch, contracted, own_a, own_b;
       for (int label : in[0]) {
@@ -2112,8 +2112,8 @@ class Importer {
         shape.push_back(numel(dims(cols)));
         return st.reshape(permuted(v, from, joined(batch, rows, cols)), shape);
       };
-      const std::string a = matrix(x[0], in[0], own_a, contracted);
-      const std::string b = matrix(x[1], in[1], contracted, own_b);
+      const std::string a = matrix(summed[0], in[0], own_a, contracted);
+      const std::string b = matrix(summed[1], in[1], contracted, own_b);
       const Labels product = joined(batch, own_a, own_b);
       result = permuted(st.reshape(st.op(Op::matmul, {a, b}), dims(product)), product, out);
     }
