@@ -1317,7 +1317,7 @@ class Importer {
     const std::int64_t head = packed ? q_shape[2] / q_heads : q_shape[3];
     const std::int64_t v_head = packed ? v_shape[2] / kv_heads : v_shape[3];
     const Shape k4 = {batch, kv_heads, kv_len, head}, v4 = {batch, kv_heads, kv_len, v_head};
-    if (k_shape[0] != batch || v_shape[0] != batch || (packed ? k_shape[2] / kv_heads : k_shape[3]) != head ||
+    if (kv_heads < 1 || k_shape[0] != batch || v_shape[0] != batch || (packed ? k_shape[2] / kv_heads : k_shape[3]) != head ||
         (!packed && (v_shape[1] != kv_heads || v_shape[2] != kv_len)) || (packed && v_shape[1] != kv_len) ||
         q_heads % kv_heads != 0) {
       return invalid("Q " + to_string(q_shape) + ", K " + to_string(k_shape) + " and V " + to_string(v_shape) +

@@ -555,6 +555,8 @@ TEST(OnnxReaderOpsets, AttentionOfOneKeyIsItsValueAndBadFormsAreNamed) {
   OnnxModel heads = model_with({1, 3, 2, 2}, {node("Attention", {"x", "k", "k"}, {"y"})}, 23);
   heads.initializers.emplace_back("k", floats(Floats(8, 1.0f), {1, 2, 2, 2}));
   EXPECT_NE(error_of(heads).find("do not fit together"), std::string::npos);
+  heads.initializers.back().second = floats({}, {1, 0, 2, 2});  // no key heads (a fuzzer's find)
+  EXPECT_NE(error_of(heads).find("do not fit together"), std::string::npos);
 }
 
 TEST(OnnxReaderOpsets, AttentionWithACacheHandsOnThePresentKeysAndValues) {
