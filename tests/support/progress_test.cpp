@@ -95,20 +95,28 @@ TEST(Progress, NothingBeforeTheDelayAndNothingWhenDisabled) {
 }
 
 TEST(Progress, RedrawThreadKeepsTheLineMovingUntilStopped) {
-  Sink sink;
-  ASSERT_NE(sink.file, nullptr);
-  ProgressOptions options;
-  options.out = sink.file;
-  options.terminal = true;
-  options.redraw_ms = 1;
-  ProgressReporter reporter(options);
-  reporter.update("search", 0, 0);
-  std::this_thread::sleep_for(std::chrono::milliseconds(30));
-  reporter.stop();
-  const std::string text = sink.text();
+  // Redrawn every millisecond: one update draws once, the thread draws again. The thread needs
+  // the CPU to draw, so on a loaded machine the run is repeated with a longer wait (30 ms, then
+  // 0.3 s, then 3 s) before the test fails.
   std::size_t draws = 0;
-  for (std::size_t at = text.find("search"); at != std::string::npos; at = text.find("search", at + 1)) ++draws;
+  std::string text;
+  for (int wait_ms = 30; wait_ms <= 3000 && draws < 2; wait_ms *= 10) {
+    Sink sink;
+    ASSERT_NE(sink.file, nullptr);
+    ProgressOptions options;
+    options.out = sink.file;
+    options.terminal = true;
+    options.redraw_ms = 1;
+    ProgressReporter reporter(options);
+    reporter.update("search", 0, 0);
+    std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+    reporter.stop();
+    text = sink.text();
+    draws = 0;
+    for (std::size_t at = text.find("search"); at != std::string::npos; at = text.find("search", at + 1)) ++draws;
+  }
   EXPECT_GE(draws, 2u) << text;
+  ASSERT_FALSE(text.empty());
   EXPECT_EQ(text.back(), '\n') << text;
 }
 
