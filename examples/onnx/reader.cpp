@@ -1114,7 +1114,7 @@ class Importer {
     } else if (op == "ReduceProd" && reduces) {
       // Its sign Cos(pi * the count of negatives) times its magnitude Exp(ReduceSum(Log |x|)),
       // which is 0 when an element is (Log 0 = -inf) and NaN for 0 and inf, as the product is.
-      const std::string negative = st.op(Op::sign, {st.op(Op::relu, {st.op(Op::neg, {x})})});
+      const std::string negative = st.positive(st.op(Op::neg, {x}));
       const std::string sign = st.op(Op::cos, {st.op(Op::mul, {reduced(Op::reduce_sum, negative, false), st.scalar(3.14159265358979323846)})});
       const std::string magnitude = st.op(Op::exp, {reduced(Op::reduce_sum, st.op(Op::log, {st.op(Op::abs, {x})}), false)});
       st.op(Op::mul, {sign, magnitude}, {}, true);
@@ -2273,6 +2273,8 @@ class Importer {
       return op(Op::slice, {x}, std::move(a));
     }
     std::string scalar(double v) { return importer.scalar(out, v); }
+    /// 1 where `v` > 0, else 0: Sign(Relu(v)), a comparison the IR lacks.
+    std::string positive(const std::string& v) { return op(Op::sign, {op(Op::relu, {v})}); }
   };
 
   /// LRN: X / (bias + alpha / size * (sum of X^2 over `size` neighbouring channels))^beta, the
@@ -2309,9 +2311,9 @@ class Importer {
   /// Elu (relu(x) + alpha * (exp(min(x, 0)) - 1)), Selu (gamma times Elu), Celu (Elu of x / alpha
   /// scaled by alpha below 0), Softplus, Mish (x * tanh(Softplus(x))), Softsign (x / (1 + |x|)),
   /// Swish (x * sigmoid(alpha * x)), Gelu (its erf form, or the tanh approximation),
-  /// ThresholdedRelu and Shrink. The last two pick by comparisons the IR lacks: Sign(Relu(v)) is
-  /// 1 where v > 0 and 0 elsewhere, and each kept branch, clamped to its side of the threshold so
-  /// that an infinity on the other side never meets a 0, is multiplied by it.
+  /// ThresholdedRelu and Shrink. The last two multiply each kept branch by Steps::positive of its
+  /// test, the branch clamped to its side of the threshold so that an infinity on the other side
+  /// never meets a 0.
   Status activation(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
     const std::string& op = node.op_type();
     if (Status s = need_inputs(op == "PRelu" ? 2 : 1); !s.ok()) return s;
@@ -2349,7 +2351,7 @@ class Importer {
       // Max(x, alpha) * [x > alpha].
       Result<float> alpha = attrs.get_float("alpha", 1.0f);
       if (!alpha.ok()) return alpha.error();
-      const std::string above = st.op(Op::sign, {st.op(Op::relu, {st.op(Op::sub, {x, st.scalar(*alpha)})})});
+      const std::string above = st.positive(st.op(Op::sub, {x, st.scalar(*alpha)}));
       st.op(Op::mul, {st.op(Op::max, {x, st.scalar(*alpha)}), above}, {}, true);
     } else if (op == "Shrink") {
       // (Max(x, lambd) - bias) * [x > lambd] + (Min(x, -lambd) + bias) * [x < -lambd]; for a
@@ -2358,9 +2360,8 @@ class Importer {
       Result<float> bias = attrs.get_float("bias", 0.0f);
       if (!lambd.ok()) return lambd.error();
       if (!bias.ok()) return bias.error();
-      auto step = [&](const std::string& v) { return st.op(Op::sign, {st.op(Op::relu, {v})}); };
-      const std::string below = step(st.op(Op::sub, {st.scalar(-*lambd), x}));
-      std::string above = step(st.op(Op::sub, {x, st.scalar(*lambd)}));
+      const std::string below = st.positive(st.op(Op::sub, {st.scalar(-*lambd), x}));
+      std::string above = st.positive(st.op(Op::sub, {x, st.scalar(*lambd)}));
       if (*lambd < 0) above = st.op(Op::mul, {above, st.op(Op::sub, {st.scalar(1), below})});
       const std::string high = st.op(Op::mul, {st.op(Op::sub, {st.op(Op::max, {x, st.scalar(*lambd)}), st.scalar(*bias)}), above});
       const std::string low = st.op(Op::mul, {st.op(Op::add, {st.op(Op::min, {x, st.scalar(-*lambd)}), st.scalar(*bias)}), below});
