@@ -618,6 +618,21 @@ Floats einsum_by_definition(const std::vector<std::string>& terms, const std::st
   return y;
 }
 
+/// An opset-12 model of one Einsum node over float inputs x0, x1 ... of `shapes`, output y.
+OnnxModel einsum_model(const std::string& equation, const std::vector<Shape>& shapes) {
+  OnnxModel m;
+  m.opset = 12;
+  std::vector<std::string> names;
+  for (std::size_t k = 0; k < shapes.size(); ++k) {
+    names.push_back("x" + std::to_string(k));
+    m.inputs.push_back(float_value_info(names.back(), shapes[k]));
+  }
+  m.nodes = {node("Einsum", names, {"y"}, {{"equation", equation}})};
+  m.outputs.push_back(float_value_info("y", {}));
+  m.outputs.back().has_shape = false;
+  return m;
+}
+
 TEST(OnnxReaderOpsets, EinsumMatchesItsDefinition) {
   struct Case {
     std::string equation;
@@ -644,38 +659,20 @@ TEST(OnnxReaderOpsets, EinsumMatchesItsDefinition) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.equation);
-    OnnxModel m;
-    m.opset = 12;
-    std::vector<std::string> names;
     std::vector<Tensor> xs;
     for (std::size_t k = 0; k < c.shapes.size(); ++k) {
-      names.push_back("x" + std::to_string(k));
-      m.inputs.push_back(float_value_info(names.back(), c.shapes[k]));
       Tensor x(c.shapes[k]);
       for (std::size_t i = 0; i < x.data.size(); ++i) x.data[i] = static_cast<float>((i * 7 + k * 3) % 11) - 5.0f;
       xs.push_back(std::move(x));
     }
-    m.nodes = {node("Einsum", names, {"y"}, {{"equation", c.equation}})};
-    m.outputs.push_back(float_value_info("y", {}));
-    m.outputs.back().has_shape = false;
-    collage::Result<Graph> g = read(m);
+    collage::Result<Graph> g = read(einsum_model(c.equation, c.shapes));
     ASSERT_TRUE(g.ok()) << g.error().message;
     auto y = evaluate(*g, xs);
     ASSERT_TRUE(y.ok()) << y.error().message;
     EXPECT_EQ((*y)[0].data, einsum_by_definition(c.terms, c.out, xs));
   }
-  auto einsum_error = [](const std::string& equation, std::vector<Shape> shapes) {
-    OnnxModel m;
-    m.opset = 12;
-    std::vector<std::string> names;
-    for (std::size_t k = 0; k < shapes.size(); ++k) {
-      names.push_back("x" + std::to_string(k));
-      m.inputs.push_back(float_value_info(names.back(), shapes[k]));
-    }
-    m.nodes = {node("Einsum", names, {"y"}, {{"equation", equation}})};
-    m.outputs.push_back(float_value_info("y", {}));
-    m.outputs.back().has_shape = false;
-    return error_of(m);
+  auto einsum_error = [](const std::string& equation, const std::vector<Shape>& shapes) {
+    return error_of(einsum_model(equation, shapes));
   };
   EXPECT_EQ(einsum_error("ii->i", {{3, 3}}),
             "node 'y' (Einsum): equation 'ii->i': a subscript repeated in one operand (a diagonal) is not supported");
