@@ -91,4 +91,13 @@ COLLAGE_TC_HOST_DEVICE inline std::int64_t row_carry(const std::int64_t* coef, c
   return carry;
 }
 
+/// The row a gather reads for index value `v` along an axis of `size` rows: v itself, or v + size
+/// for a negative v; -1 when v is outside [-size, size) or not a number (truncated toward zero).
+COLLAGE_TC_HOST_DEVICE inline std::int64_t gather_row(float v, std::int64_t size) {
+  if (!(v >= -static_cast<float>(size) && v < static_cast<float>(size))) return -1;
+  const auto k = static_cast<std::int64_t>(v);
+  const std::int64_t row = k < 0 ? k + size : k;
+  return row < size ? row : -1;
+}
+
 }  // namespace tc::loops

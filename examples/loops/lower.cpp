@@ -40,7 +40,7 @@ bool is_reduce_core(Op op) {
 bool is_core(Op op) {
   switch (op) {
     case Op::conv: case Op::gemm: case Op::matmul: case Op::max_pool: case Op::average_pool:
-    case Op::softmax: case Op::layer_norm: return true;
+    case Op::softmax: case Op::layer_norm: case Op::gather: return true;
     default: return is_reduce_core(op);
   }
 }
@@ -49,7 +49,7 @@ bool is_core(Op op) {
 /// epilogue operations and a reduction's operand is its prologue program.
 std::vector<std::size_t> kernel_operands(const Node& node) {
   switch (node.op) {
-    case Op::conv: case Op::gemm: case Op::matmul: return {0, 1};
+    case Op::conv: case Op::gemm: case Op::matmul: case Op::gather: return {0, 1};
     case Op::max_pool: case Op::average_pool: case Op::softmax: return {0};
     case Op::layer_norm: return node.inputs.size() == 3 ? std::vector<std::size_t>{0, 1, 2} : std::vector<std::size_t>{0, 1};
     default: return {};
@@ -855,6 +855,19 @@ Status Lowering::build_core(int c, Stage& stage) {
       core.scale_access = param_access(1);
       if (core.bias >= 0) core.bias_access = param_access(2);
       stage.core = std::move(core);
+      return Status::success();
+    }
+    case Op::gather: {
+      GatherCore core;
+      core.data = src(0);
+      core.indices = src(1);
+      const Shape& data = in_shape(0);
+      const std::size_t axis = axis_attr(nd);
+      core.outer = product(data, 0, axis);
+      core.size = data[axis];
+      core.inner = product(data, axis + 1, data.size());
+      core.count = numel(in_shape(1));
+      stage.core = core;
       return Status::success();
     }
     default: break;

@@ -90,6 +90,7 @@ const char* kind_name(const Core& core) {
     case 4: return "reduce";
     case 5: return "softmax";
     case 6: return "layer_norm";
+    case 7: return "gather";
     default: return "none";
   }
 }

@@ -146,8 +146,17 @@ struct LayerNormCore {
   float epsilon = 1e-5f;
 };
 
+/// Gather along one axis, data seen as [outer, size, inner]: output [outer, count, inner] reads
+/// row indices[i] of each outer block (a negative index counts from the end; one outside
+/// [-size, size), or not a number, gives NaN rows).
+struct GatherCore {
+  int data = -1;
+  int indices = -1;
+  std::int64_t outer = 0, size = 0, inner = 0, count = 0;
+};
+
 /// The operator computed by a stage before its epilogue (none: the epilogue is the whole stage).
-using Core = std::variant<std::monostate, GemmCore, ConvCore, PoolCore, ReduceCore, SoftmaxCore, LayerNormCore>;
+using Core = std::variant<std::monostate, GemmCore, ConvCore, PoolCore, ReduceCore, SoftmaxCore, LayerNormCore, GatherCore>;
 
 /// One loop nest: the core (if any) writes its result to `core_dst`; the epilogue, when present,
 /// computes `dst` (numel `size`) from it, fused onto each block the core finishes (in place when

@@ -77,6 +77,9 @@ const std::array kOps = {
     Entry{Op::concat, {"Concat", OpKind::injective, 1, 1 << 20}},
     Entry{Op::slice, {"Slice", OpKind::injective, 1, 1}},
     Entry{Op::pad, {"Pad", OpKind::injective, 1, 1}},
+    // TVM's take is kInjective; as a kernel of its own (its reads depend on data) it is kept out of
+    // fused groups here.
+    Entry{Op::gather, {"Gather", OpKind::opaque, 2, 2}},
 };
 
 }  // namespace

@@ -56,6 +56,10 @@ enum class Op {
   slice,      ///< attrs: starts, steps (one per dimension; the output shape gives the ends)
   pad,        ///< attrs: pads (begins then ends, may be negative), value, mode (0 constant, 1 reflect,
               ///< 2 edge)
+  // Indexed.
+  gather,  ///< data, indices (integer values; negative ones count from the end of the axis); attrs:
+           ///< axis. Output shape: data's before the axis, then indices', then data's after it.
+           ///< An index outside [-size, size) is an error in the reference and NaN in the kernels.
 };
 
 /// Static facts about an operator.

@@ -495,6 +495,29 @@ Tensor pad(const Node& node, const Tensor& x) {
 
 Tensor same_data(const Node& node, const Tensor& x) { return Tensor(node.shape, x.data); }
 
+/// Output [outer, i, inner] reads data [outer, indices[i], inner] along the axis.
+Result<Tensor> gather(const Node& node, const Tensor& data, const Tensor& indices) {
+  Tensor y(node.shape);
+  const std::size_t axis = axis_attr(node);
+  const std::int64_t outer = product(data.shape, 0, axis);
+  const std::int64_t size = dim(data.shape, axis);
+  const std::int64_t inner = product(data.shape, axis + 1, data.shape.size());
+  const std::int64_t count = indices.size();
+  for (std::int64_t i = 0; i < count; ++i) {
+    const double v = std::trunc(at(indices, i));  // as a cast to an integer type
+    if (!(v >= static_cast<double>(-size) && v < static_cast<double>(size))) {
+      return Error{ErrorCode::invalid_argument, "index " + std::to_string(at(indices, i)) + " (element " +
+                                                    std::to_string(i) + ") is out of range for an axis of " +
+                                                    std::to_string(size)};
+    }
+    const auto k = static_cast<std::int64_t>(v) + (v < 0 ? size : 0);
+    for (std::int64_t o = 0; o < outer; ++o) {
+      for (std::int64_t r = 0; r < inner; ++r) at(y, (o * count + i) * inner + r) = at(data, (o * size + k) * inner + r);
+    }
+  }
+  return y;
+}
+
 /// The value of node `n` of `g` (shapes inferred) for its operands `args`.
 Result<Tensor> run_node(const Graph& g, int n, const std::vector<const Tensor*>& args) {
   const Node& node = g.node(n);
@@ -519,6 +542,7 @@ Result<Tensor> run_node(const Graph& g, int n, const std::vector<const Tensor*>&
     case Op::concat: return concat(node, args);
     case Op::slice: return slice(node, *args[0]);
     case Op::pad: return pad(node, *args[0]);
+    case Op::gather: return gather(node, *args[0], *args[1]);
     default: return Error{ErrorCode::invalid_argument, "not an operator the reference runs"};
   }
 }

@@ -51,6 +51,7 @@ class NodeInference {
       case Op::concat: return concat();
       case Op::slice: return slice();
       case Op::pad: return pad();
+      case Op::gather: return gather();
       default: return fail("no shape rule for this operator");
     }
   }
@@ -557,6 +558,19 @@ class NodeInference {
       }
       if (mode == kPadEdge && cropped == 0 && out[d] > 0) return fail("edge padding of an empty dimension");
     }
+    return done(out);
+  }
+
+  Status gather() {
+    const Shape& data = in(0);
+    if (data.empty()) return fail("cannot gather from a scalar");
+    auto axis = normalize_axis(attrs().get_int("axis", 0), data.size());
+    if (!axis) return fail("axis out of range for " + to_string(data));
+    attrs().set("axis", *axis);
+    const auto a = static_cast<std::ptrdiff_t>(*axis);
+    Shape out(data.begin(), data.begin() + a);
+    out.insert(out.end(), in(1).begin(), in(1).end());
+    out.insert(out.end(), data.begin() + a + 1, data.end());
     return done(out);
   }
 

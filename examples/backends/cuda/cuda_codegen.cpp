@@ -527,6 +527,7 @@ class Generator {
     if (const auto* r = std::get_if<loops::ReduceCore>(&st.core)) made = reduce(name, *r, st.rows_per_result);
     if (const auto* x = std::get_if<loops::SoftmaxCore>(&st.core)) softmax(name, *x);
     if (const auto* l = std::get_if<loops::LayerNormCore>(&st.core)) made = layer_norm(name, *l);
+    if (const auto* x = std::get_if<loops::GatherCore>(&st.core)) gather(name, *x);
     if (!made.ok()) return made;
     if (st.has_epilogue && !fused) {
       ++out_.split_stages;
@@ -762,6 +763,24 @@ class Generator {
     add_kernel(name, KernelKind::softmax_columns, params, code, kThreads, {blocks_for(columns, kThreads), 1, 1});
   }
 
+  void gather(const std::string& name, const loops::GatherCore& core) {
+    const std::int64_t total = core.outer * core.count * core.inner;
+    if (total == 0) return;
+    KernelParams params(out_);
+    Code code;
+    const std::string data = params.buffer(core.data);
+    const std::string indices = params.buffer(core.indices);
+    emit_store(code, params);
+    const std::string inner = int_literal(core.inner), count = int_literal(core.count), size = int_literal(core.size);
+    code.open(thread_loop("o", total, kThreads));
+    code.line("const std::int64_t r = o / " + inner + ";");
+    code.line("const std::int64_t row = tc::loops::gather_row(" + indices + "[r % " + count + "], " + size + ");");
+    code.line("store(o, row < 0 ? __int_as_float(0x7fc00000) : " + data + "[(r / " + count + " * " + size + " + row) * " +
+              inner + " + o % " + inner + "]);");
+    code.close();
+    add_kernel(name, KernelKind::gather, params, code, kThreads, {blocks_for(total, kThreads), 1, 1});
+  }
+
   /// The expression reading parameter `source` through `access` (over the normalised `dims`,
   /// coordinates `nc`) at normalised position j.
   static std::string parameter(Code& code, const std::string& source, const Access& access, const Shape& dims,
@@ -889,6 +908,7 @@ const char* to_string(KernelKind kind) {
     case KernelKind::softmax_rows: return "softmax_rows";
     case KernelKind::softmax_columns: return "softmax_columns";
     case KernelKind::layer_norm: return "layer_norm";
+    case KernelKind::gather: return "gather";
   }
   return "?";
 }

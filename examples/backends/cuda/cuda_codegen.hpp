@@ -44,6 +44,7 @@ enum class KernelKind : std::uint8_t {
   softmax_rows,       ///< one block per row (softmax over the innermost axis)
   softmax_columns,    ///< one thread per (outer, inner) pair
   layer_norm,         ///< one block per row
+  gather,             ///< one thread per output element
 };
 
 /// The name of `kind` ("gemm").

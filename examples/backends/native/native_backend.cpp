@@ -27,6 +27,7 @@ using collage::Result;
 using collage::Status;
 using loops::ConvCore;
 using loops::Core;
+using loops::GatherCore;
 using loops::GemmCore;
 using loops::LayerNormCore;
 using loops::LoweredFunction;
@@ -117,6 +118,10 @@ class StageRun {
       in_parts(parts_for(stage_->size, kPointsPerPart), [&](Lane& lane, int part, int parts) {
         layer_norm(*l, read[l->x], read[l->scale], l->bias >= 0 ? read[l->bias] : nullptr, core_dst, lane.scratch,
                    Finished{lane, read, dst, blockwise}, part, parts);
+      });
+    } else if (const auto* x = std::get_if<GatherCore>(&core)) {
+      in_parts(parts_for(stage_->size, kPointsPerPart), [&](Lane& lane, int part, int parts) {
+        gather(*x, read[x->data], read[x->indices], core_dst, Finished{lane, read, dst, blockwise}, part, parts);
       });
     }
     if (has_epilogue && !blockwise) store_epilogue(read, dst);

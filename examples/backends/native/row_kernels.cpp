@@ -111,4 +111,24 @@ void layer_norm(const loops::LayerNormCore& core, const float* x, const float* s
   }
 }
 
+void gather(const loops::GatherCore& core, const float* data, const float* indices, float* out, RangeDone done,
+            int part, int parts) {
+  const std::int64_t inner = core.inner;
+  const auto [first, last] = share(core.outer * core.count, 1, part, parts);
+  for (std::int64_t r0 = first; r0 < last; r0 += kRowsPerCallback) {
+    const std::int64_t r1 = std::min(last, r0 + kRowsPerCallback);
+    for (std::int64_t r = r0; r < r1; ++r) {
+      const std::int64_t o = r / core.count;
+      const std::int64_t row = loops::gather_row(indices[r % core.count], core.size);
+      float* y = out + r * inner;
+      if (row < 0) {
+        std::fill(y, y + inner, std::numeric_limits<float>::quiet_NaN());
+      } else {
+        std::copy_n(data + (o * core.size + row) * inner, inner, y);
+      }
+    }
+    done(r0 * inner, r1 * inner);
+  }
+}
+
 }  // namespace tc::native

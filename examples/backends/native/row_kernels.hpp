@@ -1,7 +1,7 @@
 #pragma once
 
 /// \file
-/// Softmax and layer normalisation: row kernels of the native backend (each row of the input
+/// Softmax, layer normalisation and gather: row kernels of the native backend (each row of the input
 /// read once into cache, normalised there).
 
 #include <cstdint>
@@ -22,5 +22,10 @@ void softmax(const loops::SoftmaxCore& core, const float* x, float* out, std::ve
 /// broadcast. done() per finished range.
 void layer_norm(const loops::LayerNormCore& core, const float* x, const float* scale, const float* bias, float* out,
                 std::vector<float>& params, RangeDone done, int part = 0, int parts = 1);
+
+/// Part `part` of `parts` of out = gather(data, indices) (a share of the output rows, one per
+/// (outer, index) pair; NaN rows for an index out of range). done() per finished range.
+void gather(const loops::GatherCore& core, const float* data, const float* indices, float* out, RangeDone done,
+            int part = 0, int parts = 1);
 
 }  // namespace tc::native

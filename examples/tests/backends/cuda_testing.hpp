@@ -403,6 +403,16 @@ inline collage::Result<std::vector<Tensor>> emulate(const Function& function, co
         }
         break;
       }
+      case cudagen::KernelKind::gather: {
+        const auto& core = std::get<loops::GatherCore>(st.core);
+        for (std::int64_t o = 0; o < core.outer * core.count * core.inner; ++o) {
+          const std::int64_t r = o / core.inner;
+          const std::int64_t row = loops::gather_row(data(core.indices)[r % core.count], core.size);
+          store(o, row < 0 ? std::numeric_limits<float>::quiet_NaN()
+                           : data(core.data)[(r / core.count * core.size + row) * core.inner + o % core.inner]);
+        }
+        break;
+      }
       case cudagen::KernelKind::layer_norm: {
         const auto& core = std::get<loops::LayerNormCore>(st.core);
         const int rank = static_cast<int>(core.normalized.size());

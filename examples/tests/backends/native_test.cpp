@@ -17,6 +17,7 @@ namespace tc {
 namespace {
 
 using native_testing::graph_matches_reference;
+using native_testing::matches_reference;
 using testing::GraphBuilder;
 using testing::pick;
 using Ints = std::vector<std::int64_t>;
@@ -399,6 +400,47 @@ TEST(NativeBackend, LayerNormOverTrailingAxes) {
     output_op(t, Op::layer_norm, in, a);
     EXPECT_TRUE(graph_matches_reference(t.graph(), seed)) << to_string(s) << " axis " << axis;
   }
+}
+
+TEST(NativeBackend, GatherAlongEveryAxisAtRunTimeIndices) {
+  for (std::uint64_t seed = 0; seed < 24; ++seed) {
+    GraphBuilder t(seed);
+    const auto rank = static_cast<std::size_t>(pick(t.rng(), 1, 4));
+    const Shape s = random_shape(t.rng(), rank, 1, 9);
+    const auto axis = static_cast<std::size_t>(pick(t.rng(), 0, static_cast<std::int64_t>(rank) - 1));
+    const Shape index_shape = random_shape(t.rng(), static_cast<std::size_t>(pick(t.rng(), 0, 2)), 1, 5);
+    const int indices = t.input(index_shape);
+    Attributes a;
+    a.set("axis", static_cast<std::int64_t>(axis));
+    // The gathered rows feed an epilogue; the table is a parameter or a constant.
+    const int data = operand(t, s);
+    t.output(t.op(Op::relu, {t.op(Op::gather, {data, indices}, a)}));
+    Graph g = t.graph();
+    ASSERT_TRUE(infer_shapes(g).ok());
+    const Function function = whole_model_function(g);
+    std::vector<Tensor> inputs = testing::random_inputs(function.graph, seed);
+    for (std::size_t k = 0; k < function.graph.inputs().size(); ++k) {
+      if (function.graph.node(function.graph.inputs()[k]).name != g.node(indices).name) continue;
+      for (float& v : inputs[k].data) v = static_cast<float>(pick(t.rng(), -s[axis], s[axis] - 1));
+    }
+    EXPECT_TRUE(matches_reference(function, inputs)) << to_string(s) << " axis " << axis << " indices " << to_string(index_shape);
+  }
+}
+
+TEST(NativeBackend, GatherRowsOfIndicesOutOfRangeAreNaN) {
+  GraphBuilder t(1);
+  const int data = t.input({3, 2});
+  const int indices = t.input({4});
+  t.output(t.op(Op::gather, {data, indices}));
+  Graph g = t.graph();
+  ASSERT_TRUE(infer_shapes(g).ok());
+  auto out = native_testing::run_native(whole_model_function(g), {Tensor({3, 2}, {1, 2, 3, 4, 5, 6}),
+                                                                  Tensor({4}, {2, 3, -4, std::nanf("")})});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  const std::vector<float>& y = (*out)[0].data;
+  EXPECT_EQ(y[0], 5.0f);
+  EXPECT_EQ(y[1], 6.0f);
+  for (std::size_t i = 2; i < y.size(); ++i) EXPECT_TRUE(std::isnan(y[i])) << i;
 }
 
 TEST(NativeBackend, EmptyTensorsAndScalars) {

@@ -94,6 +94,21 @@ TEST(Reference, UnaryElementwise) {
   expect_tensor(run(Op::hard_sigmoid, {Tensor({3}, Floats{-5, 1, 5})}), {3}, {0, 0.7f, 1});
 }
 
+TEST(Reference, GatherPicksRowsAndCountsNegativeIndicesFromTheEnd) {
+  Attributes axis1;
+  axis1.set("axis", std::int64_t{1});
+  const Tensor data({2, 3}, Floats{1, 2, 3, 4, 5, 6});
+  const Tensor picked = run(Op::gather, {data, Tensor({2, 2}, Floats{2, -3, -1, 1})}, axis1);
+  EXPECT_EQ(picked.shape, (Shape{2, 2, 2}));
+  EXPECT_EQ(picked.data, (Floats{3, 1, 3, 2, 6, 4, 6, 5}));
+  const Tensor row = run(Op::gather, {data, Tensor({}, Floats{-1})});
+  EXPECT_EQ(row.shape, (Shape{3}));
+  EXPECT_EQ(row.data, (Floats{4, 5, 6}));
+  EXPECT_EQ(error_of(Op::gather, {data, Tensor({2}, Floats{0, 3})}, axis1),
+            "node 'n' (Gather): index 3.000000 (element 1) is out of range for an axis of 3");
+  EXPECT_NE(error_of(Op::gather, {data, Tensor({1}, Floats{std::nanf("")})}).find("is out of range"), std::string::npos);
+}
+
 TEST(Reference, BinaryOpsBroadcast) {
   const Tensor a = iota({2, 3});          // [[0,1,2],[3,4,5]]
   const Tensor row({3}, Floats{10, 20, 30});
