@@ -30,6 +30,7 @@
 #include "costing/measurement_session.hpp"
 #include "collage_run/run_report.hpp"
 #include "costing/transfer_costs.hpp"
+#include "tensor/op_attrs.hpp"
 #include "tensor/reference.hpp"
 #include "distributed/cluster.hpp"
 #include "distributed/mpi_transport.hpp"
@@ -65,7 +66,8 @@ const char* const kHelp =
     "  --dim NAME=SIZE       the size of the model's dynamic dimension NAME (dim_param); repeatable\n"
     "  --input-shape NAME=D1,D2,...   the shape of graph input NAME, replacing the model's; repeatable\n"
     "  --rtol R, --atol A    tolerances of the output check (default 1e-3, 1e-4)\n"
-    "  --seed N              seed of the random inputs (default 1)\n"
+    "  --seed N              seed of the random inputs (default 1; an integer input a Gather indexes\n"
+    "                        holds random indices in range, any other integer input ones)\n"
     "  --cost measured|analytic   the cost model (default measured: each candidate compiled and timed)\n"
     "  --db FILE|URL         keep measurements in this SQLite database, or on the PostgreSQL server at\n"
     "                        URL (postgresql://user@host:5432/dbname); reused by later runs and machines\n"
@@ -314,10 +316,12 @@ collage::Result<Data> load_test_data(const Graph& model, const std::string& dir)
   for (std::size_t k = 0; k < model.inputs().size(); ++k) {
     auto t = read_tensor_file(dir + "/input_" + std::to_string(k) + ".pb");
     if (!t.ok()) return t.error();
-    auto f = to_float32(*t, "input " + std::to_string(k));
+    const std::string what = "input " + std::to_string(k);
+    auto f = input_domain(model.node(model.inputs()[k])).integer() ? integers_as_float32(*t, what) : to_float32(*t, what);
     if (!f.ok()) return f.error();
     d.inputs.push_back(std::move(f).value());
   }
+  if (collage::Status s = check_input_values(model, d.inputs); !s.ok()) return s.error();
   for (std::size_t k = 0; k < model.outputs().size(); ++k) {
     auto t = read_tensor_file(dir + "/output_" + std::to_string(k) + ".pb");
     if (!t.ok()) return t.error();
@@ -335,7 +339,15 @@ collage::Result<Data> random_run_data(const Graph& model, std::uint64_t seed) {
   std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
   for (int in : model.inputs()) {
     Tensor t(model.node(in).shape);
-    for (float& v : t.data) v = dist(rng);
+    const InputDomain domain = input_domain(model.node(in));
+    if (domain.index_bound > 0) {
+      std::uniform_int_distribution<std::int64_t> index(0, domain.index_bound - 1);
+      for (float& v : t.data) v = static_cast<float>(index(rng));
+    } else if (domain.integer()) {
+      std::fill(t.data.begin(), t.data.end(), 1.0f);  // a mask that keeps every position
+    } else {
+      for (float& v : t.data) v = dist(rng);
+    }
     d.inputs.push_back(std::move(t));
   }
   auto expected = evaluate(model, d.inputs);

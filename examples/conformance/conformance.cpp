@@ -61,9 +61,11 @@ std::vector<Outcome> run_data_set(const std::string& model_bytes, const OnnxMode
   std::set<std::string> initializers;
   for (const auto& [name, value] : model.initializers) initializers.insert(name);
   std::set<std::string> load_time;  // values some node needs at load time
+  std::set<std::string> not_indices;  // values some node reads other than as a Gather's indices
   for (const OnnxNode& node : model.nodes) {
     for (std::size_t k = 0; k < node.inputs.size(); ++k) {
       if (is_load_time_operand(node.op_type, k)) load_time.insert(node.inputs[k]);
+      if (node.op_type != "Gather" || k != 1) not_indices.insert(node.inputs[k]);
     }
   }
   ReadOptions options;
@@ -78,7 +80,9 @@ std::vector<Outcome> run_data_set(const std::string& model_bytes, const OnnxMode
       return all(TestStatus::not_applicable, "input '" + input.name + "': " + elem_type_name(value->type) + " data for a " +
                                                  elem_type_name(input.type) + " input is not supported");
     }
-    if (value->type != ElemType::float32 || load_time.count(input.name) != 0) {
+    // Integer inputs are bound at load time, but for the indices of Gathers, which run on them.
+    const bool runtime_integers = is_integer_type(value->type) && not_indices.count(input.name) == 0;
+    if ((value->type != ElemType::float32 && !runtime_integers) || load_time.count(input.name) != 0) {
       options.input_values[input.name] = std::move(value).value();
       continue;
     }
@@ -86,7 +90,10 @@ std::vector<Outcome> run_data_set(const std::string& model_bytes, const OnnxMode
       return std::holds_alternative<std::string>(d);
     });
     if (dynamic) options.input_shapes[input.name] = value->shape;
-    runtime_inputs[input.name] = Tensor(value->shape, value->reals);
+    collage::Result<Tensor> runtime = runtime_integers ? integers_as_float32(*value, "input '" + input.name + "'")
+                                                       : collage::Result<Tensor>(Tensor(value->shape, value->reals));
+    if (!runtime.ok()) return all(TestStatus::not_applicable, runtime.error().message);
+    runtime_inputs[input.name] = std::move(runtime).value();
   }
   collage::Result<Graph> graph = read_onnx_bytes(model_bytes, options);
   if (!graph.ok()) return all(status_of(graph.error()), graph.error().message);

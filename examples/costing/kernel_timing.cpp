@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <random>
@@ -10,6 +11,7 @@
 
 #include "costing/cost_unit.hpp"
 #include "runtime/cpu_state.hpp"
+#include "tensor/op_attrs.hpp"
 
 namespace tc {
 
@@ -175,10 +177,24 @@ collage::Result<ReadyKernel> make_ready(const Function& function, const Backend&
     return &ready.buffers.back();
   };
   auto floats = [&](int node) { return stored_floats(function.graph.node(node).shape, backend.layout()); };
+  // Indices of a gather hold rows spread over its axis, as a model's do.
+  std::map<int, std::int64_t> index_bounds;
+  for (const Node& node : function.graph.nodes()) {
+    if (node.op != Op::gather) continue;
+    const std::int64_t size = function.graph.node(node.inputs[0]).shape[axis_attr(node)];
+    auto [bound, is_new] = index_bounds.emplace(node.inputs[1], size);
+    if (!is_new) bound->second = std::min(bound->second, size);
+  }
   for (int in : function.graph.inputs()) {
     const std::size_t n = floats(in);
     std::vector<float> values(n);
-    for (float& v : values) v = dist(rng);
+    auto bound = index_bounds.find(in);
+    if (bound != index_bounds.end() && bound->second > 0) {
+      std::uniform_int_distribution<std::int64_t> row(0, bound->second - 1);
+      for (float& v : values) v = static_cast<float>(row(rng));
+    } else {
+      for (float& v : values) v = dist(rng);
+    }
     collage::Result<const OwnedBuffer*> b = allocate(n);
     if (!b.ok()) return b.error();
     if (collage::Status s = device.upload((*b)->get(), 0, values.data(), n * sizeof(float)); !s.ok()) return s.error();

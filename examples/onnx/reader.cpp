@@ -31,6 +31,7 @@
 #include "onnx/proto_tensor.hpp"
 #include "onnx/resize.hpp"
 #include "onnx/wire.hpp"
+#include "tensor/op_attrs.hpp"
 #include "tensor/reference.hpp"
 #include "tensor/shape.hpp"
 #include "tensor/shape_inference.hpp"
@@ -111,7 +112,28 @@ class MappedFile {
 struct Value {
   int node = -1;                         ///< the IR node holding it, once it has one
   std::shared_ptr<OnnxTensor> constant;  ///< its value when known at load time (until moved into the node)
+  /// The element type a run-time value has in the model (the IR node holds its values as float32:
+  /// integers only where they come from an integer graph input).
+  ElemType type = ElemType::float32;
+  /// The integer graph input whose values it holds unchanged (through reshapes, casts and
+  /// gathers), or -1: the one a Gather with these indices bounds.
+  int integer_input = -1;
 };
+
+/// Whether operand `k` of ONNX operator `op` may be a run-time integer tensor: the IR holds those
+/// as float32 copies of an integer input, so only operators that move them unchanged, cast them,
+/// read their shape or index with them take one.
+bool takes_runtime_integers(const std::string& op, std::size_t k) {
+  if (op == "Shape" || op == "Size" || op == "Gather") return true;
+  if (op == "CastLike") return true;
+  return k == 0 && (op == "Identity" || op == "Dropout" || op == "Cast" || op == "Reshape" || op == "Squeeze" ||
+                    op == "Unsqueeze" || op == "Flatten" || op == "Transpose");
+}
+
+/// Operators whose output 0 holds values of their operand 0 (and so its integer input).
+bool keeps_values(const std::string& op) {
+  return op == "Gather" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op == "Flatten" || op == "Transpose";
+}
 
 /// Reads one model into a Graph. Every ONNX value name maps to a Value; IR nodes are named after
 /// the values they produce.
@@ -133,6 +155,11 @@ class Importer {
       if (Status s = read_node(node); !s.ok()) {
         return Error{s.code(), "node '" + detail::node_name(node) + "' (" + node.op_type() + "): " + s.message()};
       }
+    }
+    for (const auto& [input, bound] : index_bounds_) {
+      InputDomain domain = input_domain(graph_.node(input));
+      domain.index_bound = bound;
+      set_input_domain(graph_.mutable_node(input), domain);
     }
     return finish(g);
   }
@@ -247,7 +274,7 @@ class Importer {
       if (!input.type().has_tensor_type()) return unsupported("input '" + name + "': a type other than a tensor");
       const ::onnx::TypeProto::Tensor& type = input.type().tensor_type();
       const auto elem = static_cast<ElemType>(type.elem_type());
-      if (elem != ElemType::float32) {
+      if (elem != ElemType::float32 && !is_integer_type(elem)) {
         return not_float32("input '" + name + "'", elem);
       }
       const Shape* in_order = position < options_.input_shapes_in_order.size() ? &options_.input_shapes_in_order[position] : nullptr;
@@ -295,7 +322,9 @@ class Importer {
         }
       }
       if (!detail::checked_numel(shape)) return invalid("input '" + name + "': shape " + to_string(shape) + " is negative or too large");
-      values_[name] = Value{graph_.add_input(name, shape), nullptr};
+      const int node = graph_.add_input(name, shape);
+      values_[name] = Value{node, nullptr, elem, elem == ElemType::float32 ? -1 : node};
+      if (elem != ElemType::float32) set_input_domain(graph_.mutable_node(node), InputDomain{static_cast<std::int64_t>(elem), 0});
     }
     return Status::success();
   }
@@ -324,12 +353,8 @@ class Importer {
     for (const ::onnx::ValueInfoProto& out : g.output()) {
       auto it = values_.find(out.name());
       if (it == values_.end()) return Error{ErrorCode::parse, "output '" + out.name() + "' is not produced by the graph"};
-      if (it->second.node < 0) {
-        const OnnxTensor& c = *it->second.constant;
-        if (c.type != ElemType::float32) {
-          return not_float32("output '" + out.name() + "'", c.type);
-        }
-      }
+      const ElemType type = it->second.node < 0 ? it->second.constant->type : it->second.type;
+      if (type != ElemType::float32) return not_float32("output '" + out.name() + "'", type);
       Result<int> n = node_of(out.name());
       if (!n.ok()) return n.error();
       outputs.push_back(*n);
@@ -346,6 +371,7 @@ class Importer {
       const Node& node = graph_.node(static_cast<int>(i));
       if (node.op == Op::input) {
         remap[i] = out.add_input(node.name, node.shape);
+        out.mutable_node(remap[i]).attrs = node.attrs;
       } else if (live[i] && node.op == Op::constant) {
         remap[i] = out.add_constant(node.name, node.value);
       } else if (live[i]) {
@@ -537,6 +563,15 @@ class Importer {
     }
     const std::string& op = node.op_type();
     if (!detail::folds(op) && !lowers(op)) return unsupported("operator " + op);
+    for (std::size_t k = 0; k < inputs_.size(); ++k) {
+      const Value* v = inputs_[k].empty() ? nullptr : find(inputs_[k]);
+      // (A load-time operand computed at run time is named as such where it is read.)
+      if (v != nullptr && !v->constant && v->type != ElemType::float32 && !takes_runtime_integers(op, k) &&
+          !is_load_time_operand(op, k)) {
+        return invalid("input " + std::to_string(k) + " ('" + inputs_[k] + "') is a run-time " + elem_type_name(v->type) +
+                       " tensor: the IR computes float32, and run-time integers may only reach Gather, Cast and reshapes");
+      }
+    }
     const bool recurrent_op = op == "RNN" || op == "GRU" || op == "LSTM";  // Y, their output 0, is often left out
     if (node.output_size() == 0 || (node.output(0).empty() && !recurrent_op) ||
         std::all_of(node.output().begin(), node.output().end(), [](const std::string& o) { return o.empty(); })) {
@@ -557,7 +592,14 @@ class Importer {
         return only_outputs(node, (*folded)->size());
       }
     }
-    return lower(node);
+    if (Status s = lower(node); !s.ok()) return s;
+    if (keeps_values(op) && values_[node.output(0)].node >= 0) {
+      const Value& from = *find(input(0));
+      Value& to = values_[node.output(0)];
+      to.type = from.type;
+      to.integer_input = from.integer_input;
+    }
+    return Status::success();
   }
 
   /// Operators the reader maps to the IR (beyond those it folds).
@@ -683,10 +725,13 @@ class Importer {
       Result<OnnxTensor> cast = detail::cast_tensor(*x.constant, to);
       if (!cast.ok()) return cast.error();
       bind_constant(node.output(0), std::move(cast).value());
-    } else if (to != ElemType::float32) {
-      return unsupported("a cast of a run-time tensor to " + elem_type_name(to));
+    } else if (to == ElemType::float32 || (is_integer_type(to) && to != ElemType::boolean && x.integer_input >= 0)) {
+      // The values are the same numbers: float32 holds an integer input's exactly.
+      Value cast = x;
+      cast.type = to;
+      values_[node.output(0)] = cast;
     } else {
-      values_[node.output(0)] = x;
+      return unsupported("a cast of a run-time " + elem_type_name(x.type) + " tensor to " + elem_type_name(to));
     }
     return only_outputs(node, 1);
   }
@@ -2455,33 +2500,49 @@ class Importer {
     return st.status;
   }
 
-  /// Gather of run-time data at load-time indices, as slices along the axis.
+  /// Gather: at load-time indices as slices along the axis where few slices do, else (and at
+  /// run-time indices, which bound their integer input) the IR's gather. Copies, not references,
+  /// of values: emitting nodes adds values, which may move the map's entries.
   Status gather(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
     if (Status s = need_inputs(2); !s.ok()) return s;
     if (Status s = only_outputs(node, 1); !s.ok()) return s;
-    Result<const OnnxTensor*> indices = load_time(1);
-    if (!indices.ok()) return indices.error();
-    if (!is_integer_type((*indices)->type)) return invalid("the indices must be integers");
+    const Value indices = *find(input(1));
+    const ElemType index_type = indices.constant ? indices.constant->type : indices.type;
+    if (!is_integer_type(index_type) || index_type == ElemType::boolean) return invalid("the indices must be integers");
     const Shape shape = shape_of(*find(input(0)));
     Result<std::int64_t> axis_attr = attrs.get_int("axis", 0);
     if (!axis_attr.ok()) return axis_attr.error();
     const std::optional<std::int64_t> axis = normalize_axis(*axis_attr, shape.size());
     if (!axis) return invalid("axis " + std::to_string(*axis_attr) + " out of range for " + to_string(shape));
     const auto a = static_cast<std::size_t>(*axis);
+    const std::string& out = node.output(0);
+    Attributes ir_attrs;
+    ir_attrs.set("axis", *axis);
+    if (!indices.constant) {
+      if (shape[a] > kMaxExactInteger) return unsupported("a gather at run-time indices along an axis over 2^24");
+      std::int64_t& bound = index_bounds_[indices.integer_input];
+      bound = bound == 0 ? shape[a] : std::min(bound, shape[a]);
+      return emit(Op::gather, {input(0), input(1)}, ir_attrs, out);
+    }
     Ints picked;
-    for (std::int64_t i : (*indices)->ints) {
+    for (std::int64_t i : indices.constant->ints) {
       if (i < -shape[a] || i >= shape[a]) return invalid("index " + std::to_string(i) + " out of range for dimension " + std::to_string(shape[a]));
       picked.push_back(i < 0 ? i + shape[a] : i);
     }
     Shape result(shape.begin(), shape.begin() + *axis);
-    result.insert(result.end(), (*indices)->shape.begin(), (*indices)->shape.end());
+    result.insert(result.end(), indices.constant->shape.begin(), indices.constant->shape.end());
     result.insert(result.end(), shape.begin() + *axis + 1, shape.end());
-    const std::string& out = node.output(0);
     const bool reshaped = result.size() != shape.size();
     const std::string selected = reshaped ? fresh_name(out) : out;
     Result<bool> done = select_along_axis(input(0), a, picked, selected);
     if (!done.ok()) return done.error();
-    if (!*done) return unsupported("a gather of " + std::to_string(picked.size()) + " scattered indices from run-time data");
+    if (!*done) {
+      if (shape[a] > kMaxExactInteger) return unsupported("a gather of " + std::to_string(picked.size()) + " scattered indices along an axis over 2^24");
+      OnnxTensor rows;
+      rows.shape = indices.constant->shape;
+      rows.reals.assign(picked.begin(), picked.end());
+      return emit(Op::gather, {input(0), constant(out, std::move(rows))}, ir_attrs, out);
+    }
     if (!reshaped) return Status::success();
     Steps st{*this, out};
     st.reshape(selected, result, true);
@@ -2703,6 +2764,8 @@ class Importer {
   int since_ = 0;  ///< the opset that introduced the current node's definition
   Graph graph_;
   std::unordered_map<std::string, Value> values_;
+  /// By integer input node: the smallest axis a Gather indexes with its values.
+  std::map<int, std::int64_t> index_bounds_;
   std::unordered_set<std::string> reserved_;    ///< every value name of the model and every fresh one
   std::unordered_map<std::string, int> uses_;  ///< readers of each value (nodes and graph outputs)
   std::vector<std::string> inputs_;  ///< the current node's input names ("" when omitted)
@@ -2746,8 +2809,7 @@ Result<Graph> read_onnx(const std::string& path, const ReadOptions& given) {
 
 bool is_load_time_operand(std::string_view op_type, std::size_t index) {
   if (op_type == "Reshape" || op_type == "Squeeze" || op_type == "Unsqueeze" || op_type == "Expand" ||
-      op_type == "Tile" || op_type.rfind("Reduce", 0) == 0 || op_type == "Split" || op_type == "Gather" ||
-      op_type == "Upsample") {
+      op_type == "Tile" || op_type.rfind("Reduce", 0) == 0 || op_type == "Split" || op_type == "Upsample") {
     return index == 1;
   }
   if (op_type == "Resize") return index >= 1;

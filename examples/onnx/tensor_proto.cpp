@@ -168,6 +168,20 @@ collage::Result<Tensor> to_float32(const OnnxTensor& t, const std::string& what)
   return Tensor(t.shape, t.reals);
 }
 
+collage::Result<Tensor> integers_as_float32(const OnnxTensor& t, const std::string& what) {
+  if (!is_integer_type(t.type)) return Error{ErrorCode::invalid_argument, what + " is " + elem_type_name(t.type) + ", not an integer type"};
+  constexpr std::int64_t kExact = std::int64_t{1} << 24;
+  Tensor out(t.shape);
+  for (std::size_t i = 0; i < t.ints.size(); ++i) {
+    if (t.ints[i] < -kExact || t.ints[i] > kExact) {
+      return Error{ErrorCode::invalid_argument, what + ": element " + std::to_string(i) + " is " + std::to_string(t.ints[i]) +
+                                                    ", over 2^24 in magnitude (the IR holds integers as float32)"};
+    }
+    out.data[i] = static_cast<float>(t.ints[i]);
+  }
+  return out;
+}
+
 namespace detail {
 
 std::optional<std::int64_t> checked_numel(const Shape& shape, std::int64_t limit) {

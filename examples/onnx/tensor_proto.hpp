@@ -64,6 +64,9 @@ OnnxTensor float_scalar(double v);
 OnnxTensor int64_vector(const std::vector<std::int64_t>& values);
 /// `t` as a float32 tensor; an error naming `what` when its type is not float32.
 collage::Result<Tensor> to_float32(const OnnxTensor& t, const std::string& what);
+/// Integer (or bool) tensor `t` as the float32 tensor of the same numbers, as the IR holds a
+/// run-time integer input; an error naming `what` for another type or a magnitude over 2^24.
+collage::Result<Tensor> integers_as_float32(const OnnxTensor& t, const std::string& what);
 
 /// The TensorProto serialised in `bytes` (typed fields or little-endian raw_data). External data,
 /// strings and complex numbers are errors (code parse or invalid_argument).

@@ -18,11 +18,22 @@ namespace {
 class Writer {
  public:
   explicit Writer(const Graph& graph) : graph_(graph) {
-    for (const Node& node : graph.nodes()) names_.insert(node.name);
+    for (const Node& node : graph.nodes()) {
+      names_.insert(node.name);
+      value_names_.push_back(node.name);
+    }
   }
 
   OnnxModel run() {
-    for (int n : graph_.inputs()) model_.inputs.push_back(float_value_info(graph_.node(n).name, graph_.node(n).shape));
+    for (int n : graph_.inputs()) {
+      const Node& node = graph_.node(n);
+      model_.inputs.push_back(float_value_info(node.name, node.shape));
+      const InputDomain domain = input_domain(node);
+      if (!domain.integer()) continue;
+      // The model's input keeps its integer type; the operators read its float32 copy.
+      model_.inputs.back().type = static_cast<ElemType>(domain.elem_type);
+      value_names_[static_cast<std::size_t>(n)] = cast(node.name, ElemType::float32);
+    }
     for (std::size_t i = 0; i < graph_.size(); ++i) {
       const Node& node = graph_.node(static_cast<int>(i));
       if (node.op == Op::constant) model_.initializers.emplace_back(node.name, from_float32(*node.value));
@@ -34,7 +45,7 @@ class Writer {
       std::string name = node.name;
       if (node.op == Op::input || node.op == Op::constant || !written.insert(n).second) {
         name = fresh(node.name + "/output");
-        model_.nodes.push_back(OnnxNode{"Identity", {node.name}, {name}, {}, name, ""});
+        model_.nodes.push_back(OnnxNode{"Identity", {value_name(n)}, {name}, {}, name, ""});
       }
       model_.outputs.push_back(float_value_info(name, node.shape));
     }
@@ -49,6 +60,16 @@ class Writer {
     }
   }
 
+  /// The name of node `n`'s value in the model.
+  const std::string& value_name(int n) const { return value_names_[static_cast<std::size_t>(n)]; }
+
+  /// A Cast of value `name` to `to`; returns its output's name.
+  std::string cast(const std::string& name, ElemType to) {
+    std::string out = fresh(name + "/" + elem_type_name(to));
+    model_.nodes.push_back(OnnxNode{"Cast", {name}, {out}, {{"to", static_cast<std::int64_t>(to)}}, out, ""});
+    return out;
+  }
+
   /// An initializer named after `node` holding `value`; returns its name.
   std::string operand(const Node& node, const std::string& what, OnnxTensor value) {
     std::string name = fresh(node.name + "/" + what);
@@ -58,7 +79,7 @@ class Writer {
 
   void write_node(const Node& node) {
     OnnxNode out{std::string(op_name(node.op)), {}, {node.name}, {}, node.name, ""};
-    for (int in : node.inputs) out.inputs.push_back(graph_.node(in).name);
+    for (int in : node.inputs) out.inputs.push_back(value_name(in));
     const auto ints = [&](const char* name, const Ints& value) { out.attrs.emplace_back(name, value); };
     const auto integer = [&](const char* name, std::int64_t value) { out.attrs.emplace_back(name, value); };
     const auto flag = [&](const char* name, bool value) { integer(name, value ? 1 : 0); };
@@ -120,6 +141,10 @@ class Writer {
       case Op::softmax: case Op::flatten: case Op::concat:
         integer("axis", static_cast<std::int64_t>(axis_attr(node)));
         break;
+      case Op::gather:
+        out.inputs[1] = cast(out.inputs[1], ElemType::int64);  // the IR's indices are float32
+        integer("axis", static_cast<std::int64_t>(axis_attr(node)));
+        break;
       case Op::reduce_mean: case Op::reduce_max: case Op::reduce_sum: {
         const ReduceAttrs a = reduce_attrs(node);
         if (node.op == Op::reduce_sum) out.inputs.push_back(operand(node, "axes", int64_vector(a.axes)));
@@ -173,6 +198,7 @@ class Writer {
   const Graph& graph_;
   OnnxModel model_;
   std::unordered_set<std::string> names_;
+  std::vector<std::string> value_names_;  ///< by node
 };
 
 }  // namespace

@@ -1,6 +1,9 @@
 #include "tensor/op_attrs.hpp"
 
+#include <cmath>
 #include <limits>
+#include <sstream>
+#include <string>
 
 #include "tensor/shape_inference.hpp"
 
@@ -106,6 +109,49 @@ WindowGeometry pool_geometry(const Graph& graph, int n) {
   const Node& node = graph.node(n);
   const PoolAttrs a = pool_attrs(node);
   return window(graph.node(node.inputs[0]).shape, node.shape, a.kernel_shape, a.strides, a.dilations, a.pads);
+}
+
+InputDomain input_domain(const Node& input) {
+  return InputDomain{input.attrs.get_int("elem_type", 1), input.attrs.get_int("index_bound", 0)};
+}
+
+void set_input_domain(Node& input, const InputDomain& domain) {
+  input.attrs.set("elem_type", domain.elem_type);
+  if (domain.index_bound > 0) input.attrs.set("index_bound", domain.index_bound);
+}
+
+namespace {
+
+/// `v` as a message shows it: an integer without decimals.
+std::string number_text(double v) {
+  if (v == std::trunc(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<std::int64_t>(v));
+  std::ostringstream os;
+  os << v;
+  return os.str();
+}
+
+}  // namespace
+
+collage::Status check_input_values(const Graph& graph, const std::vector<Tensor>& inputs) {
+  for (std::size_t k = 0; k < inputs.size() && k < graph.inputs().size(); ++k) {
+    const Node& node = graph.node(graph.inputs()[k]);
+    const InputDomain domain = input_domain(node);
+    if (!domain.integer()) continue;
+    const auto limit = static_cast<double>(domain.index_bound > 0 ? domain.index_bound : kMaxExactInteger + 1);
+    const double low = domain.index_bound > 0 ? -limit : -static_cast<double>(kMaxExactInteger);
+    for (std::size_t i = 0; i < inputs[k].data.size(); ++i) {
+      const double v = inputs[k].data[i];
+      if (v == std::trunc(v) && v >= low && v < limit) continue;
+      const std::string range = domain.index_bound > 0
+                                    ? "an index in [-" + std::to_string(domain.index_bound) + ", " +
+                                          std::to_string(domain.index_bound) + ") (the axis a Gather reads)"
+                                    : "an integer of magnitude at most 2^24";
+      return collage::Error{collage::ErrorCode::invalid_argument,
+                            "input '" + node.name + "': element " + std::to_string(i) + " is " + number_text(v) +
+                                ", not " + range};
+    }
+  }
+  return collage::Status::success();
 }
 
 }  // namespace tc

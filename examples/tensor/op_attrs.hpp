@@ -118,4 +118,23 @@ WindowGeometry conv_geometry(const Graph& graph, int n);
 /// The geometry of MaxPool or AveragePool node `n` of `graph` (shapes inferred).
 WindowGeometry pool_geometry(const Graph& graph, int n);
 
+/// What a graph input read from an integer ONNX input holds, kept as attributes of its input node:
+/// its ONNX element type, and the smallest axis a Gather indexes with its values (0: none). Its
+/// values are integers of magnitude at most 2^24 (exact in float32) and, with an index bound, in
+/// [-index_bound, index_bound).
+struct InputDomain {
+  std::int64_t elem_type = 1;  ///< ONNX's TensorProto.DataType: 1 is float32
+  std::int64_t index_bound = 0;
+  bool integer() const { return elem_type != 1; }
+};
+InputDomain input_domain(const Node& input);
+void set_input_domain(Node& input, const InputDomain& domain);
+
+/// The largest magnitude an integer input may hold (every integer up to it is exact in float32).
+inline constexpr std::int64_t kMaxExactInteger = std::int64_t{1} << 24;
+
+/// An error naming the first input of `graph` and the first element of it in `inputs` outside
+/// its domain; success for float32 inputs.
+collage::Status check_input_values(const Graph& graph, const std::vector<Tensor>& inputs);
+
 }  // namespace tc

@@ -9,6 +9,7 @@
 
 #include "onnx/reader.hpp"
 #include "tensor/compare.hpp"
+#include "tensor/op_attrs.hpp"
 #include "tensor/reference.hpp"
 #include "tensor/shape_inference.hpp"
 #include "tests/support/graph_builder.hpp"
@@ -68,6 +69,10 @@ Graph every_operator(std::mt19937_64& rng) {
   g.add_output(x);   // an input as an output
   g.add_output(e);   // repeated
   g.add_output(two); // a constant
+  // An int32 input indexing a table: written as the model's integer input, cast for the gather.
+  const int ids = g.add_input("ids", {3});
+  set_input_domain(g.mutable_node(ids), InputDomain{static_cast<std::int64_t>(ElemType::int32), 6});
+  g.add_output(op(Op::gather, {g.add_constant("table", random_tensor({6, 2}, rng)), ids}, attrs({{"axis", std::int64_t{0}}})));
   return g;
 }
 
@@ -97,10 +102,12 @@ TEST(OnnxWriter, RoundTripKeepsTheGraphAndItsValues) {
                                                 << theirs[i]->attrs.to_string();
     EXPECT_EQ(ours[i]->shape, theirs[i]->shape) << ours[i]->name;
   }
-  ASSERT_EQ(back->outputs().size(), 4u);
-  const Tensor x = random_tensor({1, 4, 6, 6}, rng);
-  auto expected = evaluate(g, {x});
-  auto actual = evaluate(*back, {x});
+  ASSERT_EQ(back->outputs().size(), 5u);
+  ASSERT_EQ(back->inputs().size(), 2u);
+  EXPECT_EQ(back->node(back->inputs()[1]).attrs, g.node(g.inputs()[1]).attrs);
+  const std::vector<Tensor> inputs = {random_tensor({1, 4, 6, 6}, rng), Tensor({3}, std::vector<float>{-1, 5, 0})};
+  auto expected = evaluate(g, inputs);
+  auto actual = evaluate(*back, inputs);
   ASSERT_TRUE(expected.ok() && actual.ok());
   for (std::size_t k = 0; k < expected->size(); ++k) {
     std::string worst;
