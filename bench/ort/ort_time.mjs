@@ -1,6 +1,6 @@
 // Times one ONNX model in ONNX Runtime's CPU build (the npm package onnxruntime-node), as a user
 // would run it: an InferenceSession with every graph optimisation, `threads` intra-op threads, one
-// inter-op thread, seeded random float inputs of the model's shapes.
+// inter-op thread, seeded random float inputs of the model's shapes (int64 inputs: ones).
 //
 //   node ort_time.mjs MODEL.onnx [--threads N] [--runs R] [--warmups W] [--seed S]
 //
@@ -44,7 +44,13 @@ try {
 const feeds = {};
 for (const meta of session.inputMetadata) {
   const shape = meta.shape.map((d) => (typeof d === 'number' ? d : 1));
-  const data = new Float32Array(shape.reduce((a, b) => a * b, 1));
+  const size = shape.reduce((a, b) => a * b, 1);
+  if (meta.type === 'int64') {
+    // Token ids, token types, a mask: ones index any table and keep every position.
+    feeds[meta.name] = new ort.Tensor('int64', new BigInt64Array(size).fill(1n), shape);
+    continue;
+  }
+  const data = new Float32Array(size);
   for (let i = 0; i < data.length; ++i) data[i] = random();
   feeds[meta.name] = new ort.Tensor('float32', data, shape);
 }

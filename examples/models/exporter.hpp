@@ -45,6 +45,12 @@ class Exporter {
     model_.inputs.push_back(float_value_info(name, shape));
     return name;
   }
+  /// An integer graph input (token ids, a mask) of `type`; returns its name.
+  std::string integer_input(const std::string& name, const Shape& shape, ElemType type = ElemType::int64) {
+    model_.inputs.push_back(float_value_info(name, shape));
+    model_.inputs.back().type = type;
+    return name;
+  }
   /// A float32 initializer holding `value`; returns its name.
   std::string initializer(const std::string& hint, const Tensor& value) {
     std::string name = fresh(hint);

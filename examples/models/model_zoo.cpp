@@ -195,15 +195,37 @@ OnnxModel make_mobilenet_v2(int width_percent, int size, int classes, std::uint6
   return b.take();
 }
 
-OnnxModel make_bert(int layers, int hidden, int heads, int ffn, int seq, std::uint64_t seed, int opset) {
+OnnxModel make_bert(int layers, int hidden, int heads, int ffn, int seq, std::uint64_t seed, int opset, int vocab) {
   Exporter b("bert", seed, opset);
   Layers l(b);
   const std::int64_t dh = hidden / heads;
-  std::string x = b.input("hidden_states", {1, seq, hidden});
-  // An additive attention mask with the last quarter of the positions masked out.
-  Tensor mask({1, 1, 1, seq});
-  for (int k = 0; k < seq; ++k) mask.data[static_cast<std::size_t>(k)] = k < seq - seq / 4 ? 0.0f : -10000.0f;
-  const std::string mask_value = b.initializer("mask", mask);
+  std::string x;
+  std::string mask_value;
+  if (vocab > 0) {
+    const std::string ids = b.integer_input("input_ids", {1, seq});
+    const std::string types = b.integer_input("token_type_ids", {1, seq});
+    const std::string mask = b.integer_input("attention_mask", {1, seq});
+    Ints positions(static_cast<std::size_t>(seq));
+    for (int k = 0; k < seq; ++k) positions[static_cast<std::size_t>(k)] = k;
+    const std::string position_ids = b.int64_initializer("position_ids", positions, {1, seq});
+    auto embedding = [&](const std::string& indices, std::int64_t rows) {
+      return b.node("Gather", {b.random_weight("embedding", {rows, hidden}, 1.0f), indices});
+    };
+    const std::string words = embedding(ids, vocab);
+    const std::string with_types = l.add(words, embedding(types, 2));
+    x = l.layer_norm(l.add(with_types, embedding(position_ids, seq)), hidden);
+    const std::string axes = b.int64_initializer("axes", {1, 2}, {2});
+    const std::string unsqueezed = b.node("Unsqueeze", {mask, axes});
+    const std::string as_float = b.node("Cast", {unsqueezed}, {{"to", std::int64_t{1}}});
+    const std::string kept = b.node("Sub", {l.scalar(1.0f), as_float});
+    mask_value = b.node("Mul", {kept, l.scalar(-10000.0f)});
+  } else {
+    x = b.input("hidden_states", {1, seq, hidden});
+    // An additive attention mask with the last quarter of the positions masked out.
+    Tensor mask({1, 1, 1, seq});
+    for (int k = 0; k < seq; ++k) mask.data[static_cast<std::size_t>(k)] = k < seq - seq / 4 ? 0.0f : -10000.0f;
+    mask_value = b.initializer("mask", mask);
+  }
   for (int layer = 0; layer < layers; ++layer) {
     // The dynamo exporter (opset 18 on) writes static reshape targets as constants.
     auto heads_of = [&](const std::string& t, const std::vector<std::int64_t>& perm) {
@@ -341,6 +363,8 @@ const std::vector<ZooModel>& zoo_models() {
       {"resnet50", "ResNet-50, 1x3x224x224", false},
       {"mobilenet_v2", "MobileNet-v2, 1x3x224x224", false},
       {"bert-base", "BERT-base encoder, 12 layers, hidden 768, 12 heads, ffn 3072, sequence 128", false},
+      {"bert-base-tokens", "bert-base as Hugging Face exports it: int64 token ids, token types and mask, "
+                           "embeddings gathered from a 30522-token vocabulary", false},
       {"squeezenet1_1", "torchvision SqueezeNet 1.1 as torch.onnx.export writes it (opset 17), 1x3x224x224", false},
       {"googlenet", "torchvision GoogLeNet, batch norm folded, no aux heads (opset 17), 1x3x224x224", false},
       {"efficientnet_b0", "torchvision EfficientNet-B0, SiLU as Sigmoid and Mul (opset 17), 1x3x224x224", false},
@@ -358,6 +382,7 @@ collage::Result<std::string> make_zoo_model(const std::string& name, std::uint64
   if (name == "resnet50") return serialize(make_resnet(50, 64, 224, 1000, seed));
   if (name == "mobilenet_v2") return serialize(make_mobilenet_v2(100, 224, 1000, seed));
   if (name == "bert-base") return serialize(make_bert(12, 768, 12, 3072, 128, seed));
+  if (name == "bert-base-tokens") return serialize(make_bert(12, 768, 12, 3072, 128, seed, 17, 30522));
   if (name == "squeezenet1_1") return serialize(make_squeezenet1_1(224, 1000, seed));
   if (name == "googlenet") return serialize(make_googlenet(224, 1000, seed));
   if (name == "efficientnet_b0") return serialize(make_efficientnet_b0(224, 1000, seed));

@@ -42,8 +42,11 @@ OnnxModel make_mobilenet_v2(int width_percent, int size, int classes, std::uint6
 /// over a [1, seq, hidden] input (the embeddings' output) with an additive attention mask. From
 /// opset 18 written as the dynamo exporter does: constant reshape targets, one packed QKV
 /// projection split by Split-18 (num_outputs), layer norm's ReduceMean with its axes as input;
-/// from opset 20 GELU as the Gelu operator.
-OnnxModel make_bert(int layers, int hidden, int heads, int ffn, int seq, std::uint64_t seed, int opset = 17);
+/// from opset 20 GELU as the Gelu operator. With a `vocab`, as Hugging Face's BertModel exports:
+/// int64 input_ids, token_type_ids and attention_mask of [1, seq], embeddings gathered from their
+/// tables and summed, the mask made additive by Unsqueeze, Cast, Sub and Mul.
+OnnxModel make_bert(int layers, int hidden, int heads, int ffn, int seq, std::uint64_t seed, int opset = 17,
+                    int vocab = 0);
 /// The MNIST network of the Collage RFC and the ONNX model zoo (mnist-8's structure).
 OnnxModel make_mnist(std::uint64_t seed);
 /// torchvision's SqueezeNet 1.1 as torch.onnx.export writes it in eval mode at opset 17: fire

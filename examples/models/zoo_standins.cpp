@@ -541,6 +541,11 @@ const std::vector<Entry>& entries() {
        [](std::uint64_t seed) { return make_bert(2, 64, 2, 256, 16, seed, 18); }},
       {{"bert-opset20-standin", "the opset-18 BERT encoder at opset 20 with GELU as Gelu-20, IR 9"},
        [](std::uint64_t seed) { return make_bert(2, 64, 2, 256, 16, seed, 20); }},
+      {{"bert-tokens-opset17-standin",
+        "BERT as Hugging Face exports it: int64 input_ids, token_type_ids and attention_mask, embeddings by "
+        "Gather at run-time indices (vocabulary 1000), the mask through Unsqueeze and Cast, 2 layers, hidden 64, "
+        "sequence 16"},
+       [](std::uint64_t seed) { return make_bert(2, 64, 2, 256, 16, seed, 17, 1000); }},
       {{"unet-opset13-standin",
         "U-Net at opset 13 (InstanceNormalization, Elu, Selu, ConvTranspose 2x2 and 3x3 stride 2, SpaceToDepth, "
         "DepthToSpace, LogSoftmax), 32x32"},
