@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,6 +16,12 @@
 
 #include "models/model_zoo.hpp"
 #include "models/zoo_standins.hpp"
+
+namespace {
+
+const char* const kUsage = "usage: tc-make-models DIR [--all] [--standins] [--seed N] [NAME...]\n";
+
+}  // namespace
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -28,17 +35,21 @@ int main(int argc, char** argv) {
       all = true;
     } else if (args[k] == "--standins") {
       standins = true;
-    } else if (args[k] == "--seed" && k + 1 < args.size()) {
-      auto v = collage::parse_index(args[++k]);
+    } else if (args[k] == "--seed") {
+      auto v = k + 1 < args.size() ? collage::parse_index(args[++k]) : std::nullopt;
       if (!v) return std::fprintf(stderr, "tc-make-models: --seed needs a non-negative integer\n"), 2;
       seed = *v;
+    } else if (args[k] == "-h" || args[k] == "--help") {
+      return std::printf("%s", kUsage), 0;
+    } else if (args[k].rfind("-", 0) == 0) {
+      return std::fprintf(stderr, "tc-make-models: unknown option '%s'\n%s", args[k].c_str(), kUsage), 2;
     } else if (dir.empty()) {
       dir = args[k];
     } else {
       names.push_back(args[k]);
     }
   }
-  if (dir.empty()) return std::fprintf(stderr, "usage: tc-make-models DIR [--all] [--standins] [--seed N] [NAME...]\n"), 2;
+  if (dir.empty()) return std::fprintf(stderr, "%s", kUsage), 2;
   if (standins) {
     for (const tc::ZooStandin& s : tc::zoo_standins()) names.push_back(s.name);
   } else if (names.empty()) {
