@@ -718,7 +718,7 @@ class Importer {
       to = static_cast<ElemType>(*t);
     } else {
       const Value& like = *find(input(1));
-      to = like.constant ? like.constant->type : ElemType::float32;
+      to = like.constant ? like.constant->type : like.type;
     }
     const Value& x = *find(input(0));
     if (x.constant) {  // CastLike of a constant like a run-time (float32) tensor
@@ -2519,6 +2519,7 @@ class Importer {
     Attributes ir_attrs;
     ir_attrs.set("axis", *axis);
     if (!indices.constant) {
+      if (indices.integer_input < 0) return unsupported("a gather at indices computed at run time");
       if (shape[a] > kMaxExactInteger) return unsupported("a gather at run-time indices along an axis over 2^24");
       std::int64_t& bound = index_bounds_[indices.integer_input];
       bound = bound == 0 ? shape[a] : std::min(bound, shape[a]);

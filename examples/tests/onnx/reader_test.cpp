@@ -1031,6 +1031,10 @@ TEST(OnnxReader, IntegerInputsReachOnlyGatherCastAndReshapes) {
   g = read(round);
   ASSERT_TRUE(g.ok()) << g.error().message;
   EXPECT_EQ(run_one(*g, Tensor({4}, Floats{2, 0, -1, 1})).data, (Floats{7, 5, 7, 6}));
+  round.nodes[1] = node("CastLike", {"f", "ids"}, {"i"});  // like the integer input
+  g = read(round);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ(run_one(*g, Tensor({4}, Floats{1, 1, 0, -3})).data, (Floats{6, 6, 5, 5}));
   OnnxModel computed = model_with({4}, {node("Cast", {"x"}, {"i"}, {{"to", std::int64_t{7}}}),
                                         node("Gather", {"table", "i"}, {"y"})});
   computed.initializers.emplace_back("table", floats({5, 6, 7}, {3}));
