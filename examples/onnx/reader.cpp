@@ -127,12 +127,13 @@ bool takes_runtime_integers(const std::string& op, std::size_t k) {
   if (op == "Shape" || op == "Size" || op == "Gather") return true;
   if (op == "CastLike") return true;
   return k == 0 && (op == "Identity" || op == "Dropout" || op == "Cast" || op == "Reshape" || op == "Squeeze" ||
-                    op == "Unsqueeze" || op == "Flatten" || op == "Transpose");
+                    op == "Unsqueeze" || op == "Flatten" || op == "Transpose" || op == "Expand");
 }
 
 /// Operators whose output 0 holds values of their operand 0 (and so its integer input).
 bool keeps_values(const std::string& op) {
-  return op == "Gather" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op == "Flatten" || op == "Transpose";
+  return op == "Gather" || op == "Reshape" || op == "Squeeze" || op == "Unsqueeze" || op == "Flatten" || op == "Transpose" ||
+         op == "Expand";
 }
 
 /// Reads one model into a Graph. Every ONNX value name maps to a Value; IR nodes are named after
@@ -569,7 +570,7 @@ class Importer {
       if (v != nullptr && !v->constant && v->type != ElemType::float32 && !takes_runtime_integers(op, k) &&
           !is_load_time_operand(op, k)) {
         return invalid("input " + std::to_string(k) + " ('" + inputs_[k] + "') is a run-time " + elem_type_name(v->type) +
-                       " tensor: the IR computes float32, and run-time integers may only reach Gather, Cast and reshapes");
+                       " tensor: the IR computes float32, and run-time integers may only reach Gather, Cast, reshapes and Expand");
       }
     }
     const bool recurrent_op = op == "RNN" || op == "GRU" || op == "LSTM";  // Y, their output 0, is often left out

@@ -51,7 +51,7 @@ struct ReadOptions {
 /// initializers nor given in options.input_values, in the model's order; its outputs are the
 /// model's; shapes are inferred and attributes canonical. An integer input becomes a float32
 /// input holding the same numbers (its node's InputDomain names its type and the axis it indexes),
-/// which only Gather, Cast and reshapes may read. Errors are one line naming the node, its
+/// which only Gather, Cast, reshapes and Expand may read. Errors are one line naming the node, its
 /// operator and the problem (code parse for a malformed or truncated file, invalid_argument for
 /// what the IR does not support, io when the file cannot be read).
 collage::Result<Graph> read_onnx(const std::string& path, const ReadOptions& options = {});

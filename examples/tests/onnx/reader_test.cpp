@@ -1002,24 +1002,26 @@ TEST(OnnxReader, IntegerInputsIndexGathersAtRunTime) {
             "input 'ids': element 5 is 7, not an index in [-7, 7) (the axis a Gather reads)");
 }
 
-TEST(OnnxReader, IntegerInputsReachOnlyGatherCastAndReshapes) {
+TEST(OnnxReader, IntegerInputsReachOnlyGatherCastReshapesAndExpand) {
   // An attention mask made additive: the cast to float copies the numbers.
-  OnnxModel mask = model_with_ids({1, 4}, {node("Unsqueeze", {"ids", "axes"}, {"u"}),
+  OnnxModel mask = model_with_ids({1, 4}, {node("Unsqueeze", {"ids", "axes"}, {"e"}),
+                                           node("Expand", {"e", "rows"}, {"u"}),
                                            node("Cast", {"u"}, {"f"}, {{"to", std::int64_t{1}}}),
                                            node("Sub", {"one", "f"}, {"y"})});
   mask.initializers.emplace_back("axes", ints({1}));
+  mask.initializers.emplace_back("rows", ints({1, 2, 4}));
   mask.initializers.emplace_back("one", floats({1}, {}));
   collage::Result<Graph> g = read(mask);
   ASSERT_TRUE(g.ok()) << g.error().message;
   EXPECT_EQ(input_domain(g->node(g->inputs()[0])).index_bound, 0);
-  EXPECT_EQ(run_one(*g, Tensor({1, 4}, Floats{1, 1, 0, 1})).data, (Floats{0, 0, 1, 0}));
+  EXPECT_EQ(run_one(*g, Tensor({1, 4}, Floats{1, 1, 0, 1})).data, (Floats{0, 0, 1, 0, 0, 0, 1, 0}));
   EXPECT_TRUE(check_input_values(*g, {Tensor({1, 4}, Floats{1, 0, -3, 16777216})}).ok());
   EXPECT_EQ(check_input_values(*g, {Tensor({1, 4}, Floats{1, 0.5f, 0, 0})}).message(),
             "input 'ids': element 1 is 0.5, not an integer of magnitude at most 2^24");
 
   OnnxModel add = model_with_ids({4}, {node("Add", {"ids", "ids"}, {"y"})});
   EXPECT_EQ(error_of(add), "node 'y' (Add): input 0 ('ids') is a run-time int64 tensor: the IR computes float32, "
-                           "and run-time integers may only reach Gather, Cast and reshapes");
+                           "and run-time integers may only reach Gather, Cast, reshapes and Expand");
   OnnxModel out = model_with_ids({4}, {node("Identity", {"ids"}, {"y"})});
   EXPECT_EQ(error_of(out), "output 'y': element type int64 is not supported (the IR computes float32)");
   // Back to integers: only the numbers of an integer input (a float computed at run time may not
