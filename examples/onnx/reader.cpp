@@ -593,14 +593,33 @@ class Importer {
         return only_outputs(node, (*folded)->size());
       }
     }
+    // An integer input's numbers times ones (an Expand as the writer writes it) stay its numbers.
+    const int kept_input = op == "Mul" ? integer_input_times_ones() : -1;
     if (Status s = lower(node); !s.ok()) return s;
-    if (keeps_values(op) && values_[node.output(0)].node >= 0) {
+    Value& result = values_[node.output(0)];
+    if (keeps_values(op) && result.node >= 0) {
       const Value& from = *find(input(0));
-      Value& to = values_[node.output(0)];
-      to.type = from.type;
-      to.integer_input = from.integer_input;
+      result.type = from.type;
+      result.integer_input = from.integer_input;
+    } else if (kept_input >= 0 && result.node >= 0) {
+      result.integer_input = kept_input;
     }
     return Status::success();
+  }
+
+  /// For a Mul of the current node: the integer input whose numbers one operand holds when the
+  /// other is a load-time tensor of ones; -1 otherwise.
+  int integer_input_times_ones() const {
+    for (std::size_t k = 0; k < 2 && inputs_.size() == 2; ++k) {
+      const Value* numbers = find(input(k));
+      const Value* ones = find(input(1 - k));
+      if (numbers == nullptr || ones == nullptr || numbers->integer_input < 0 || !ones->constant) continue;
+      const OnnxTensor& c = *ones->constant;
+      const bool all_ones = is_real_type(c.type) ? std::all_of(c.reals.begin(), c.reals.end(), [](float v) { return v == 1.0f; })
+                                                 : std::all_of(c.ints.begin(), c.ints.end(), [](std::int64_t v) { return v == 1; });
+      if (all_ones) return numbers->integer_input;
+    }
+    return -1;
   }
 
   /// Operators the reader maps to the IR (beyond those it folds).

@@ -115,6 +115,34 @@ TEST(OnnxWriter, RoundTripKeepsTheGraphAndItsValues) {
   }
 }
 
+TEST(OnnxWriter, IndicesExpandedFromAnIntegerInputReadBackAsIndices) {
+  // Token ids expanded over two rows (an Expand reads as a product with ones), then gathered.
+  OnnxModel m;
+  m.inputs.push_back(float_value_info("ids", {1, 3}));
+  m.inputs.back().type = ElemType::int64;
+  OnnxTensor rows;
+  rows.type = ElemType::int64;
+  rows.shape = {2};
+  rows.ints = {2, 3};
+  m.initializers.emplace_back("rows", rows);
+  m.initializers.emplace_back("table", from_float32(Tensor({4, 1}, std::vector<float>{10, 11, 12, 13})));
+  m.nodes.push_back(OnnxNode{"Expand", {"ids", "rows"}, {"e"}, {}, "e", ""});
+  m.nodes.push_back(OnnxNode{"Gather", {"table", "e"}, {"y"}, {}, "y", ""});
+  m.outputs.push_back(float_value_info("y", {2, 3, 1}));
+  collage::Result<std::string> bytes = serialize(m);
+  ASSERT_TRUE(bytes.ok()) << bytes.error().message;
+  collage::Result<Graph> g = read_onnx_bytes(*bytes);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  collage::Result<std::string> written = write_onnx_bytes(*g);
+  ASSERT_TRUE(written.ok()) << written.error().message;
+  collage::Result<Graph> back = read_onnx_bytes(*written);
+  ASSERT_TRUE(back.ok()) << back.error().message;
+  EXPECT_EQ(back->node(back->inputs()[0]).attrs, g->node(g->inputs()[0]).attrs);
+  auto out = evaluate(*back, {Tensor({1, 3}, std::vector<float>{3, -4, 1})});
+  ASSERT_TRUE(out.ok()) << out.error().message;
+  EXPECT_EQ((*out)[0].data, (std::vector<float>{13, 10, 11, 13, 10, 11}));
+}
+
 TEST(OnnxWriter, WritesAFileAndRefusesABadGraph) {
   Graph g;
   const int x = g.add_input("x", {2, 3});
