@@ -48,6 +48,11 @@ using detail::NodeAttrs;
 using Ints = std::vector<std::int64_t>;
 
 using detail::kMaxOpset;
+/// The most slices a Gather (GatherElements, GatherND) at load-time indices becomes before it is
+/// the IR's gather: a Concat of many slices of one value multiplies the fusion candidates (14
+/// slices of one Relu already take native's combine rule to its 10 s budget).
+constexpr std::size_t kMaxGatherSlices = 4;
+
 /// The longest axis a Resize may produce (its taps are built at load time).
 constexpr std::int64_t kMaxResizedDim = std::int64_t{1} << 24;
 
@@ -119,6 +124,16 @@ struct Value {
   /// gathers), or -1: the one a Gather with these indices bounds.
   int integer_input = -1;
 };
+
+/// The row-major coordinates of element `flat` of a tensor of `shape`.
+Ints unravel_index(std::int64_t flat, const Shape& shape) {
+  Ints at(shape.size(), 0);
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    at[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return at;
+}
 
 /// Whether operand `k` of ONNX operator `op` may be a run-time integer tensor: the IR holds those
 /// as float32 copies of an integer input, so only operators that move them unchanged, cast them,
@@ -596,7 +611,9 @@ class Importer {
     // An integer input's numbers times ones (an Expand as the writer writes it) stay its numbers.
     const int kept_input = op == "Mul" ? integer_input_times_ones() : -1;
     if (Status s = lower(node); !s.ok()) return s;
-    Value& result = values_[node.output(0)];
+    auto produced = values_.find(node.output(0));
+    if (produced == values_.end()) return Status::success();  // a recurrent operator's Y left out
+    Value& result = produced->second;
     if (keeps_values(op) && result.node >= 0) {
       const Value& from = *find(input(0));
       result.type = from.type;
@@ -626,7 +643,7 @@ class Importer {
   static bool lowers(const std::string& op) {
     static const std::unordered_set<std::string> kLowered = {
         "Shape", "Size", "Identity", "Dropout", "Max", "Min", "Sum", "Mean", "Split", "Cast", "CastLike",
-        "LRN", "HardSwish", "PRelu", "Gelu", "Expand", "Gather", "Where", "Resize", "Upsample",
+        "LRN", "HardSwish", "PRelu", "Gelu", "Expand", "Gather", "GatherElements", "GatherND", "Where", "Resize", "Upsample",
         "Elu", "Selu", "Celu", "Softplus", "Softsign", "Mish", "ThresholdedRelu", "Shrink", "LogSoftmax", "Hardmax", "ReduceMin", "ReduceL1", "ReduceL2",
         "ReduceSumSquare", "ReduceLogSum", "ReduceLogSumExp", "ReduceProd", "LpNormalization", "MeanVarianceNormalization",
         "InstanceNormalization", "RMSNormalization", "RotaryEmbedding", "Attention", "Swish", "DepthToSpace", "SpaceToDepth", "Tile", "Einsum", "ConvTranspose", "RNN",
@@ -791,6 +808,8 @@ class Importer {
     if (op == "RNN" || op == "GRU" || op == "LSTM") return recurrent(node, attrs);
     if (op == "Expand") return expand(node);
     if (op == "Gather") return gather(node, attrs);
+    if (op == "GatherElements") return gather_elements(node, attrs);
+    if (op == "GatherND") return gather_nd(node, attrs);
     if (op == "Where") return where(node);
     if (op == "Resize" || op == "Upsample") return resize(node, attrs);
     if (op == "Pad") {
@@ -2550,19 +2569,32 @@ class Importer {
       if (i < -shape[a] || i >= shape[a]) return invalid("index " + std::to_string(i) + " out of range for dimension " + std::to_string(shape[a]));
       picked.push_back(i < 0 ? i + shape[a] : i);
     }
-    Shape result(shape.begin(), shape.begin() + *axis);
-    result.insert(result.end(), indices.constant->shape.begin(), indices.constant->shape.end());
-    result.insert(result.end(), shape.begin() + *axis + 1, shape.end());
+    return gather_rows(input(0), a, picked, indices.constant->shape, out);
+  }
+
+  /// Rows `picked` (in range, non-negative) of `x` along `axis`, laid out in `index_shape`, as
+  /// value `out`: a few slices (kMaxGatherSlices), else the IR's gather over a constant index tensor.
+  Status gather_rows(const std::string& x, std::size_t axis, const Ints& picked, const Shape& index_shape,
+                     const std::string& out) {
+    const Shape shape = shape_of(*find(x));
+    const auto a = static_cast<std::ptrdiff_t>(axis);
+    Shape result(shape.begin(), shape.begin() + a);
+    result.insert(result.end(), index_shape.begin(), index_shape.end());
+    result.insert(result.end(), shape.begin() + a + 1, shape.end());
     const bool reshaped = result.size() != shape.size();
     const std::string selected = reshaped ? fresh_name(out) : out;
-    Result<bool> done = select_along_axis(input(0), a, picked, selected);
+    Result<bool> done = select_along_axis(x, axis, picked, selected, kMaxGatherSlices);
     if (!done.ok()) return done.error();
     if (!*done) {
-      if (shape[a] > kMaxExactInteger) return unsupported("a gather of " + std::to_string(picked.size()) + " scattered indices along an axis over 2^24");
+      if (shape[axis] > kMaxExactInteger) {
+        return unsupported("a gather of " + std::to_string(picked.size()) + " scattered indices along an axis over 2^24");
+      }
       OnnxTensor rows;
-      rows.shape = indices.constant->shape;
+      rows.shape = index_shape;
       rows.reals.assign(picked.begin(), picked.end());
-      return emit(Op::gather, {input(0), constant(out, std::move(rows))}, ir_attrs, out);
+      Attributes attrs;
+      attrs.set("axis", static_cast<std::int64_t>(axis));
+      return emit(Op::gather, {x, constant(out, std::move(rows))}, attrs, out);
     }
     if (!reshaped) return Status::success();
     Steps st{*this, out};
@@ -2570,11 +2602,99 @@ class Importer {
     return st.status;
   }
 
+  /// `x` with its first `count` dimensions made one (a reshape of run-time data): the axis
+  /// GatherElements and GatherND pick flat positions from.
+  std::string leading_flattened(Steps& st, const std::string& x, std::size_t count) {
+    const Shape shape = shape_of(*find(x));
+    Shape flat{product(shape, 0, count)};
+    flat.insert(flat.end(), shape.begin() + static_cast<std::ptrdiff_t>(count), shape.end());
+    return flat == shape ? x : st.reshape(x, flat);
+  }
+
+  /// GatherElements at load-time indices: data flattened, each output element picking its flat
+  /// position (the index along the axis, its own coordinates elsewhere).
+  Status gather_elements(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
+    if (Status s = need_inputs(2); !s.ok()) return s;
+    if (Status s = only_outputs(node, 1); !s.ok()) return s;
+    Result<const OnnxTensor*> indices = load_time(1);
+    if (!indices.ok()) return indices.error();
+    const OnnxTensor& idx = **indices;
+    if (!is_integer_type(idx.type) || idx.type == ElemType::boolean) return invalid("the indices must be integers");
+    const Shape shape = shape_of(*find(input(0)));
+    Result<std::int64_t> axis_attr = attrs.get_int("axis", 0);
+    if (!axis_attr.ok()) return axis_attr.error();
+    const std::optional<std::int64_t> axis = normalize_axis(*axis_attr, shape.size());
+    if (!axis || idx.shape.size() != shape.size()) return invalid("the indices must have the data's rank and an axis in it");
+    const auto a = static_cast<std::size_t>(*axis);
+    for (std::size_t d = 0; d < shape.size(); ++d) {
+      if (d != a && idx.shape[d] > shape[d]) return invalid("indices " + to_string(idx.shape) + " exceed the data " + to_string(shape));
+    }
+    const Ints strides = row_major_strides(shape);
+    Ints picked;
+    for (std::int64_t p = 0; p < idx.size(); ++p) {
+      const Ints at = unravel_index(p, idx.shape);
+      const std::int64_t i = idx.ints[static_cast<std::size_t>(p)];
+      if (i < -shape[a] || i >= shape[a]) return invalid("index " + std::to_string(i) + " out of range for dimension " + std::to_string(shape[a]));
+      std::int64_t flat = 0;
+      for (std::size_t d = 0; d < shape.size(); ++d) flat += (d == a ? (i < 0 ? i + shape[a] : i) : at[d]) * strides[d];
+      picked.push_back(flat);
+    }
+    Steps st{*this, node.output(0)};
+    const std::string flat = leading_flattened(st, input(0), shape.size());
+    if (!st.status.ok()) return st.status;
+    return gather_rows(flat, 0, picked, idx.shape, node.output(0));
+  }
+
+  /// GatherND at load-time indices: data's first batch_dims + k dimensions flattened, each index
+  /// tuple (after its batch coordinates) a flat row.
+  Status gather_nd(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
+    if (Status s = need_inputs(2); !s.ok()) return s;
+    if (Status s = only_outputs(node, 1); !s.ok()) return s;
+    Result<const OnnxTensor*> indices = load_time(1);
+    if (!indices.ok()) return indices.error();
+    const OnnxTensor& idx = **indices;
+    if (!is_integer_type(idx.type) || idx.type == ElemType::boolean || idx.shape.empty()) {
+      return invalid("the indices must be integers of rank 1 or more");
+    }
+    const Shape shape = shape_of(*find(input(0)));
+    Result<std::int64_t> batch_attr = attrs.get_int("batch_dims", 0);
+    if (!batch_attr.ok()) return batch_attr.error();
+    const auto batch = static_cast<std::size_t>(std::max<std::int64_t>(*batch_attr, 0));
+    const auto k = static_cast<std::size_t>(idx.shape.back());
+    if (*batch_attr < 0 || batch >= idx.shape.size() || batch + k > shape.size()) {
+      return invalid("batch_dims " + std::to_string(*batch_attr) + " and tuples of " + std::to_string(k) + " do not fit data " +
+                     to_string(shape) + " and indices " + to_string(idx.shape));
+    }
+    for (std::size_t d = 0; d < batch; ++d) {
+      if (idx.shape[d] != shape[d]) return invalid("the batch dimensions of indices " + to_string(idx.shape) + " and data " + to_string(shape) + " differ");
+    }
+    const Shape leading(shape.begin(), shape.begin() + static_cast<std::ptrdiff_t>(batch + k));
+    const Ints strides = row_major_strides(leading);
+    const Shape tuples(idx.shape.begin(), idx.shape.end() - 1);
+    Ints picked;
+    for (std::int64_t t = 0; t < numel(tuples); ++t) {
+      const Ints at = unravel_index(t, tuples);
+      std::int64_t flat = 0;
+      for (std::size_t d = 0; d < batch; ++d) flat += at[d] * strides[d];
+      for (std::size_t j = 0; j < k; ++j) {
+        const std::size_t d = batch + j;
+        const std::int64_t i = idx.ints[static_cast<std::size_t>(t) * k + j];
+        if (i < -shape[d] || i >= shape[d]) return invalid("index " + std::to_string(i) + " out of range for dimension " + std::to_string(shape[d]));
+        flat += (i < 0 ? i + shape[d] : i) * strides[d];
+      }
+      picked.push_back(flat);
+    }
+    Steps st{*this, node.output(0)};
+    const std::string flat = leading_flattened(st, input(0), batch + k);
+    if (!st.status.ok()) return st.status;
+    return gather_rows(flat, 0, picked, tuples, node.output(0));
+  }
+
   /// The elements of `x` at `indices` along `axis` as value `out`, exactly: `x` itself, each
   /// element repeated k times (reshape, times ones, reshape), or slices of strided runs joined
-  /// by a concat. False when that takes more than kMaxSlices slices.
-  Result<bool> select_along_axis(const std::string& x, std::size_t axis, const Ints& indices, const std::string& out) {
-    constexpr std::size_t kMaxSlices = 64;
+  /// by a concat. False when that takes more than `max_slices` slices.
+  Result<bool> select_along_axis(const std::string& x, std::size_t axis, const Ints& indices, const std::string& out,
+                                 std::size_t max_slices = 64) {
     const Shape shape = shape_of(*find(x));
     const std::int64_t n = shape[axis];
     const auto m = static_cast<std::int64_t>(indices.size());
@@ -2615,7 +2735,7 @@ class Importer {
       }
       runs.push_back({i, 1, 1});
     }
-    if (runs.empty() || runs.size() > kMaxSlices) return false;
+    if (runs.empty() || runs.size() > max_slices) return false;
     std::vector<std::string> pieces;
     for (const auto& [start, step, count] : runs) {
       Attributes a;
@@ -2830,7 +2950,8 @@ Result<Graph> read_onnx(const std::string& path, const ReadOptions& given) {
 
 bool is_load_time_operand(std::string_view op_type, std::size_t index) {
   if (op_type == "Reshape" || op_type == "Squeeze" || op_type == "Unsqueeze" || op_type == "Expand" ||
-      op_type == "Tile" || op_type.rfind("Reduce", 0) == 0 || op_type == "Split" || op_type == "Upsample") {
+      op_type == "Tile" || op_type.rfind("Reduce", 0) == 0 || op_type == "Split" || op_type == "Upsample" ||
+      op_type == "GatherElements" || op_type == "GatherND") {
     return index == 1;
   }
   if (op_type == "Resize") return index >= 1;

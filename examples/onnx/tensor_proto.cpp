@@ -10,6 +10,7 @@
 #include <limits>
 
 #include "onnx/proto_tensor.hpp"
+#include "tensor/op_attrs.hpp"
 
 namespace tc {
 
@@ -170,10 +171,9 @@ collage::Result<Tensor> to_float32(const OnnxTensor& t, const std::string& what)
 
 collage::Result<Tensor> integers_as_float32(const OnnxTensor& t, const std::string& what) {
   if (!is_integer_type(t.type)) return Error{ErrorCode::invalid_argument, what + " is " + elem_type_name(t.type) + ", not an integer type"};
-  constexpr std::int64_t kExact = std::int64_t{1} << 24;
   Tensor out(t.shape);
   for (std::size_t i = 0; i < t.ints.size(); ++i) {
-    if (t.ints[i] < -kExact || t.ints[i] > kExact) {
+    if (t.ints[i] < -kMaxExactInteger || t.ints[i] > kMaxExactInteger) {
       return Error{ErrorCode::invalid_argument, what + ": element " + std::to_string(i) + " is " + std::to_string(t.ints[i]) +
                                                     ", over 2^24 in magnitude (the IR holds integers as float32)"};
     }

@@ -1043,6 +1043,37 @@ TEST(OnnxReader, IntegerInputsReachOnlyGatherCastReshapesAndExpand) {
   EXPECT_EQ(error_of(computed), "node 'i' (Cast): a cast of a run-time float32 tensor to int64 is not supported");
 }
 
+TEST(OnnxReaderOpsets, GatherElementsAndGatherNDAtLoadTimeIndices) {
+  // x = iota: x[r][c] = 4r + c - 3 over [3, 4].
+  OnnxModel elements = model_with({3, 4}, {node("GatherElements", {"x", "picks"}, {"y"}, {{"axis", std::int64_t{1}}})});
+  OnnxTensor picks = ints({3, -4, 1, 2, 2, 0});
+  picks.shape = {3, 2};
+  elements.initializers.emplace_back("picks", picks);
+  collage::Result<Graph> g = read(elements);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const Tensor y = run_one(*g, iota({3, 4}));
+  EXPECT_EQ(y.shape, (Shape{3, 2}));
+  EXPECT_EQ(y.data, (Floats{0, -3, 2, 3, 7, 5}));  // y[r][c] = x[r][picks[r][c]]
+  elements.initializers.back().second.ints[0] = 4;
+  EXPECT_EQ(error_of(elements), "node 'y' (GatherElements): index 4 out of range for dimension 4");
+
+  // GatherND with one batch dimension: y[b][t] = x[b][picks[b][t][0]] (rows of [3, 2, 2]).
+  OnnxModel nd = model_with({3, 2, 2}, {node("GatherND", {"x", "tuples"}, {"y"}, {{"batch_dims", std::int64_t{1}}})});
+  OnnxTensor tuples = ints({1, 0, 0, -1, 1, 1});
+  tuples.shape = {3, 2, 1};
+  nd.initializers.emplace_back("tuples", tuples);
+  g = read(nd);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  const Tensor z = run_one(*g, iota({3, 2, 2}));
+  EXPECT_EQ(z.shape, (Shape{3, 2, 2}));
+  EXPECT_EQ(z.data, (Floats{-1, 0, -3, -2, 1, 2, 3, 4, 7, 8, 7, 8}));
+  OnnxModel runtime = model_with({3, 4}, {node("GatherElements", {"x", "ids"}, {"y"})});
+  runtime.inputs.push_back(float_value_info("ids", {3, 4}));
+  runtime.inputs.back().type = ElemType::int64;
+  EXPECT_EQ(error_of(runtime),
+            "node 'y' (GatherElements): input 1 ('ids') computed at run time (it must be known at load time) is not supported");
+}
+
 TEST(OnnxReaderOpsets, LowersExpandGatherAndWhereOfRunTimeData) {
   OnnxModel expand = model_with({3, 1}, {node("Expand", {"x", "shape"}, {"y"})});
   expand.initializers.emplace_back("shape", ints({2, 3, 4}));
