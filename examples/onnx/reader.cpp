@@ -125,16 +125,6 @@ struct Value {
   int integer_input = -1;
 };
 
-/// The row-major coordinates of element `flat` of a tensor of `shape`.
-Ints unravel_index(std::int64_t flat, const Shape& shape) {
-  Ints at(shape.size(), 0);
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    at[d] = flat % shape[d];
-    flat /= shape[d];
-  }
-  return at;
-}
-
 /// Whether operand `k` of ONNX operator `op` may be a run-time integer tensor: the IR holds those
 /// as float32 copies of an integer input, so only operators that move them unchanged, cast them,
 /// read their shape or index with them take one.
@@ -2611,15 +2601,22 @@ class Importer {
     return flat == shape ? x : st.reshape(x, flat);
   }
 
+  /// Input 1 of the current GatherElements or GatherND: integers known at load time.
+  Result<const OnnxTensor*> load_time_indices(const ::onnx::NodeProto& node) const {
+    if (Status s = need_inputs(2); !s.ok()) return s.error();
+    if (Status s = only_outputs(node, 1); !s.ok()) return s.error();
+    Result<const OnnxTensor*> indices = load_time(1);
+    if (!indices.ok()) return indices.error();
+    if (!is_integer_type((*indices)->type) || (*indices)->type == ElemType::boolean) return invalid("the indices must be integers");
+    return indices;
+  }
+
   /// GatherElements at load-time indices: data flattened, each output element picking its flat
   /// position (the index along the axis, its own coordinates elsewhere).
   Status gather_elements(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
-    if (Status s = need_inputs(2); !s.ok()) return s;
-    if (Status s = only_outputs(node, 1); !s.ok()) return s;
-    Result<const OnnxTensor*> indices = load_time(1);
+    Result<const OnnxTensor*> indices = load_time_indices(node);
     if (!indices.ok()) return indices.error();
     const OnnxTensor& idx = **indices;
-    if (!is_integer_type(idx.type) || idx.type == ElemType::boolean) return invalid("the indices must be integers");
     const Shape shape = shape_of(*find(input(0)));
     Result<std::int64_t> axis_attr = attrs.get_int("axis", 0);
     if (!axis_attr.ok()) return axis_attr.error();
@@ -2648,14 +2645,10 @@ class Importer {
   /// GatherND at load-time indices: data's first batch_dims + k dimensions flattened, each index
   /// tuple (after its batch coordinates) a flat row.
   Status gather_nd(const ::onnx::NodeProto& node, const NodeAttrs& attrs) {
-    if (Status s = need_inputs(2); !s.ok()) return s;
-    if (Status s = only_outputs(node, 1); !s.ok()) return s;
-    Result<const OnnxTensor*> indices = load_time(1);
+    Result<const OnnxTensor*> indices = load_time_indices(node);
     if (!indices.ok()) return indices.error();
     const OnnxTensor& idx = **indices;
-    if (!is_integer_type(idx.type) || idx.type == ElemType::boolean || idx.shape.empty()) {
-      return invalid("the indices must be integers of rank 1 or more");
-    }
+    if (idx.shape.empty()) return invalid("the indices must have a rank of 1 or more");
     const Shape shape = shape_of(*find(input(0)));
     Result<std::int64_t> batch_attr = attrs.get_int("batch_dims", 0);
     if (!batch_attr.ok()) return batch_attr.error();

@@ -23,16 +23,6 @@ float at(const Tensor& t, std::int64_t i) { return t.data[static_cast<std::size_
 float& at(Tensor& t, std::int64_t i) { return t.data[static_cast<std::size_t>(i)]; }
 std::int64_t dim(const Shape& s, std::size_t d) { return s[d]; }
 
-/// The multi-index of element `flat` of a tensor of shape `shape`.
-Ints multi_index(std::int64_t flat, const Shape& shape) {
-  Ints index(shape.size(), 0);
-  for (std::size_t d = shape.size(); d-- > 0;) {
-    index[d] = flat % shape[d];
-    flat /= shape[d];
-  }
-  return index;
-}
-
 double nan_max(double a, double b) { return std::isnan(a) || a > b ? a : b; }
 double nan_min(double a, double b) { return std::isnan(a) || a < b ? a : b; }
 
@@ -449,7 +439,7 @@ Tensor slice(const Node& node, const Tensor& x) {
   const Ints& steps = attrs.steps;
   const Ints x_strides = row_major_strides(x.shape);
   for (std::int64_t i = 0; i < y.size(); ++i) {
-    const Ints index = multi_index(i, y.shape);
+    const Ints index = unravel_index(i, y.shape);
     std::int64_t offset = 0;
     for (std::size_t d = 0; d < index.size(); ++d) offset += (starts[d] + index[d] * steps[d]) * x_strides[d];
     at(y, i) = at(x, offset);
@@ -468,7 +458,7 @@ Tensor pad(const Node& node, const Tensor& x) {
   const auto value = static_cast<float>(attrs.value);
   const Ints x_strides = row_major_strides(x.shape);
   for (std::int64_t i = 0; i < y.size(); ++i) {
-    const Ints index = multi_index(i, y.shape);
+    const Ints index = unravel_index(i, y.shape);
     std::int64_t offset = 0;
     bool outside = false;
     for (std::size_t d = 0; d < rank; ++d) {

@@ -62,4 +62,13 @@ std::int64_t broadcast_offset(std::int64_t flat, const Shape& out, const std::ve
   return offset;
 }
 
+std::vector<std::int64_t> unravel_index(std::int64_t flat, const Shape& shape) {
+  std::vector<std::int64_t> at(shape.size(), 0);
+  for (std::size_t d = shape.size(); d-- > 0;) {
+    at[d] = flat % shape[d];
+    flat /= shape[d];
+  }
+  return at;
+}
+
 }  // namespace tc

@@ -30,6 +30,9 @@ std::optional<Shape> broadcast_shapes(const Shape& a, const Shape& b);
 /// `axis` in [-rank, rank) made non-negative, or nothing when out of range.
 std::optional<std::int64_t> normalize_axis(std::int64_t axis, std::size_t rank);
 
+/// The row-major coordinates of element `flat` of a tensor of shape `shape`.
+std::vector<std::int64_t> unravel_index(std::int64_t flat, const Shape& shape);
+
 /// The product of dims[begin, end).
 std::int64_t product(const Shape& dims, std::size_t begin, std::size_t end);
 
