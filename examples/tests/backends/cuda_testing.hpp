@@ -174,10 +174,26 @@ inline Graph elementwise_math(std::uint64_t seed = 31) {
   return b.done(b.op(Op::add, {t, unary(Op::sign, b.op(Op::sub, {steps, b.scalar(1.0f)}))}));
 }
 
+/// Embeddings as a language model looks them up: rows of a table gathered at token ids (negative
+/// ones counting from the end) and at token types along the other axis, summed with positions.
+inline Graph embedding_lookup(std::uint64_t seed = 37) {
+  GraphBuilder b(seed);
+  const int table = b.input({50, 24});
+  Tensor ids({2, 7});
+  for (std::size_t i = 0; i < ids.data.size(); ++i) ids.data[i] = static_cast<float>(static_cast<int>(i * 13 % 100) - 50);
+  Attributes rows_axis, columns_axis;
+  rows_axis.set("axis", std::int64_t{0});
+  columns_axis.set("axis", std::int64_t{1});
+  const int words = b.op(Op::gather, {table, b.constant(ids)}, rows_axis);
+  const int types = b.op(Op::gather, {b.weight({7, 2}), b.constant(Tensor({1}, std::vector<float>{1.0f}))}, columns_axis);
+  const int summed = b.op(Op::add, {b.op(Op::add, {words, b.weight({7, 24})}), types});
+  return b.done(b.op(Op::relu, {summed}));
+}
+
 /// The model-like graphs, named.
 inline std::vector<std::pair<std::string, Graph>> model_graphs() {
   return {{"resnet stage", resnet_stage()}, {"mobilenet block", mobilenet_block()}, {"encoder layer", encoder_layer()},
-          {"elementwise math", elementwise_math()}};
+          {"elementwise math", elementwise_math()}, {"embedding lookup", embedding_lookup()}};
 }
 
 // ---------------------------------------------------------------------------------------------
