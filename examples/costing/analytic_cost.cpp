@@ -1,5 +1,8 @@
 #include "costing/analytic_cost.hpp"
 
+#include <algorithm>
+#include <vector>
+
 #include "costing/cost_unit.hpp"
 #include "tensor/op_attrs.hpp"
 
@@ -36,10 +39,22 @@ double anchor_flops(const Function& function) {
 
 double boundary_bytes(const Function& function) {
   const Graph& g = function.graph;
+  // A table only gathers read is read a row per index, not whole.
+  std::vector<double> gathered(g.size(), 0.0);
+  std::vector<bool> read_otherwise(g.size(), false);
+  for (const Node& node : g.nodes()) {
+    for (std::size_t k = 0; k < node.inputs.size(); ++k) {
+      const auto in = static_cast<std::size_t>(node.inputs[k]);
+      if (node.op == Op::gather && k == 0) gathered[in] += static_cast<double>(numel(node.shape));
+      else read_otherwise[in] = true;
+    }
+  }
   double elements = 0;
   for (std::size_t n = 0; n < g.size(); ++n) {
     const Node& node = g.node(static_cast<int>(n));
-    if (node.op == Op::input || node.op == Op::constant) elements += static_cast<double>(numel(node.shape));
+    if (node.op != Op::input && node.op != Op::constant) continue;
+    const auto whole = static_cast<double>(numel(node.shape));
+    elements += gathered[n] > 0 && !read_otherwise[n] ? std::min(whole, gathered[n]) : whole;
   }
   for (int out : g.outputs()) elements += static_cast<double>(numel(g.node(out).shape));
   return elements * sizeof(float);

@@ -28,7 +28,8 @@ struct AnalyticRates {
 
 /// The arithmetic (flops) of a partition's anchors.
 double anchor_flops(const Function& function);
-/// The bytes a partition reads from its parameters and constants and writes to its results.
+/// The bytes a partition reads from its parameters and constants (of a table only gathers read,
+/// the rows they pick) and writes to its results.
 double boundary_bytes(const Function& function);
 
 /// An oracle estimating each candidate in milliseconds from anchor_flops and boundary_bytes at
