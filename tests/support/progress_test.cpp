@@ -23,6 +23,13 @@ struct Sink {
     for (int ch = std::fgetc(file); ch != EOF; ch = std::fgetc(file)) out += static_cast<char>(ch);
     return out;
   }
+  /// Options of a reporter drawing to this file as to a terminal.
+  ProgressOptions terminal_options() const {
+    ProgressOptions options;
+    options.out = file;
+    options.terminal = true;
+    return options;
+  }
 };
 
 TEST(Progress, BarShowsTheShareDoneAndTheCounts) {
@@ -60,9 +67,7 @@ TEST(Progress, OffATerminalALineAtMostPerIntervalAndAtTheEndOfAPhase) {
 TEST(Progress, OnATerminalRedrawsInPlaceWithEstimateAndErases) {
   Sink sink;
   ASSERT_NE(sink.file, nullptr);
-  ProgressOptions options;
-  options.out = sink.file;
-  options.terminal = true;
+  ProgressOptions options = sink.terminal_options();
   options.eta = true;
   options.erase_on_stop = true;
   ProgressReporter reporter(options);
@@ -79,9 +84,7 @@ TEST(Progress, OnATerminalRedrawsInPlaceWithEstimateAndErases) {
 TEST(Progress, NothingBeforeTheDelayAndNothingWhenDisabled) {
   Sink sink;
   ASSERT_NE(sink.file, nullptr);
-  ProgressOptions options;
-  options.out = sink.file;
-  options.terminal = true;
+  ProgressOptions options = sink.terminal_options();
   options.delay_s = 3600;
   ProgressReporter reporter(options);
   reporter.update("estimate", 1, 4);
@@ -103,9 +106,7 @@ TEST(Progress, RedrawThreadKeepsTheLineMovingUntilStopped) {
   for (int wait_ms = 30; wait_ms <= 3000 && draws < 2; wait_ms *= 10) {
     Sink sink;
     ASSERT_NE(sink.file, nullptr);
-    ProgressOptions options;
-    options.out = sink.file;
-    options.terminal = true;
+    ProgressOptions options = sink.terminal_options();
     options.redraw_ms = 1;
     ProgressReporter reporter(options);
     reporter.update("search", 0, 0);
