@@ -120,8 +120,8 @@ struct Value {
   /// The element type a run-time value has in the model (the IR node holds its values as float32:
   /// integers only where they come from an integer graph input).
   ElemType type = ElemType::float32;
-  /// The integer graph input whose values it holds unchanged (through reshapes, casts and
-  /// gathers), or -1: the one a Gather with these indices bounds.
+  /// The integer graph input whose values it holds unchanged (through reshapes, Expand, casts,
+  /// gathers and products with ones), or -1: the one a Gather with these indices bounds.
   int integer_input = -1;
 };
 
